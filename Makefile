@@ -1,0 +1,72 @@
+# mpicd: build, test and benchmark entry points.
+#
+#   make demo   installs what is missing, builds, runs the p2p benchmark on 2 local ranks
+#   make test   installs what is missing, builds, runs the Rust tests and the multi-rank tests
+#
+# Open MPI's mpirun is the launcher of the tests and benchmarks. As root it refuses to start
+# without OMPI_ALLOW_RUN_AS_ROOT*, and it will not start more ranks than cores (4 ranks on a
+# 2-core machine) without --oversubscribe. MPIRUN carries both and is exported to the scripts;
+# override it on the command line (make test MPIRUN="srun --mpi=pmix") to use another launcher.
+# Nothing else was needed on Debian 12 (Open MPI 4.1.4, UCX 1.13.1) in a container: vader's CMA
+# single-copy and UCX's cma transport both work between processes of the same user.
+
+MPIRUN ?= env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe
+export MPIRUN
+
+CARGO ?= cargo
+MPICC ?= mpicc
+CFLAGS_PEERS ?= -O2 -Wall -Wextra
+
+# rustup installs cargo here; a non-login shell (CI) may not have it on PATH.
+ifneq ($(wildcard $(HOME)/.cargo/bin),)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+endif
+
+DEPS_STAMP := target/.deps-ok
+OMPI_PINGPONG := target/bench/ompi_pingpong
+
+.PHONY: all deps build test demo bench-p2p fmt clean
+
+all: build
+
+# deps: installs the Debian packages and checks for cargo (scripts/install-deps.sh). The stamp
+# makes the second run instant; it is redone when the script changes or dpkg's database does
+# (a package was removed or added), and cargo is looked for every time.
+deps: $(DEPS_STAMP)
+	@command -v $(CARGO) >/dev/null || { echo "deps: cargo not found: install Rust >= 1.75 (rustup)" >&2; exit 1; }
+
+$(DEPS_STAMP): scripts/install-deps.sh $(wildcard /var/lib/dpkg/status)
+	@bash scripts/install-deps.sh
+	@mkdir -p $(@D) && touch $@
+
+# build: the whole workspace in release mode, with the examples (the mpi_* test programs).
+build: deps
+	$(CARGO) build --release --workspace
+	$(CARGO) build --release --workspace --examples
+
+# test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
+# over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh).
+test: build
+	$(CARGO) test --release --workspace
+	bash tests/run-mpi-tests.sh
+
+# The Open MPI peer of the ping-pong benchmark, built with Open MPI's own mpicc.
+$(OMPI_PINGPONG): bench/peers/ompi_pingpong.c | deps
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS_PEERS) -o $@ $<
+
+# demo: builds, then the p2p comparison: mpicd beside ucx_perftest and Open MPI, best of 3.
+demo: build $(OMPI_PINGPONG)
+	bash bench/pingpong-compare.sh
+
+# bench-p2p: the same comparison alone (table on stdout, rows in bench/results/p2p.csv).
+bench-p2p: build $(OMPI_PINGPONG)
+	bash bench/pingpong-compare.sh
+
+# fmt: formats the Rust code.
+fmt:
+	$(CARGO) fmt --all
+
+# clean: removes build outputs, test logs and raw benchmark runs (keeps bench/results/p2p.csv).
+clean:
+	rm -rf target bench/results/tmp

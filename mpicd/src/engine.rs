@@ -1,0 +1,724 @@
+//! The engine: one UCX worker, the peers (endpoints made on first use), and the table of
+//! operations in flight. It posts operations, progresses the worker, and turns finished UCX
+//! requests into MPI completions. Argument checking happens above it, in [`crate::comm`].
+//!
+//! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
+//! step (post, or progress and test) and releases it, so several threads may use the runtime.
+
+use crate::bootstrap::Bootstrap;
+use crate::custom::recv::RecvOp as CustomRecvOp;
+use crate::custom::send::SendOp as CustomSendOp;
+use crate::custom::wire::CustomConfig;
+use crate::custom::{PackState, Shape, UnpackState};
+use crate::error::{Error, Result};
+use crate::group::Group;
+use crate::status::Status;
+use crate::tag::{MessageKind, UserTag};
+use crate::transport::{Endpoint, MessageHandle, RecvInfo, UcxRequest, Worker};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
+use std::time::Duration;
+
+const ADDRESS_KEY: &str = "mpicd.ucx.address";
+
+/// Where a message goes or comes from: a communicator's context and group.
+#[derive(Clone)]
+pub(crate) struct Route {
+    pub context: u32,
+    pub group: Arc<Group>,
+}
+
+/// The identity of an operation in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct OpId {
+    index: u32,
+    generation: u32,
+}
+
+/// One operation in flight.
+pub(crate) enum Op {
+    Send {
+        req: Option<UcxRequest>,
+        peer: u32,
+    },
+    Recv {
+        req: Option<UcxRequest>,
+        capacity: usize,
+        route: Route,
+        peer: Option<u32>,
+    },
+    CustomSend(Box<CustomSendOp>),
+    CustomRecv(Box<CustomRecvOp>),
+}
+
+impl Op {
+    /// The world rank this operation depends on, if it names one.
+    fn peer(&self) -> Option<u32> {
+        match self {
+            Op::Send { peer, .. } => Some(*peer),
+            Op::Recv { peer, .. } => *peer,
+            Op::CustomSend(op) => Some(op.peer()),
+            Op::CustomRecv(op) => op.peer(),
+        }
+    }
+
+    fn is_receive(&self) -> bool {
+        matches!(self, Op::Recv { .. } | Op::CustomRecv(_))
+    }
+}
+
+struct Slot {
+    generation: u32,
+    op: Option<Op>,
+}
+
+/// A process-to-process connection, made when first needed.
+struct Peer {
+    endpoint: Option<Endpoint>,
+    failed: bool,
+}
+
+/// The engine state.
+pub(crate) struct Engine {
+    // Field order matters: operations and endpoints are released before the worker.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Drains of discarded matched messages, finished in the background.
+    orphans: Vec<OpId>,
+    peers: Vec<Peer>,
+    pub(crate) worker: Worker,
+    boot: Bootstrap,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    next_seq: u64,
+    pub(crate) custom: CustomConfig,
+    next_context: u32,
+}
+
+impl Engine {
+    /// Starts the transport and publishes this process's address through the launcher.
+    pub(crate) fn start() -> Result<Engine> {
+        let custom = CustomConfig::from_env()?;
+        let peer_errors = std::env::var("MPICD_PEER_ERRORS")
+            .map(|v| v != "0")
+            .unwrap_or(true);
+        let mut boot = Bootstrap::init()?;
+        if boot.size() > crate::tag::MAX_PROCESSES {
+            return Err(Error::Launch(format!(
+                "{} processes exceed the limit of {}",
+                boot.size(),
+                crate::tag::MAX_PROCESSES
+            )));
+        }
+        let worker = Worker::new(peer_errors)?;
+        boot.put(ADDRESS_KEY, &worker.address()?)?;
+        boot.fence()?;
+        let (rank, size) = (boot.rank(), boot.size());
+        Ok(Engine {
+            slots: Vec::new(),
+            free: Vec::new(),
+            orphans: Vec::new(),
+            peers: (0..size)
+                .map(|_| Peer {
+                    endpoint: None,
+                    failed: false,
+                })
+                .collect(),
+            worker,
+            boot,
+            rank,
+            size,
+            next_seq: 0,
+            custom,
+            next_context: crate::comm::FIRST_FREE_CONTEXT,
+        })
+    }
+
+    /// Connects to world rank `peer` unless already connected (endpoints are made on first use).
+    pub(crate) fn connect(&mut self, peer: u32) -> Result<()> {
+        let p = self.peers.get(peer as usize).ok_or(Error::InvalidRank {
+            rank: peer as i32,
+            size: self.size as i32,
+        })?;
+        if p.failed {
+            return Err(Error::ProcFailed { rank: peer as i32 });
+        }
+        if p.endpoint.is_none() {
+            let address = self.boot.get(peer, ADDRESS_KEY)?;
+            let ep = self.worker.connect(&address, peer)?;
+            self.peers[peer as usize].endpoint = Some(ep);
+        }
+        Ok(())
+    }
+
+    /// The endpoint to `peer` if one was made and the peer is alive.
+    pub(crate) fn existing_endpoint(&self, peer: u32) -> Option<&Endpoint> {
+        self.peers
+            .get(peer as usize)
+            .filter(|p| !p.failed)
+            .and_then(|p| p.endpoint.as_ref())
+    }
+
+    /// Reserves `n` private sequence numbers.
+    pub(crate) fn reserve_sequence(&mut self, n: u64) -> u64 {
+        let base = self.next_seq;
+        self.next_seq += n;
+        base
+    }
+
+    /// The next unused context id on this process (agreed on collectively by `comm`).
+    pub(crate) fn next_context(&self) -> u32 {
+        self.next_context
+    }
+
+    /// Marks contexts below `next` as used.
+    pub(crate) fn claim_contexts(&mut self, next: u32) -> Result<()> {
+        if next >= crate::tag::MAX_CONTEXTS {
+            return Err(Error::InvalidCommunicator);
+        }
+        self.next_context = self.next_context.max(next);
+        Ok(())
+    }
+
+    fn insert(&mut self, op: Op) -> OpId {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    op: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.slots[index as usize];
+        slot.op = Some(op);
+        OpId {
+            index,
+            generation: slot.generation,
+        }
+    }
+
+    fn take(&mut self, id: OpId) -> Result<Op> {
+        let slot = self
+            .slots
+            .get_mut(id.index as usize)
+            .ok_or(Error::InvalidRequest)?;
+        if slot.generation != id.generation {
+            return Err(Error::InvalidRequest);
+        }
+        slot.op.take().ok_or(Error::InvalidRequest)
+    }
+
+    fn put_back(&mut self, id: OpId, op: Op) {
+        self.slots[id.index as usize].op = Some(op);
+    }
+
+    fn retire(&mut self, id: OpId) {
+        let slot = &mut self.slots[id.index as usize];
+        slot.op = None;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(id.index);
+    }
+
+    /// Starts a contiguous send; `None` when it completed at once.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the operation completes.
+    pub(crate) unsafe fn post_send(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+        synchronous: bool,
+    ) -> Result<Option<OpId>> {
+        let bits = UserTag {
+            kind: MessageKind::Contiguous,
+            context: route.context,
+            source: self.rank,
+            tag,
+        }
+        .encode();
+        self.connect(dest)?;
+        let ep = self
+            .existing_endpoint(dest)
+            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { self.worker.tag_send(ep, buf, len, bits, synchronous) }?;
+        Ok(req.map(|r| {
+            self.insert(Op::Send {
+                req: Some(r),
+                peer: dest,
+            })
+        }))
+    }
+
+    /// Posts a contiguous receive.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and untouched until the operation completes.
+    pub(crate) unsafe fn post_recv(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<OpId> {
+        if let Some(peer) = source {
+            // Connecting now lets a dead sender be noticed while we wait.
+            self.connect(peer)?;
+        }
+        let m = UserTag::matcher(Some(MessageKind::Contiguous), route.context, source, tag);
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { self.worker.tag_recv(buf, len, m) }?;
+        Ok(self.insert(Op::Recv {
+            req: Some(req),
+            capacity: len,
+            route: route.clone(),
+            peer: source,
+        }))
+    }
+
+    /// Starts a custom-typed send.
+    pub(crate) fn post_custom_send(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        state: Box<dyn PackState>,
+        synchronous: bool,
+    ) -> Result<OpId> {
+        let op = CustomSendOp::start(self, route, dest, tag, state, synchronous)?;
+        Ok(self.insert(Op::CustomSend(Box::new(op))))
+    }
+
+    /// Posts a custom-typed receive.
+    pub(crate) fn post_custom_recv(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        state: Box<dyn UnpackState>,
+    ) -> Result<OpId> {
+        if let Some(peer) = source {
+            self.connect(peer)?;
+        }
+        let m = UserTag::matcher(Some(MessageKind::Custom), route.context, source, tag);
+        let op = CustomRecvOp::post(self, route, source, m, Some(state))?;
+        Ok(self.insert(Op::CustomRecv(Box::new(op))))
+    }
+
+    /// Looks for a matching message without receiving it (probe) or takes it (matched probe).
+    pub(crate) fn probe(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        remove: bool,
+    ) -> Result<Option<(Status, Option<Matched>)>> {
+        self.handle_failures();
+        self.worker.progress();
+        let m = UserTag::matcher(None, route.context, source, tag);
+        let Some((info, handle)) = self.worker.probe(m, remove) else {
+            if let Some(peer) = source {
+                if self.peers.get(peer as usize).is_some_and(|p| p.failed) {
+                    return Err(Error::ProcFailed { rank: peer as i32 });
+                }
+            }
+            return Ok(None);
+        };
+        let status = Status::from_tag(info.sender_tag, &route.group, None)?;
+        let status = match status.kind {
+            MessageKind::Contiguous => Status {
+                bytes: Some(info.length as u64),
+                ..status
+            },
+            MessageKind::Custom => status,
+        };
+        let matched = match handle {
+            None => None,
+            Some(h) => Some(self.match_message(route, status.kind, info, h)?),
+        };
+        Ok(Some((status, matched)))
+    }
+
+    fn match_message(
+        &mut self,
+        route: &Route,
+        kind: MessageKind,
+        info: RecvInfo,
+        handle: MessageHandle,
+    ) -> Result<Matched> {
+        Ok(match kind {
+            MessageKind::Contiguous => Matched::Contiguous {
+                handle,
+                info,
+                route: route.clone(),
+            },
+            MessageKind::Custom => {
+                let op = CustomRecvOp::from_message(self, route, info, handle)?;
+                Matched::Custom(self.insert(Op::CustomRecv(Box::new(op))))
+            }
+        })
+    }
+
+    /// Receives a matched contiguous message into `buf`.
+    ///
+    /// # Safety
+    /// As for [`Engine::post_recv`].
+    pub(crate) unsafe fn post_mrecv(
+        &mut self,
+        matched: Matched,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<OpId> {
+        match matched {
+            Matched::Contiguous {
+                handle,
+                info,
+                route,
+            } => {
+                let peer = Status::from_tag(info.sender_tag, &route.group, None)?.source;
+                // SAFETY: forwarded from the caller.
+                let req = unsafe { self.worker.msg_recv(buf, len, handle) }?;
+                let peer = route.group.world_rank(peer).ok();
+                Ok(self.insert(Op::Recv {
+                    req: Some(req),
+                    capacity: len,
+                    route,
+                    peer,
+                }))
+            }
+            Matched::Custom(id) => {
+                self.discard_matched(id);
+                Err(Error::InvalidDatatype(
+                    "a custom-typed message needs a custom-typed receive".into(),
+                ))
+            }
+        }
+    }
+
+    /// Receives a matched custom-typed message through `state`.
+    pub(crate) fn post_custom_mrecv(
+        &mut self,
+        matched: Matched,
+        state: Box<dyn UnpackState>,
+    ) -> Result<OpId> {
+        match matched {
+            Matched::Custom(id) => {
+                let mut op = self.take(id)?;
+                if let Op::CustomRecv(r) = &mut op {
+                    r.attach(self, state);
+                }
+                self.put_back(id, op);
+                Ok(id)
+            }
+            matched @ Matched::Contiguous { .. } => {
+                self.discard(matched);
+                Err(Error::InvalidDatatype(
+                    "a contiguous message cannot be received with a custom type".into(),
+                ))
+            }
+        }
+    }
+
+    /// Drops a matched message nobody will receive: its data is drained (so the sender
+    /// completes) and thrown away.
+    pub(crate) fn discard(&mut self, matched: Matched) {
+        match matched {
+            Matched::Custom(id) => self.discard_matched(id),
+            Matched::Contiguous { handle, .. } => {
+                let mut sink = Box::new(crate::transport::Collector::default());
+                // SAFETY: the collector is kept alive until the drain completes below.
+                let Ok(req) = (unsafe { self.worker.msg_recv_collect(&mut *sink, handle) }) else {
+                    return;
+                };
+                let mut req = Some(req);
+                while self.worker.poll_recv(&mut req).is_pending() {
+                    self.worker.progress();
+                }
+            }
+        }
+    }
+
+    /// Waits (progressing) until a matched custom message's lead has arrived; its shape.
+    pub(crate) fn matched_shape(&mut self, id: OpId) -> Result<Option<Shape>> {
+        let mut op = self.take(id)?;
+        let shape = match &mut op {
+            Op::CustomRecv(r) => r.shape(self),
+            _ => Err(Error::InvalidMessage),
+        };
+        self.put_back(id, op);
+        shape
+    }
+
+    /// Drops a matched custom message nobody will receive, draining its data.
+    fn discard_matched(&mut self, id: OpId) {
+        if let Ok(mut op) = self.take(id) {
+            if let Op::CustomRecv(r) = &mut op {
+                r.discard(self);
+            }
+            self.put_back(id, op);
+            // The drain finishes in the background; nobody waits for its result.
+            self.orphans.push(id);
+        }
+    }
+
+    /// Progresses the transport and the multi-step operations.
+    pub(crate) fn progress(&mut self) {
+        self.worker.progress();
+        self.handle_failures();
+        self.reap_orphans();
+    }
+
+    fn reap_orphans(&mut self) {
+        let orphans = std::mem::take(&mut self.orphans);
+        for id in orphans {
+            match self.test(id) {
+                Ok(None) => self.orphans.push(id),
+                _ => {}
+            }
+        }
+    }
+
+    /// Completes operations that depend on peers whose endpoint failed.
+    fn handle_failures(&mut self) {
+        for rank in self.worker.failures.take() {
+            let Some(peer) = self.peers.get_mut(rank as usize) else {
+                continue;
+            };
+            if peer.failed {
+                continue;
+            }
+            peer.failed = true;
+            for i in 0..self.slots.len() {
+                let Some(mut op) = self.slots[i].op.take() else {
+                    continue;
+                };
+                if op.peer() == Some(rank) {
+                    match &mut op {
+                        Op::Recv { req: Some(r), .. } => self.worker.cancel(r),
+                        Op::Send { req: Some(r), .. } => self.worker.cancel(r),
+                        Op::CustomSend(s) => {
+                            s.abort(&self.worker, Error::ProcFailed { rank: rank as i32 })
+                        }
+                        Op::CustomRecv(r) => {
+                            r.abort(&self.worker, Error::ProcFailed { rank: rank as i32 })
+                        }
+                        _ => {}
+                    }
+                }
+                self.slots[i].op = Some(op);
+            }
+        }
+    }
+
+    /// Tests an operation; on completion it is removed and its outcome returned.
+    pub(crate) fn test(&mut self, id: OpId) -> Result<Option<Result<Status>>> {
+        let mut op = self.take(id)?;
+        let failed = |engine: &Engine, peer: Option<u32>| {
+            peer.filter(|p| engine.peers.get(*p as usize).is_some_and(|x| x.failed))
+                .map(|p| Error::ProcFailed { rank: p as i32 })
+        };
+        let outcome = match &mut op {
+            Op::Send { req, peer } => match self.worker.poll_send(req) {
+                Poll::Pending => None,
+                Poll::Ready(r) => Some(
+                    r.map_err(|e| failed(self, Some(*peer)).unwrap_or(e))
+                        .map(|()| Status::empty()),
+                ),
+            },
+            Op::Recv {
+                req,
+                capacity,
+                route,
+                peer,
+            } => match self.worker.poll_recv(req) {
+                Poll::Pending => None,
+                Poll::Ready(r) => Some(match r {
+                    Ok(info) => {
+                        Status::from_tag(info.sender_tag, &route.group, Some(info.length as u64))
+                    }
+                    Err(Error::Truncated { .. }) => Err(Error::Truncated {
+                        message_bytes: 0,
+                        buffer_bytes: *capacity as u64,
+                    }),
+                    Err(Error::Cancelled) => match failed(self, *peer) {
+                        Some(e) => Err(e),
+                        None => Ok(Status::cancelled()),
+                    },
+                    Err(e) => Err(e),
+                }),
+            },
+            Op::CustomSend(s) => match s.poll(self) {
+                Poll::Pending => None,
+                Poll::Ready(r) => Some(r),
+            },
+            Op::CustomRecv(r) => match r.poll(self) {
+                Poll::Pending => None,
+                Poll::Ready(r) => Some(r),
+            },
+        };
+        match outcome {
+            None => {
+                self.put_back(id, op);
+                Ok(None)
+            }
+            Some(result) => {
+                self.retire(id);
+                drop(op); // frees the custom state exactly once
+                Ok(Some(result))
+            }
+        }
+    }
+
+    /// Asks a pending receive to cancel; it then completes as cancelled.
+    pub(crate) fn cancel(&mut self, id: OpId) -> Result<()> {
+        let mut op = self.take(id)?;
+        let result = match &mut op {
+            Op::Recv { req: Some(r), .. } => {
+                self.worker.cancel(r);
+                Ok(())
+            }
+            Op::CustomRecv(r) => r.cancel(&self.worker),
+            Op::Recv { .. } => Ok(()),
+            _ => Err(Error::InvalidArgument(
+                "only receives can be cancelled".into(),
+            )),
+        };
+        self.put_back(id, op);
+        result
+    }
+
+    /// True if `id` is a receive (a request dropped unfinished is cancelled, not awaited).
+    pub(crate) fn is_receive(&self, id: OpId) -> bool {
+        self.slots
+            .get(id.index as usize)
+            .and_then(|s| s.op.as_ref())
+            .is_some_and(Op::is_receive)
+    }
+
+    /// Operations still in flight, not counting drains of discarded messages.
+    pub(crate) fn pending(&self) -> usize {
+        self.slots.iter().filter(|s| s.op.is_some()).count() - self.orphans.len()
+    }
+
+    /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
+    /// closes endpoints (bounded in time), and reports operations that were still pending.
+    pub(crate) fn finalize(mut self) -> Result<()> {
+        let pending = self.pending();
+        for i in 0..self.slots.len() {
+            if let Some(op) = &mut self.slots[i].op {
+                match op {
+                    Op::Recv { req: Some(r), .. } | Op::Send { req: Some(r), .. } => {
+                        self.worker.cancel(r)
+                    }
+                    Op::CustomSend(s) => s.abort(&self.worker, Error::Cancelled),
+                    Op::CustomRecv(r) => r.abort(&self.worker, Error::Cancelled),
+                    _ => {}
+                }
+            }
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while self.slots.iter().any(|s| s.op.is_some()) && std::time::Instant::now() < deadline {
+            self.worker.progress();
+            for i in 0..self.slots.len() {
+                if self.slots[i].op.is_some() {
+                    let id = OpId {
+                        index: i as u32,
+                        generation: self.slots[i].generation,
+                    };
+                    let _ = self.test(id);
+                }
+            }
+        }
+        let fence = self.boot.fence();
+        let endpoints: Vec<Endpoint> = self
+            .peers
+            .iter_mut()
+            .filter_map(|p| p.endpoint.take())
+            .collect();
+        for ep in endpoints {
+            self.worker.close(ep, Duration::from_secs(2));
+        }
+        fence?;
+        if pending > 0 {
+            return Err(Error::PendingOperations(pending));
+        }
+        Ok(())
+    }
+
+    /// True when no launcher started this process.
+    pub(crate) fn is_singleton(&self) -> bool {
+        self.boot.is_singleton()
+    }
+
+    /// Terminates the whole job.
+    pub(crate) fn abort(&self, code: i32, message: &str) -> ! {
+        self.boot.abort(code, message)
+    }
+}
+
+/// A message taken by a matched probe, waiting for its receive.
+pub(crate) enum Matched {
+    Contiguous {
+        handle: MessageHandle,
+        info: RecvInfo,
+        route: Route,
+    },
+    Custom(OpId),
+}
+
+/// The engine behind its lock, shared by every handle of one runtime.
+pub(crate) struct Shared {
+    engine: Mutex<Option<Engine>>,
+}
+
+impl Shared {
+    pub(crate) fn new(engine: Engine) -> Arc<Shared> {
+        Arc::new(Shared {
+            engine: Mutex::new(Some(engine)),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Engine>> {
+        self.engine
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` on the live engine; `Finalized` once it is gone.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Engine) -> Result<R>) -> Result<R> {
+        match self.lock().as_mut() {
+            Some(engine) => f(engine),
+            None => Err(Error::Finalized),
+        }
+    }
+
+    /// Takes the engine out, for finalize.
+    pub(crate) fn take(&self) -> Option<Engine> {
+        self.lock().take()
+    }
+
+    /// Progresses until `ready` returns a value.
+    pub(crate) fn progress_until<R>(
+        &self,
+        mut ready: impl FnMut(&mut Engine) -> Result<Option<R>>,
+    ) -> Result<R> {
+        loop {
+            let step = self.with(|e| {
+                if let Some(r) = ready(e)? {
+                    return Ok(Some(r));
+                }
+                e.progress();
+                Ok(None)
+            })?;
+            if let Some(r) = step {
+                return Ok(r);
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The one error type of mpicd. Every fallible call returns [`Result<T>`]; the C layer maps each
+//! variant to an MPI error class with [`Error::class`].
+
+use std::fmt;
+
+/// Result alias used across mpicd.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in mpicd, each case specific enough to tell the user what to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A call was made before [`crate::init`] or after finalize.
+    NotInitialized,
+    /// [`crate::init`] was called while a runtime is already alive in this process.
+    AlreadyInitialized,
+    /// The runtime was finalized; the handle can no longer be used.
+    Finalized,
+    /// A rank outside `0..size` (and not `PROC_NULL`/`ANY_SOURCE` where allowed).
+    InvalidRank { rank: i32, size: i32 },
+    /// A tag that is negative (other than `ANY_TAG` on receive) or above [`crate::TAG_UB`].
+    InvalidTag(i32),
+    /// A buffer pointer that is null while the count is not zero.
+    NullBuffer,
+    /// A negative or otherwise impossible count.
+    InvalidCount(i64),
+    /// The communicator is unknown or was freed.
+    InvalidCommunicator,
+    /// A request handle that is unknown, already completed and freed, or inactive.
+    InvalidRequest,
+    /// A message handle that is unknown or was already received.
+    InvalidMessage,
+    /// A datatype that does not fit the operation (for example a contiguous receive of a
+    /// custom-typed message, or mismatching element sizes).
+    InvalidDatatype(String),
+    /// An argument that does not fit any of the more specific cases.
+    InvalidArgument(String),
+    /// The incoming message is larger than the receive buffer; nothing was written past it.
+    Truncated {
+        message_bytes: u64,
+        buffer_bytes: u64,
+    },
+    /// A custom datatype callback on this process returned an error code.
+    Callback { callback: &'static str, code: i32 },
+    /// The sending process failed while producing the message (for example its pack callback
+    /// returned an error after the data started flowing).
+    RemoteFailure,
+    /// The peer process died or became unreachable.
+    ProcFailed { rank: i32 },
+    /// The operation was cancelled.
+    Cancelled,
+    /// The process manager (PMIx) failed.
+    Launch(String),
+    /// The transport (UCX) reported an error.
+    Transport(String),
+    /// Finalize found operations that were never completed.
+    PendingOperations(usize),
+    /// Memory could not be allocated.
+    NoMemory,
+}
+
+/// MPI error classes (numbering of the MPI standard ABI) that errors map onto.
+pub mod class {
+    pub const SUCCESS: i32 = 0;
+    pub const ERR_BUFFER: i32 = 1;
+    pub const ERR_COUNT: i32 = 2;
+    pub const ERR_TYPE: i32 = 3;
+    pub const ERR_TAG: i32 = 4;
+    pub const ERR_COMM: i32 = 5;
+    pub const ERR_RANK: i32 = 6;
+    pub const ERR_REQUEST: i32 = 7;
+    pub const ERR_ROOT: i32 = 8;
+    pub const ERR_GROUP: i32 = 9;
+    pub const ERR_OP: i32 = 10;
+    pub const ERR_TOPOLOGY: i32 = 11;
+    pub const ERR_DIMS: i32 = 12;
+    pub const ERR_ARG: i32 = 13;
+    pub const ERR_UNKNOWN: i32 = 14;
+    pub const ERR_TRUNCATE: i32 = 15;
+    pub const ERR_OTHER: i32 = 16;
+    pub const ERR_INTERN: i32 = 17;
+    pub const ERR_IN_STATUS: i32 = 18;
+    pub const ERR_PENDING: i32 = 19;
+    pub const ERR_NO_MEM: i32 = 34;
+    pub const ERR_PROC_ABORTED: i32 = 74;
+    pub const ERR_PROC_FAILED: i32 = 75;
+    pub const ERR_NOT_INITIALIZED: i32 = 76;
+}
+
+impl Error {
+    /// The MPI error class this error maps to.
+    pub fn class(&self) -> i32 {
+        use class::*;
+        match self {
+            Error::NotInitialized | Error::Finalized | Error::AlreadyInitialized => ERR_OTHER,
+            Error::InvalidRank { .. } => ERR_RANK,
+            Error::InvalidTag(_) => ERR_TAG,
+            Error::NullBuffer => ERR_BUFFER,
+            Error::InvalidCount(_) => ERR_COUNT,
+            Error::InvalidCommunicator => ERR_COMM,
+            Error::InvalidRequest | Error::InvalidMessage => ERR_REQUEST,
+            Error::InvalidDatatype(_) => ERR_TYPE,
+            Error::InvalidArgument(_) => ERR_ARG,
+            Error::Truncated { .. } => ERR_TRUNCATE,
+            Error::Callback { code, .. } => *code,
+            Error::RemoteFailure => ERR_OTHER,
+            Error::ProcFailed { .. } => ERR_PROC_FAILED,
+            Error::Cancelled => ERR_OTHER,
+            Error::Launch(_) | Error::Transport(_) => ERR_INTERN,
+            Error::PendingOperations(_) => ERR_PENDING,
+            Error::NoMemory => ERR_NO_MEM,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotInitialized => write!(f, "mpicd is not initialized (call init first)"),
+            Error::AlreadyInitialized => write!(f, "mpicd is already initialized in this process"),
+            Error::Finalized => write!(f, "mpicd was finalized; no further calls are allowed"),
+            Error::InvalidRank { rank, size } => {
+                write!(f, "invalid rank {rank} (communicator size is {size})")
+            }
+            Error::InvalidTag(tag) => write!(
+                f,
+                "invalid tag {tag} (tags must be in 0..={}, ANY_TAG only on receive)",
+                crate::TAG_UB
+            ),
+            Error::NullBuffer => write!(f, "null buffer with a non-zero count"),
+            Error::InvalidCount(c) => write!(f, "invalid count {c}"),
+            Error::InvalidCommunicator => write!(f, "unknown or freed communicator"),
+            Error::InvalidRequest => write!(f, "unknown, inactive or freed request"),
+            Error::InvalidMessage => write!(f, "unknown or already received message handle"),
+            Error::InvalidDatatype(why) => write!(f, "invalid datatype: {why}"),
+            Error::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            Error::Truncated {
+                message_bytes,
+                buffer_bytes,
+            } => write!(
+                f,
+                "message truncated: {message_bytes} bytes arrived for a {buffer_bytes}-byte buffer"
+            ),
+            Error::Callback { callback, code } => {
+                write!(
+                    f,
+                    "custom datatype callback '{callback}' failed with code {code}"
+                )
+            }
+            Error::RemoteFailure => {
+                write!(f, "the sender failed while producing the message")
+            }
+            Error::ProcFailed { rank } => write!(f, "process {rank} failed or is unreachable"),
+            Error::Cancelled => write!(f, "operation cancelled"),
+            Error::Launch(why) => write!(f, "launch (PMIx) error: {why}"),
+            Error::Transport(why) => write!(f, "transport (UCX) error: {why}"),
+            Error::PendingOperations(n) => write!(f, "{n} operations were still pending"),
+            Error::NoMemory => write!(f, "out of memory"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,54 @@
+//! # mpicd
+//!
+//! An MPI runtime in Rust over UCX, with the **custom serialization datatype**: a type packs
+//! its scattered parts and exposes its large contiguous parts as regions that travel without
+//! copies, in one MPI message, with bounded memory.
+//!
+//! ```no_run
+//! let mpi = mpicd::init()?;
+//! let world = mpi.world();
+//! if world.rank() == 0 {
+//!     world.send(&[1.0f64, 2.0, 3.0], 1, 7)?;
+//! } else if world.rank() == 1 {
+//!     let mut buf = [0.0f64; 3];
+//!     let status = world.recv(&mut buf, 0, 7)?;
+//!     assert_eq!(status.count::<f64>(), Some(3));
+//! }
+//! mpi.finalize()?;
+//! # Ok::<(), mpicd::Error>(())
+//! ```
+//!
+//! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
+//! `prterun`); started alone, a program is a singleton of size 1.
+
+mod bootstrap;
+pub mod collective;
+pub mod comm;
+pub mod custom;
+pub mod datatype;
+mod engine;
+pub mod error;
+mod group;
+pub mod request;
+mod runtime;
+pub mod status;
+mod tag;
+mod transport;
+
+pub use comm::{Communicator, Message, SendMode};
+pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
+pub use datatype::{ElementType, Primitive};
+pub use error::{Error, Result};
+pub use request::{test_all, test_any, test_some, wait_all, wait_any, wait_some, Request};
+pub use runtime::{init, is_finalized, is_initialized, Runtime};
+pub use status::Status;
+pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
+
+/// Receive from any source.
+pub const ANY_SOURCE: i32 = -1;
+/// Receive with any tag.
+pub const ANY_TAG: i32 = -1;
+/// The null process: operations with it complete at once and move nothing.
+pub const PROC_NULL: i32 = -2;
+/// "No color" in [`Communicator::split`].
+pub const UNDEFINED: i32 = -32766;

@@ -1,0 +1,105 @@
+//! The runtime handle: init, the predefined communicators, finalize and abort. One runtime per
+//! process, as in MPI: a second `init` fails, and nothing works after `finalize`.
+
+use crate::comm::{Communicator, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::engine::{Engine, Shared};
+use crate::error::{Error, Result};
+use crate::group::Group;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+const UNINITIALIZED: u8 = 0;
+const ACTIVE: u8 = 1;
+const FINALIZED: u8 = 2;
+
+/// Where this process is in the MPI lifecycle.
+static LIFECYCLE: AtomicU8 = AtomicU8::new(UNINITIALIZED);
+
+/// The running MPI environment of this process.
+pub struct Runtime {
+    shared: Arc<Shared>,
+    rank: u32,
+    size: u32,
+}
+
+/// Starts mpicd: connects to the launcher (or runs as a singleton) and the transport.
+pub fn init() -> Result<Runtime> {
+    match LIFECYCLE.compare_exchange(UNINITIALIZED, ACTIVE, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {}
+        Err(ACTIVE) => return Err(Error::AlreadyInitialized),
+        Err(_) => return Err(Error::Finalized),
+    }
+    match Engine::start() {
+        Ok(engine) => {
+            let (rank, size) = (engine.rank, engine.size);
+            Ok(Runtime {
+                shared: Shared::new(engine),
+                rank,
+                size,
+            })
+        }
+        Err(e) => {
+            LIFECYCLE.store(UNINITIALIZED, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+/// True between a successful [`init`] and finalize.
+pub fn is_initialized() -> bool {
+    LIFECYCLE.load(Ordering::Acquire) != UNINITIALIZED
+}
+
+/// True once finalize has run.
+pub fn is_finalized() -> bool {
+    LIFECYCLE.load(Ordering::Acquire) == FINALIZED
+}
+
+impl Runtime {
+    /// All processes of the job.
+    pub fn world(&self) -> Communicator {
+        Communicator::new(
+            Arc::clone(&self.shared),
+            WORLD_CONTEXT,
+            Group::World { size: self.size },
+            self.rank as i32,
+        )
+    }
+
+    /// Only this process.
+    pub fn self_comm(&self) -> Communicator {
+        Communicator::new(
+            Arc::clone(&self.shared),
+            SELF_CONTEXT,
+            Group::from_members(vec![self.rank]),
+            0,
+        )
+    }
+
+    /// True when the program runs without a launcher (a job of one process).
+    pub fn is_singleton(&self) -> Result<bool> {
+        self.shared.with(|e| Ok(e.is_singleton()))
+    }
+
+    /// Shuts down: synchronizes with the other processes, flushes and closes connections, and
+    /// reports operations that were still pending. Never hangs on a dead peer.
+    pub fn finalize(self) -> Result<()> {
+        let engine = self.shared.take().ok_or(Error::Finalized)?;
+        LIFECYCLE.store(FINALIZED, Ordering::Release);
+        engine.finalize()
+    }
+
+    /// Terminates every process of the job with `code`.
+    pub fn abort(&self, code: i32, message: &str) -> Result<()> {
+        self.shared.with(|e| e.abort(code, message))
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(engine) = self.shared.take() {
+            LIFECYCLE.store(FINALIZED, Ordering::Release);
+            let _ = engine.finalize();
+        }
+    }
+}

@@ -1,0 +1,567 @@
+//! The UCX transport: context, worker, endpoints and tag requests (UCP), kept in that order of
+//! ownership. This is the only module that calls into `mpicd-ucx-sys`; every `unsafe` block here
+//! says why it is sound. Everything above it speaks in [`Worker`], [`Endpoint`] and
+//! [`UcxRequest`], never in raw UCX pointers.
+//!
+//! Requests are polled (no completion callbacks): a pending operation is a [`UcxRequest`] that the
+//! engine tests after progressing the worker. That keeps Rust closures out of UCX and lets the
+//! engine own the order in which completions are observed.
+
+use crate::error::{Error, Result};
+use mpicd_ucx_sys as ucx;
+use std::ffi::{c_void, CStr, CString};
+use std::ptr::{self, NonNull};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+/// A 64-bit UCX tag and the mask that selects which of its bits must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TagMatch {
+    pub tag: u64,
+    pub mask: u64,
+}
+
+/// What a completed or probed receive tells about the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RecvInfo {
+    pub sender_tag: u64,
+    pub length: usize,
+}
+
+/// Turns a UCX status code into an mpicd error.
+fn status_error(status: ucx::ucs_status_t) -> Error {
+    if status == ucx::UCS_ERR_MESSAGE_TRUNCATED {
+        // The caller knows the sizes and replaces this with a precise `Truncated`.
+        return Error::Truncated {
+            message_bytes: 0,
+            buffer_bytes: 0,
+        };
+    }
+    if status == ucx::UCS_ERR_CANCELED {
+        return Error::Cancelled;
+    }
+    // SAFETY: ucs_status_string returns a pointer to a static, NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(ucx::ucs_status_string(status)) };
+    Error::Transport(text.to_string_lossy().into_owned())
+}
+
+fn check(status: ucx::ucs_status_t, what: &str) -> Result<()> {
+    if status == ucx::UCS_OK {
+        Ok(())
+    } else {
+        Err(Error::Transport(format!(
+            "{what}: {}",
+            status_error(status)
+        )))
+    }
+}
+
+/// Peers whose endpoint reported an error, filled by the UCX error callback during progress.
+#[derive(Default)]
+pub(crate) struct FailureLog {
+    failed: Mutex<Vec<u32>>,
+}
+
+impl FailureLog {
+    /// Takes the ranks reported since the last call.
+    pub(crate) fn take(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The argument UCX hands back to [`endpoint_error`]: which rank, and where to record it.
+struct ErrorContext {
+    rank: u32,
+    log: Arc<FailureLog>,
+}
+
+unsafe extern "C" fn endpoint_error(
+    arg: *mut c_void,
+    _ep: ucx::ucp_ep_h,
+    _status: ucx::ucs_status_t,
+) {
+    // SAFETY: `arg` is the `ErrorContext` boxed in `Worker::connect`, alive until the endpoint
+    // is closed (the box is owned by the `Endpoint`).
+    let ctx = unsafe { &*(arg as *const ErrorContext) };
+    ctx.log
+        .failed
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(ctx.rank);
+}
+
+/// A UCP context and one worker on it, with the generic datatypes mpicd uses.
+pub(crate) struct Worker {
+    context: ucx::ucp_context_h,
+    worker: ucx::ucp_worker_h,
+    collect_dt: ucx::ucp_datatype_t,
+    pub(crate) failures: Arc<FailureLog>,
+    peer_errors: bool,
+}
+
+// SAFETY: the worker is created in UCS_THREAD_MODE_SERIALIZED and every use goes through the
+// engine's mutex, so UCX never sees two threads at once.
+unsafe impl Send for Worker {}
+
+/// Settings applied to the UCX configuration unless the user set them in the environment.
+const UCX_DEFAULTS: &[(&str, &str)] = &[
+    // Shared-memory transports only take part in error-handling endpoints when asked to.
+    ("MM_ERROR_HANDLING", "y"),
+    // Dead peers are noticed within seconds instead of the default 20 s.
+    ("KEEPALIVE_INTERVAL", "1s"),
+];
+
+impl Worker {
+    /// Creates the UCP context (tag feature) and a serialized worker.
+    pub(crate) fn new(peer_errors: bool) -> Result<Worker> {
+        let mut config: *mut ucx::ucp_config_t = ptr::null_mut();
+        // SAFETY: null prefix/filename mean "UCX_ prefix, no file"; config is an out pointer.
+        check(
+            unsafe { ucx::ucp_config_read(ptr::null(), ptr::null(), &mut config) },
+            "ucp_config_read",
+        )?;
+        if peer_errors {
+            for (name, value) in UCX_DEFAULTS {
+                if std::env::var_os(format!("UCX_{name}")).is_none() {
+                    let (n, v) = (
+                        CString::new(*name).unwrap_or_default(),
+                        CString::new(*value).unwrap_or_default(),
+                    );
+                    // SAFETY: config is valid; n and v are NUL-terminated. A knob this UCX
+                    // build does not know is ignored.
+                    let _ = unsafe { ucx::ucp_config_modify(config, n.as_ptr(), v.as_ptr()) };
+                }
+            }
+        }
+        // SAFETY: all-zero is a valid ucp_params_t with no fields selected.
+        let mut params: ucx::ucp_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask =
+            (ucx::UCP_PARAM_FIELD_FEATURES | ucx::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
+        params.features = ucx::UCP_FEATURE_TAG as u64;
+        params.mt_workers_shared = 0;
+        let mut context: ucx::ucp_context_h = ptr::null_mut();
+        // SAFETY: params and config are valid; context is an out pointer.
+        let status = unsafe {
+            ucx::ucp_init_version(
+                ucx::UCP_API_MAJOR,
+                ucx::UCP_API_MINOR,
+                &params,
+                config,
+                &mut context,
+            )
+        };
+        // SAFETY: config came from ucp_config_read and is released once.
+        unsafe { ucx::ucp_config_release(config) };
+        check(status, "ucp_init")?;
+
+        // SAFETY: all-zero is a valid ucp_worker_params_t.
+        let mut wparams: ucx::ucp_worker_params_t = unsafe { std::mem::zeroed() };
+        wparams.field_mask = ucx::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
+        wparams.thread_mode = ucx::UCS_THREAD_MODE_SERIALIZED;
+        let mut worker: ucx::ucp_worker_h = ptr::null_mut();
+        // SAFETY: context is a live context; worker is an out pointer.
+        let status = unsafe { ucx::ucp_worker_create(context, &wparams, &mut worker) };
+        if let Err(e) = check(status, "ucp_worker_create") {
+            // SAFETY: context is live and not used after this.
+            unsafe { ucx::ucp_cleanup(context) };
+            return Err(e);
+        }
+        let mut collect_dt: ucx::ucp_datatype_t = 0;
+        // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
+        let status =
+            unsafe { ucx::ucp_dt_create_generic(&COLLECT_OPS, ptr::null_mut(), &mut collect_dt) };
+        let mut me = Worker {
+            context,
+            worker,
+            collect_dt: 0,
+            failures: Arc::default(),
+            peer_errors,
+        };
+        check(status, "ucp_dt_create_generic")?;
+        me.collect_dt = collect_dt;
+        Ok(me)
+    }
+
+    /// This worker's address, to be published through the launcher.
+    pub(crate) fn address(&self) -> Result<Vec<u8>> {
+        let mut addr: *mut ucx::ucp_address_t = ptr::null_mut();
+        let mut len: usize = 0;
+        // SAFETY: worker is live; addr/len are out pointers.
+        check(
+            unsafe { ucx::ucp_worker_get_address(self.worker, &mut addr, &mut len) },
+            "ucp_worker_get_address",
+        )?;
+        // SAFETY: UCX returned `len` readable bytes at `addr`; we copy them before releasing.
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec();
+        // SAFETY: addr came from ucp_worker_get_address on this worker.
+        unsafe { ucx::ucp_worker_release_address(self.worker, addr) };
+        Ok(bytes)
+    }
+
+    /// Connects to a peer worker; `rank` is reported through [`Worker::failures`] if it dies.
+    pub(crate) fn connect(&self, address: &[u8], rank: u32) -> Result<Endpoint> {
+        let error_ctx = Box::new(ErrorContext {
+            rank,
+            log: Arc::clone(&self.failures),
+        });
+        // SAFETY: all-zero is a valid ucp_ep_params_t.
+        let mut params: ucx::ucp_ep_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask = ucx::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS as u64;
+        params.address = address.as_ptr() as *const ucx::ucp_address_t;
+        if self.peer_errors {
+            params.field_mask |= (ucx::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
+                | ucx::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
+            params.err_mode = ucx::UCP_ERR_HANDLING_MODE_PEER;
+            params.err_handler.cb = Some(endpoint_error);
+            params.err_handler.arg = &*error_ctx as *const ErrorContext as *mut c_void;
+        }
+        let mut ep: ucx::ucp_ep_h = ptr::null_mut();
+        // SAFETY: worker is live, address points to a worker address blob that UCX copies during
+        // the call, the error context outlives the endpoint (owned by it).
+        check(
+            unsafe { ucx::ucp_ep_create(self.worker, &params, &mut ep) },
+            "ucp_ep_create",
+        )?;
+        Ok(Endpoint {
+            ep,
+            _error_ctx: error_ctx,
+        })
+    }
+
+    /// Progresses the worker once; true if something happened.
+    pub(crate) fn progress(&self) -> bool {
+        // SAFETY: worker is live and used from one thread at a time.
+        unsafe { ucx::ucp_worker_progress(self.worker) != 0 }
+    }
+
+    fn request_params(flags: u32) -> ucx::ucp_request_param_t {
+        // SAFETY: all-zero is a valid ucp_request_param_t with no fields selected.
+        let mut p: ucx::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        p.op_attr_mask = flags;
+        p
+    }
+
+    /// Starts a tag send of `len` bytes at `buf`. `Ok(None)` means it completed at once.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the returned request completes.
+    pub(crate) unsafe fn tag_send(
+        &self,
+        ep: &Endpoint,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+        synchronous: bool,
+    ) -> Result<Option<UcxRequest>> {
+        let params = Self::request_params(0);
+        // SAFETY: the caller keeps the buffer alive; ep belongs to this worker.
+        let ptr = unsafe {
+            if synchronous {
+                ucx::ucp_tag_send_sync_nbx(ep.ep, buf as *const c_void, len, tag, &params)
+            } else {
+                ucx::ucp_tag_send_nbx(ep.ep, buf as *const c_void, len, tag, &params)
+            }
+        };
+        UcxRequest::from_status_ptr(ptr)
+    }
+
+    /// Posts a tag receive of at most `len` bytes into `buf`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and otherwise untouched until the request completes.
+    pub(crate) unsafe fn tag_recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        m: TagMatch,
+    ) -> Result<UcxRequest> {
+        let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+        // SAFETY: the caller keeps the buffer alive and exclusive.
+        let ptr = unsafe {
+            ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
+    /// number (up to `limit`): used for the lead message of a custom-typed message and, with a
+    /// limit of zero bytes kept, to drain messages nobody wants.
+    ///
+    /// # Safety
+    /// `sink` must stay valid and untouched until the request completes.
+    pub(crate) unsafe fn tag_recv_collect(
+        &self,
+        sink: *mut Collector,
+        m: TagMatch,
+    ) -> Result<UcxRequest> {
+        let mut params = Self::request_params(
+            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
+        );
+        params.datatype = self.collect_dt;
+        // SAFETY: for a generic datatype the buffer is handed to start_unpack, which treats it as
+        // the Collector the caller keeps alive.
+        let ptr = unsafe {
+            ucx::ucp_tag_recv_nbx(self.worker, sink as *mut c_void, 1, m.tag, m.mask, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// Looks for an unexpected message; with `remove`, takes it out of the matching queue and
+    /// returns its handle for [`Worker::msg_recv`].
+    pub(crate) fn probe(
+        &self,
+        m: TagMatch,
+        remove: bool,
+    ) -> Option<(RecvInfo, Option<MessageHandle>)> {
+        // SAFETY: all-zero is a valid info out-structure.
+        let mut info: ucx::ucp_tag_recv_info_t = unsafe { std::mem::zeroed() };
+        // SAFETY: worker is live; info is an out pointer.
+        let msg =
+            unsafe { ucx::ucp_tag_probe_nb(self.worker, m.tag, m.mask, remove as i32, &mut info) };
+        if msg.is_null() {
+            return None;
+        }
+        let info = RecvInfo {
+            sender_tag: info.sender_tag,
+            length: info.length,
+        };
+        Some((info, remove.then_some(MessageHandle(msg))))
+    }
+
+    /// Receives a message taken by [`Worker::probe`] into `buf`.
+    ///
+    /// # Safety
+    /// As for [`Worker::tag_recv`].
+    pub(crate) unsafe fn msg_recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        msg: MessageHandle,
+    ) -> Result<UcxRequest> {
+        let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+        // SAFETY: msg came from a removing probe on this worker and is consumed here once.
+        let ptr = unsafe {
+            ucx::ucp_tag_msg_recv_nbx(self.worker, buf as *mut c_void, len, msg.0, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// Receives a probed message through a [`Collector`].
+    ///
+    /// # Safety
+    /// As for [`Worker::tag_recv_collect`].
+    pub(crate) unsafe fn msg_recv_collect(
+        &self,
+        sink: *mut Collector,
+        msg: MessageHandle,
+    ) -> Result<UcxRequest> {
+        let mut params = Self::request_params(
+            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
+        );
+        params.datatype = self.collect_dt;
+        // SAFETY: as in tag_recv_collect; msg is consumed here once.
+        let ptr = unsafe {
+            ucx::ucp_tag_msg_recv_nbx(self.worker, sink as *mut c_void, 1, msg.0, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// Tests a send request: pending, or its outcome. The request is released on completion.
+    pub(crate) fn poll_send(&self, req: &mut Option<UcxRequest>) -> Poll<Result<()>> {
+        let Some(r) = req else {
+            return Poll::Ready(Ok(()));
+        };
+        // SAFETY: r is a live request of this worker.
+        let status = unsafe { ucx::ucp_request_check_status(r.0.as_ptr()) };
+        if status == ucx::UCS_INPROGRESS {
+            return Poll::Pending;
+        }
+        *req = None; // releases the request
+        Poll::Ready(if status == ucx::UCS_OK {
+            Ok(())
+        } else {
+            Err(status_error(status))
+        })
+    }
+
+    /// Tests a receive request: pending, or what arrived. The request is released on completion.
+    pub(crate) fn poll_recv(&self, req: &mut Option<UcxRequest>) -> Poll<Result<RecvInfo>> {
+        let Some(r) = req else {
+            return Poll::Ready(Err(Error::InvalidRequest));
+        };
+        // SAFETY: all-zero is a valid info out-structure; r is a live receive request.
+        let mut info: ucx::ucp_tag_recv_info_t = unsafe { std::mem::zeroed() };
+        let status = unsafe { ucx::ucp_tag_recv_request_test(r.0.as_ptr(), &mut info) };
+        if status == ucx::UCS_INPROGRESS {
+            return Poll::Pending;
+        }
+        *req = None;
+        Poll::Ready(if status == ucx::UCS_OK {
+            Ok(RecvInfo {
+                sender_tag: info.sender_tag,
+                length: info.length,
+            })
+        } else {
+            Err(status_error(status))
+        })
+    }
+
+    /// Asks UCX to cancel a pending request; it then completes with `Cancelled` (or normally, if
+    /// it had already matched).
+    pub(crate) fn cancel(&self, req: &UcxRequest) {
+        // SAFETY: req is a live request of this worker.
+        unsafe { ucx::ucp_request_cancel(self.worker, req.0.as_ptr()) }
+    }
+
+    /// Closes an endpoint, flushing what is in flight; gives up (forcing the close) after
+    /// `timeout`.
+    pub(crate) fn close(&self, ep: Endpoint, timeout: std::time::Duration) {
+        let mut params = Self::request_params(0);
+        let _ = &mut params;
+        // SAFETY: ep is a live endpoint of this worker, consumed here.
+        let ptr = unsafe { ucx::ucp_ep_close_nbx(ep.ep, &params) };
+        let Ok(Some(req)) = UcxRequest::from_status_ptr(ptr) else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        let mut req = Some(req);
+        while self.poll_send(&mut req).is_pending() {
+            if std::time::Instant::now() > deadline {
+                if let Some(r) = &req {
+                    self.cancel(r);
+                }
+                break;
+            }
+            self.progress();
+        }
+        drop(ep);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // SAFETY: the datatype, worker and context were created in `new` and are destroyed once,
+        // in reverse order; no request or endpoint outlives the engine that owns this worker.
+        unsafe {
+            if self.collect_dt != 0 {
+                ucx::ucp_dt_destroy(self.collect_dt);
+            }
+            ucx::ucp_worker_destroy(self.worker);
+            ucx::ucp_cleanup(self.context);
+        }
+    }
+}
+
+/// A connection to one peer worker.
+pub(crate) struct Endpoint {
+    ep: ucx::ucp_ep_h,
+    _error_ctx: Box<ErrorContext>,
+}
+
+// SAFETY: used only under the engine's mutex, like the worker.
+unsafe impl Send for Endpoint {}
+
+/// A message taken out of UCX's matching queue by a removing probe, waiting to be received.
+#[derive(Debug)]
+pub(crate) struct MessageHandle(ucx::ucp_tag_message_h);
+
+// SAFETY: used only under the engine's mutex.
+unsafe impl Send for MessageHandle {}
+
+/// A UCX request still in flight. Released (`ucp_request_free`) when dropped; the engine only
+/// drops it after completion, or after cancelling it and seeing it complete.
+#[derive(Debug)]
+pub(crate) struct UcxRequest(NonNull<c_void>);
+
+// SAFETY: used only under the engine's mutex.
+unsafe impl Send for UcxRequest {}
+
+impl UcxRequest {
+    fn from_status_ptr(ptr: ucx::ucs_status_ptr_t) -> Result<Option<UcxRequest>> {
+        // SAFETY: the shim functions only inspect the pointer value.
+        unsafe {
+            if ucx::mpicd_ucs_ptr_is_err(ptr) != 0 {
+                return Err(status_error(ucx::mpicd_ucs_ptr_status(ptr)));
+            }
+        }
+        Ok(NonNull::new(ptr).map(UcxRequest))
+    }
+}
+
+impl Drop for UcxRequest {
+    fn drop(&mut self) {
+        // SAFETY: the request came from a UCX nbx call and is released exactly once.
+        unsafe { ucx::ucp_request_free(self.0.as_ptr()) }
+    }
+}
+
+/// Where a generic-datatype receive puts its bytes: appended to `bytes` (up to `keep` bytes;
+/// anything beyond is counted but dropped, which is how unwanted messages are drained).
+#[derive(Debug, Default)]
+pub(crate) struct Collector {
+    pub bytes: Vec<u8>,
+    pub keep: usize,
+    pub received: usize,
+}
+
+unsafe extern "C" fn collect_start_pack(
+    _ctx: *mut c_void,
+    _buf: *const c_void,
+    _count: usize,
+) -> *mut c_void {
+    // The collector type is receive-only; UCX never packs with it.
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn collect_start_unpack(
+    _ctx: *mut c_void,
+    buf: *mut c_void,
+    _count: usize,
+) -> *mut c_void {
+    buf
+}
+
+unsafe extern "C" fn collect_packed_size(_state: *mut c_void) -> usize {
+    // A receive through the collector accepts a message of any size.
+    usize::MAX / 2
+}
+
+unsafe extern "C" fn collect_pack(_s: *mut c_void, _o: usize, _d: *mut c_void, _m: usize) -> usize {
+    0
+}
+
+unsafe extern "C" fn collect_unpack(
+    state: *mut c_void,
+    offset: usize,
+    src: *const c_void,
+    len: usize,
+) -> ucx::ucs_status_t {
+    // SAFETY: state is the Collector passed as the receive buffer, alive and exclusive until the
+    // request completes; src holds `len` readable bytes for the duration of the call.
+    let c = unsafe { &mut *(state as *mut Collector) };
+    c.received = c.received.max(offset + len);
+    let end = (offset + len).min(c.keep);
+    if offset < end {
+        if c.bytes.len() < end {
+            c.bytes.resize(end, 0);
+        }
+        let src = unsafe { std::slice::from_raw_parts(src as *const u8, end - offset) };
+        c.bytes[offset..end].copy_from_slice(src);
+    }
+    ucx::UCS_OK
+}
+
+unsafe extern "C" fn collect_finish(_state: *mut c_void) {}
+
+static COLLECT_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
+    start_pack: Some(collect_start_pack),
+    start_unpack: Some(collect_start_unpack),
+    packed_size: Some(collect_packed_size),
+    pack: Some(collect_pack),
+    unpack: Some(collect_unpack),
+    finish: Some(collect_finish),
+};
