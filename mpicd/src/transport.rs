@@ -111,6 +111,23 @@ const UCX_DEFAULTS: &[(&str, &str)] = &[
     ("KEEPALIVE_INTERVAL", "1s"),
 ];
 
+/// False for a shared-memory setting when the user restricted UCX to other transports (UCX
+/// warns about settings no transport uses).
+fn applies(name: &str) -> bool {
+    if !name.starts_with("MM_") {
+        return true;
+    }
+    match std::env::var("UCX_TLS") {
+        Err(_) => true,
+        Ok(tls) => tls.split(',').any(|t| {
+            matches!(
+                t.trim_start_matches('^'),
+                "all" | "sm" | "shm" | "mm" | "posix" | "sysv"
+            )
+        }),
+    }
+}
+
 impl Worker {
     /// Creates the UCP context (tag feature) and a serialized worker.
     pub(crate) fn new(peer_errors: bool) -> Result<Worker> {
@@ -122,7 +139,7 @@ impl Worker {
         )?;
         if peer_errors {
             for (name, value) in UCX_DEFAULTS {
-                if std::env::var_os(format!("UCX_{name}")).is_none() {
+                if std::env::var_os(format!("UCX_{name}")).is_none() && applies(name) {
                     let (n, v) = (
                         CString::new(*name).unwrap_or_default(),
                         CString::new(*value).unwrap_or_default(),
