@@ -635,7 +635,13 @@ impl Engine {
                 }
             }
         }
-        let fence = self.boot.fence();
+        // Synchronize so nobody tears down connections others still use, unless a peer is
+        // known dead (the launcher could then wait for it forever).
+        let fence = if self.peers.iter().any(|p| p.failed) {
+            Ok(())
+        } else {
+            self.boot.fence()
+        };
         let endpoints: Vec<Endpoint> = self
             .peers
             .iter_mut()
