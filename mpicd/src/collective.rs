@@ -1,8 +1,12 @@
 //! Collective operations over a communicator's collective context, so they never match
 //! point-to-point traffic: the barrier (dissemination) and the byte allgather (binomial gather
-//! then binomial broadcast) that communicator creation uses.
+//! then binomial broadcast) that communicator creation uses, and the public collectives on
+//! bytes (what the C library calls): broadcast and reduce on binomial trees, allreduce by
+//! recursive doubling, gather and scatter of any-sized pieces on binomial trees, all-to-all by
+//! pairwise exchange. Reductions combine elements of an [`ElementType`] with a [`ReduceOp`].
 
 use crate::comm::Communicator;
+use crate::datatype::ElementType;
 use crate::engine::Matched;
 use crate::error::{Error, Result};
 use crate::request::Request;
@@ -10,6 +14,12 @@ use crate::request::Request;
 const BARRIER_TAG: i32 = 1;
 const GATHER_TAG: i32 = 2;
 const BCAST_TAG: i32 = 3;
+const BCAST_DATA_TAG: i32 = 10;
+const REDUCE_TAG: i32 = 11;
+const ALLREDUCE_TAG: i32 = 12;
+const GATHERV_TAG: i32 = 13;
+const SCATTERV_TAG: i32 = 14;
+const ALLTOALL_TAG: i32 = 15;
 
 /// Sends `bytes` to communicator rank `dest` on the collective context.
 fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
@@ -18,10 +28,7 @@ fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
     let id = comm.shared.with(|e| unsafe {
         e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
     })?;
-    match id {
-        Some(id) => Request::pending(&comm.shared, id).wait().map(drop),
-        None => Ok(()),
-    }
+    Request::posted(&comm.shared, id).wait().map(drop)
 }
 
 /// Receives a message of any size from communicator rank `source` on the collective context.
@@ -63,13 +70,11 @@ pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
                 0,
             )
         })?;
-        let recv = Request::pending(&comm.shared, recv);
+        let recv = Request::posted(&comm.shared, recv);
         let sent = comm.shared.with(|e| unsafe {
             e.post_send(&comm.coll, to, BARRIER_TAG, empty.as_ptr(), 0, false)
         })?;
-        if let Some(id) = sent {
-            Request::pending(&comm.shared, id).wait()?;
-        }
+        Request::posted(&comm.shared, sent).wait()?;
         recv.wait()?;
         distance *= 2;
     }
@@ -142,6 +147,381 @@ fn decode_records(mut buf: &[u8], size: usize) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+// ----- public collectives on bytes -----
+
+/// A predefined reduction operation (MPI_SUM, MPI_PROD, ...). All are commutative.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    Land,
+    Lor,
+    Lxor,
+    Band,
+    Bor,
+    Bxor,
+}
+
+macro_rules! combine_ints {
+    ($t:ty, $op:expr, $acc:expr, $inc:expr) => {{
+        let f: fn($t, $t) -> $t = match $op {
+            ReduceOp::Sum => |a, b| a.wrapping_add(b),
+            ReduceOp::Prod => |a, b| a.wrapping_mul(b),
+            ReduceOp::Max => |a, b| a.max(b),
+            ReduceOp::Min => |a, b| a.min(b),
+            ReduceOp::Land => |a, b| (a != 0 && b != 0) as $t,
+            ReduceOp::Lor => |a, b| (a != 0 || b != 0) as $t,
+            ReduceOp::Lxor => |a, b| ((a != 0) != (b != 0)) as $t,
+            ReduceOp::Band => |a, b| a & b,
+            ReduceOp::Bor => |a, b| a | b,
+            ReduceOp::Bxor => |a, b| a ^ b,
+        };
+        combine::<$t, { std::mem::size_of::<$t>() }>($acc, $inc, f, <$t>::from_ne_bytes, <$t>::to_ne_bytes)
+    }};
+}
+
+macro_rules! combine_floats {
+    ($t:ty, $op:expr, $acc:expr, $inc:expr) => {{
+        let f: fn($t, $t) -> $t = match $op {
+            ReduceOp::Sum => |a, b| a + b,
+            ReduceOp::Prod => |a, b| a * b,
+            ReduceOp::Max => |a, b| a.max(b),
+            ReduceOp::Min => |a, b| a.min(b),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "{other:?} is not defined on floating-point elements"
+                )))
+            }
+        };
+        combine::<$t, { std::mem::size_of::<$t>() }>($acc, $inc, f, <$t>::from_ne_bytes, <$t>::to_ne_bytes)
+    }};
+}
+
+fn combine<T, const N: usize>(
+    acc: &mut [u8],
+    incoming: &[u8],
+    f: fn(T, T) -> T,
+    from: fn([u8; N]) -> T,
+    to: fn(T) -> [u8; N],
+) -> Result<()> {
+    let bad = || Error::InvalidArgument("reduction buffers are not whole elements".into());
+    for (a, b) in acc.chunks_exact_mut(N).zip(incoming.chunks_exact(N)) {
+        let x = from((&*a).try_into().map_err(|_| bad())?);
+        let y = from(b.try_into().map_err(|_| bad())?);
+        a.copy_from_slice(&to(f(x, y)));
+    }
+    Ok(())
+}
+
+/// Combines `incoming` into `acc` element by element: `acc[i] = op(acc[i], incoming[i])`.
+/// Integers wrap on overflow; `Byte` elements combine as unsigned bytes.
+pub fn reduce_local(
+    op: ReduceOp,
+    elem: ElementType,
+    acc: &mut [u8],
+    incoming: &[u8],
+) -> Result<()> {
+    if acc.len() != incoming.len() || acc.len() % elem.size() != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "reduction of {} and {} bytes of {elem:?}",
+            acc.len(),
+            incoming.len()
+        )));
+    }
+    match elem {
+        ElementType::Byte | ElementType::U8 => combine_ints!(u8, op, acc, incoming),
+        ElementType::I8 => combine_ints!(i8, op, acc, incoming),
+        ElementType::I16 => combine_ints!(i16, op, acc, incoming),
+        ElementType::U16 => combine_ints!(u16, op, acc, incoming),
+        ElementType::I32 => combine_ints!(i32, op, acc, incoming),
+        ElementType::U32 => combine_ints!(u32, op, acc, incoming),
+        ElementType::I64 => combine_ints!(i64, op, acc, incoming),
+        ElementType::U64 => combine_ints!(u64, op, acc, incoming),
+        ElementType::F32 => combine_floats!(f32, op, acc, incoming),
+        ElementType::F64 => combine_floats!(f64, op, acc, incoming),
+    }
+}
+
+fn check_root(comm: &Communicator, root: i32) -> Result<()> {
+    if (0..comm.size()).contains(&root) {
+        Ok(())
+    } else {
+        Err(Error::InvalidRank {
+            rank: root,
+            size: comm.size(),
+        })
+    }
+}
+
+/// Communicator rank of relative rank `vr` in a tree rooted at `root`.
+fn absolute(comm: &Communicator, vr: i32, root: i32) -> i32 {
+    (vr + root) % comm.size()
+}
+
+/// Starts a send on the collective context.
+fn isend<'a>(comm: &Communicator, bytes: &'a [u8], dest: i32, tag: i32) -> Result<Request<'a>> {
+    let dest = comm.world_rank(dest)?;
+    // SAFETY: the request borrows `bytes` for 'a and waits for completion when dropped.
+    let id = comm.shared.with(|e| unsafe {
+        e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
+    })?;
+    Ok(Request::posted(&comm.shared, id))
+}
+
+/// Starts a receive of exactly `buf.len()` bytes on the collective context.
+fn irecv<'a>(comm: &Communicator, buf: &'a mut [u8], source: i32, tag: i32) -> Result<Request<'a>> {
+    let from = comm.world_rank(source)?;
+    // SAFETY: the request borrows `buf` exclusively for 'a and waits when dropped.
+    let posted = comm.shared.with(|e| unsafe {
+        e.post_recv(&comm.coll, Some(from), Some(tag), buf.as_mut_ptr(), buf.len())
+    })?;
+    Ok(Request::posted(&comm.shared, posted))
+}
+
+/// Waits for a receive of `expected` bytes from `source` and checks its size.
+fn finish_recv(request: Request<'_>, expected: usize, source: i32) -> Result<()> {
+    let status = request.wait()?;
+    match status.bytes {
+        Some(n) if n == expected as u64 => Ok(()),
+        got => Err(Error::InvalidArgument(format!(
+            "collective size mismatch: rank {source} sent {got:?} bytes, {expected} expected"
+        ))),
+    }
+}
+
+fn recv_into(comm: &Communicator, buf: &mut [u8], source: i32, tag: i32) -> Result<()> {
+    let expected = buf.len();
+    finish_recv(irecv(comm, buf, source, tag)?, expected, source)
+}
+
+/// Sends `out` to `dest` while receiving exactly `into.len()` bytes from `source`.
+fn exchange(
+    comm: &Communicator,
+    out: &[u8],
+    dest: i32,
+    into: &mut [u8],
+    source: i32,
+    tag: i32,
+) -> Result<()> {
+    let expected = into.len();
+    let recv = irecv(comm, into, source, tag)?;
+    let send = isend(comm, out, dest, tag)?;
+    let received = finish_recv(recv, expected, source);
+    send.wait()?;
+    received
+}
+
+/// Broadcasts `buf` from `root` to every member (binomial tree, ⌈log2 p⌉ rounds). Every member
+/// passes a buffer of the same length.
+pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
+    check_root(comm, root)?;
+    let (rank, size) = (comm.rank(), comm.size());
+    let vr = (rank - root).rem_euclid(size);
+    let mut mask = 1;
+    while mask < size {
+        if vr & mask != 0 {
+            recv_into(comm, buf, absolute(comm, vr - mask, root), BCAST_DATA_TAG)?;
+            break;
+        }
+        mask <<= 1;
+    }
+    let mut sends = Vec::new();
+    mask >>= 1;
+    while mask > 0 {
+        if vr + mask < size {
+            sends.push(isend(comm, buf, absolute(comm, vr + mask, root), BCAST_DATA_TAG)?);
+        }
+        mask >>= 1;
+    }
+    crate::request::wait_all(&mut sends).map(drop)
+}
+
+/// Reduces every member's `send` with `op` into `recv` at `root` (binomial tree). `recv` is
+/// used only at the root, where it must be as long as `send`.
+pub fn reduce(
+    comm: &Communicator,
+    send: &[u8],
+    recv: Option<&mut [u8]>,
+    elem: ElementType,
+    op: ReduceOp,
+    root: i32,
+) -> Result<()> {
+    check_root(comm, root)?;
+    let (rank, size) = (comm.rank(), comm.size());
+    let mut acc = send.to_vec();
+    let mut incoming = vec![0u8; send.len()];
+    let vr = (rank - root).rem_euclid(size);
+    let mut mask = 1;
+    while mask < size {
+        if vr & mask != 0 {
+            let parent = absolute(comm, vr - mask, root);
+            return isend(comm, &acc, parent, REDUCE_TAG)?.wait().map(drop);
+        }
+        if vr + mask < size {
+            recv_into(comm, &mut incoming, absolute(comm, vr + mask, root), REDUCE_TAG)?;
+            reduce_local(op, elem, &mut acc, &incoming)?;
+        }
+        mask <<= 1;
+    }
+    match recv {
+        Some(out) if out.len() == acc.len() => {
+            out.copy_from_slice(&acc);
+            Ok(())
+        }
+        _ => Err(Error::InvalidArgument(
+            "reduce: the root's receive buffer does not fit the send buffer".into(),
+        )),
+    }
+}
+
+/// Reduces every member's `buf` with `op`; every member gets the result in `buf` (recursive
+/// doubling; with p not a power of two, the first 2(p - 2^k) ranks pair up first).
+pub fn allreduce(comm: &Communicator, buf: &mut [u8], elem: ElementType, op: ReduceOp) -> Result<()> {
+    let (rank, size) = (comm.rank(), comm.size());
+    let mut pof2 = 1;
+    while pof2 * 2 <= size {
+        pof2 *= 2;
+    }
+    let rem = size - pof2;
+    let mut incoming = vec![0u8; buf.len()];
+    let newrank = if rank < 2 * rem {
+        if rank % 2 == 0 {
+            isend(comm, buf, rank + 1, ALLREDUCE_TAG)?.wait()?;
+            None
+        } else {
+            recv_into(comm, &mut incoming, rank - 1, ALLREDUCE_TAG)?;
+            reduce_local(op, elem, buf, &incoming)?;
+            Some(rank / 2)
+        }
+    } else {
+        Some(rank - rem)
+    };
+    if let Some(newrank) = newrank {
+        let mut mask = 1;
+        while mask < pof2 {
+            let peer = newrank ^ mask;
+            let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
+            exchange(comm, buf, peer, &mut incoming, peer, ALLREDUCE_TAG)?;
+            reduce_local(op, elem, buf, &incoming)?;
+            mask <<= 1;
+        }
+    }
+    if rank < 2 * rem {
+        if rank % 2 == 1 {
+            isend(comm, buf, rank - 1, ALLREDUCE_TAG)?.wait()?;
+        } else {
+            recv_into(comm, buf, rank + 1, ALLREDUCE_TAG)?;
+        }
+    }
+    Ok(())
+}
+
+/// Gathers every member's `mine` (any length, may differ) at `root` (binomial tree): the root
+/// gets them indexed by rank, the others `None`.
+pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<Vec<u8>>>> {
+    check_root(comm, root)?;
+    let (rank, size) = (comm.rank(), comm.size());
+    let vr = (rank - root).rem_euclid(size);
+    let mut gathered = encode_record(rank, mine);
+    let mut mask = 1;
+    while mask < size {
+        if vr & mask != 0 {
+            let parent = absolute(comm, vr - mask, root);
+            isend(comm, &gathered, parent, GATHERV_TAG)?.wait()?;
+            return Ok(None);
+        }
+        if vr + mask < size {
+            gathered.extend(recv_vec(comm, absolute(comm, vr + mask, root), GATHERV_TAG)?);
+        }
+        mask <<= 1;
+    }
+    decode_records(&gathered, size as usize).map(Some)
+}
+
+/// Scatters `pieces` (one per rank, any lengths; only read at `root`) from `root` (binomial
+/// tree); every member gets its own piece.
+pub fn scatter(comm: &Communicator, pieces: Option<&[&[u8]]>, root: i32) -> Result<Vec<u8>> {
+    check_root(comm, root)?;
+    let (rank, size) = (comm.rank(), comm.size());
+    let vr = (rank - root).rem_euclid(size);
+    let received;
+    let (table, span): (Vec<&[u8]>, i32) = if rank == root {
+        let pieces = pieces.filter(|p| p.len() == size as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!("scatter needs {size} pieces at the root"))
+        })?;
+        let mut span = 1;
+        while span < size {
+            span <<= 1;
+        }
+        (pieces.to_vec(), span)
+    } else {
+        let low = vr & -vr;
+        received = decode_records(
+            &recv_vec(comm, absolute(comm, vr - low, root), SCATTERV_TAG)?,
+            size as usize,
+        )?;
+        (received.iter().map(|v| &v[..]).collect(), low)
+    };
+    let mut mask = span >> 1;
+    let mut outgoing = Vec::new();
+    while mask > 0 {
+        if vr + mask < size {
+            let mut out = Vec::new();
+            for r in vr + mask..(vr + 2 * mask).min(size) {
+                let abs = absolute(comm, r, root);
+                out.extend(encode_record(abs, table[abs as usize]));
+            }
+            outgoing.push((absolute(comm, vr + mask, root), out));
+        }
+        mask >>= 1;
+    }
+    let mut sends = Vec::new();
+    for (child, out) in &outgoing {
+        sends.push(isend(comm, out, *child, SCATTERV_TAG)?);
+    }
+    crate::request::wait_all(&mut sends)?;
+    Ok(table[rank as usize].to_vec())
+}
+
+/// Every member's `mine` (any length), indexed by rank, on every member.
+pub fn allgather(comm: &Communicator, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+    allgather_bytes(comm, mine)
+}
+
+/// All-to-all: `send[r]` goes to rank r, `recv[r]` receives exactly its length from rank r
+/// (pairwise exchange, p - 1 rounds).
+pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> Result<()> {
+    let (rank, size) = (comm.rank(), comm.size());
+    if send.len() != size as usize || recv.len() != size as usize {
+        return Err(Error::InvalidArgument(format!(
+            "alltoall needs {size} send and receive pieces"
+        )));
+    }
+    let me = rank as usize;
+    if send[me].len() != recv[me].len() {
+        return Err(Error::Truncated {
+            message_bytes: send[me].len() as u64,
+            buffer_bytes: recv[me].len() as u64,
+        });
+    }
+    recv[me].copy_from_slice(send[me]);
+    for step in 1..size {
+        let dest = (rank + step) % size;
+        let source = (rank - step).rem_euclid(size);
+        exchange(
+            comm,
+            send[dest as usize],
+            dest,
+            recv[source as usize],
+            source,
+            ALLTOALL_TAG,
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +537,25 @@ mod tests {
         );
         assert!(decode_records(&all[..5], 3).is_err());
         assert!(decode_records(&encode_record(7, b"x"), 3).is_err());
+    }
+
+    #[test]
+    fn reductions_combine_elements() {
+        let mut a: Vec<u8> = [1i32, -5, 7].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let b: Vec<u8> = [2i32, 3, -9].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        reduce_local(ReduceOp::Max, ElementType::I32, &mut a, &b).unwrap();
+        let got: Vec<i32> = a
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, vec![2, 3, 7]);
+        let mut x = 1.5f64.to_ne_bytes().to_vec();
+        reduce_local(ReduceOp::Prod, ElementType::F64, &mut x, &4.0f64.to_ne_bytes()).unwrap();
+        assert_eq!(f64::from_ne_bytes(x[..].try_into().unwrap()), 6.0);
+        assert!(reduce_local(ReduceOp::Band, ElementType::F32, &mut [0; 4], &[0; 4]).is_err());
+        assert!(reduce_local(ReduceOp::Sum, ElementType::I16, &mut [0; 3], &[0; 3]).is_err());
+        let mut l = vec![0u8, 2, 0];
+        reduce_local(ReduceOp::Lor, ElementType::U8, &mut l, &[0, 0, 9]).unwrap();
+        assert_eq!(l, vec![0, 1, 1]);
     }
 }

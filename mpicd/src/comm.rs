@@ -143,10 +143,7 @@ impl Communicator {
         let id = self
             .shared
             .with(|e| unsafe { e.post_send(&self.route, dest, tag, buf, len, sync) })?;
-        Ok(match id {
-            Some(id) => Request::pending(&self.shared, id),
-            None => Request::done(&self.shared, Ok(Status::empty())),
-        })
+        Ok(Request::posted(&self.shared, id))
     }
 
     /// Posts a receive of at most `len` bytes into `buf` (the form the C library uses).
@@ -173,7 +170,7 @@ impl Communicator {
         let id = self
             .shared
             .with(|e| unsafe { e.post_recv(&self.route, from, tag, buf, len) })?;
-        Ok(Request::pending(&self.shared, id))
+        Ok(Request::posted(&self.shared, id))
     }
 
     /// Starts a standard-mode send of `buf`.

@@ -12,6 +12,7 @@ use crate::custom::wire::CustomConfig;
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::liveness::{Identity, Watch};
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
 use crate::transport::{Endpoint, MessageHandle, RecvInfo, UcxRequest, Worker};
@@ -20,6 +21,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 const ADDRESS_KEY: &str = "mpicd.ucx.address";
+const IDENTITY_KEY: &str = "mpicd.identity";
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]
@@ -75,6 +77,8 @@ struct Slot {
 /// A process-to-process connection, made when first needed.
 struct Peer {
     endpoint: Option<Endpoint>,
+    /// The peer's pid when it runs on this node (watched by [`crate::liveness`]).
+    local_pid: Option<u32>,
     failed: bool,
 }
 
@@ -93,6 +97,8 @@ pub(crate) struct Engine {
     next_seq: u64,
     pub(crate) custom: CustomConfig,
     next_context: u32,
+    identity: Identity,
+    watch: Watch,
 }
 
 impl Engine {
@@ -112,6 +118,7 @@ impl Engine {
         }
         let worker = Worker::new(peer_errors)?;
         boot.put(ADDRESS_KEY, &worker.address()?)?;
+        boot.put(IDENTITY_KEY, &Identity::current().encode())?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
         Ok(Engine {
@@ -119,10 +126,7 @@ impl Engine {
             free: Vec::new(),
             orphans: Vec::new(),
             peers: (0..size)
-                .map(|_| Peer {
-                    endpoint: None,
-                    failed: false,
-                })
+                .map(|_| Peer { endpoint: None, local_pid: None, failed: false })
                 .collect(),
             worker,
             boot,
@@ -131,6 +135,8 @@ impl Engine {
             next_seq: 0,
             custom,
             next_context: crate::comm::FIRST_FREE_CONTEXT,
+            identity: Identity::current(),
+            watch: Watch::new(),
         })
     }
 
@@ -145,8 +151,13 @@ impl Engine {
         }
         if p.endpoint.is_none() {
             let address = self.boot.get(peer, ADDRESS_KEY)?;
-            let ep = self.worker.connect(&address, peer)?;
-            self.peers[peer as usize].endpoint = Some(ep);
+            let identity = Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?)
+                .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
+            let local_pid = (identity.node == self.identity.node).then_some(identity.pid);
+            let ep = self.worker.connect(&address, peer, local_pid.is_none())?;
+            let p = &mut self.peers[peer as usize];
+            p.endpoint = Some(ep);
+            p.local_pid = local_pid;
         }
         Ok(())
     }
@@ -221,7 +232,7 @@ impl Engine {
         self.free.push(id.index);
     }
 
-    /// Starts a contiguous send; `None` when it completed at once.
+    /// Starts a contiguous send (it may complete at once).
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and unchanged until the operation completes.
@@ -233,7 +244,7 @@ impl Engine {
         buf: *const u8,
         len: usize,
         synchronous: bool,
-    ) -> Result<Option<OpId>> {
+    ) -> Result<Posted> {
         let bits = UserTag {
             kind: MessageKind::Contiguous,
             context: route.context,
@@ -247,12 +258,10 @@ impl Engine {
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
         // SAFETY: forwarded from the caller.
         let req = unsafe { self.worker.tag_send(ep, buf, len, bits, synchronous) }?;
-        Ok(req.map(|r| {
-            self.insert(Op::Send {
-                req: Some(r),
-                peer: dest,
-            })
-        }))
+        Ok(match req {
+            Some(r) => Posted::Pending(self.insert(Op::Send { req: Some(r), peer: dest })),
+            None => Posted::Done(Ok(Status::empty())),
+        })
     }
 
     /// Posts a contiguous receive.
@@ -266,7 +275,7 @@ impl Engine {
         tag: Option<i32>,
         buf: *mut u8,
         len: usize,
-    ) -> Result<OpId> {
+    ) -> Result<Posted> {
         if let Some(peer) = source {
             // Connecting now lets a dead sender be noticed while we wait.
             self.connect(peer)?;
@@ -274,12 +283,12 @@ impl Engine {
         let m = UserTag::matcher(Some(MessageKind::Contiguous), route.context, source, tag);
         // SAFETY: forwarded from the caller.
         let req = unsafe { self.worker.tag_recv(buf, len, m) }?;
-        Ok(self.insert(Op::Recv {
+        Ok(Posted::Pending(self.insert(Op::Recv {
             req: Some(req),
             capacity: len,
             route: route.clone(),
             peer: source,
-        }))
+        })))
     }
 
     /// Starts a custom-typed send.
@@ -470,8 +479,24 @@ impl Engine {
     /// Progresses the transport and the multi-step operations.
     pub(crate) fn progress(&mut self) {
         self.worker.progress();
+        if self.watch.due() {
+            self.check_local_peers();
+        }
         self.handle_failures();
-        self.reap_orphans();
+        if !self.orphans.is_empty() {
+            self.reap_orphans();
+        }
+    }
+
+    /// Reports connected processes of this node that no longer exist.
+    fn check_local_peers(&mut self) {
+        for (rank, p) in self.peers.iter().enumerate() {
+            if let (Some(pid), false, true) = (p.local_pid, p.failed, p.endpoint.is_some()) {
+                if !crate::liveness::is_alive(pid) {
+                    self.worker.failures.report(rank as u32);
+                }
+            }
+        }
     }
 
     fn reap_orphans(&mut self) {
@@ -666,6 +691,12 @@ impl Engine {
     pub(crate) fn abort(&self, code: i32, message: &str) -> ! {
         self.boot.abort(code, message)
     }
+}
+
+/// A posted operation: in flight, or already complete.
+pub(crate) enum Posted {
+    Pending(OpId),
+    Done(Result<Status>),
 }
 
 /// A message taken by a matched probe, waiting for its receive.

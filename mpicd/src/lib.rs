@@ -29,6 +29,7 @@ pub mod datatype;
 mod engine;
 pub mod error;
 mod group;
+mod liveness;
 pub mod request;
 mod runtime;
 pub mod status;

@@ -5,7 +5,7 @@
 //! completed waits for it (a receive is cancelled first), so a buffer is never freed while the
 //! transport still writes into it.
 
-use crate::engine::{OpId, Shared};
+use crate::engine::{OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use std::marker::PhantomData;
@@ -31,6 +31,13 @@ impl<'a> Request<'a> {
             shared: Arc::clone(shared),
             state: State::Pending(id),
             _buffer: PhantomData,
+        }
+    }
+
+    pub(crate) fn posted(shared: &Arc<Shared>, posted: Posted) -> Request<'a> {
+        match posted {
+            Posted::Pending(id) => Request::pending(shared, id),
+            Posted::Done(outcome) => Request::done(shared, outcome),
         }
     }
 
@@ -96,14 +103,10 @@ impl<'a> Request<'a> {
     }
 
     fn wait_mut(&mut self) -> Result<Status> {
-        loop {
-            if let Some(outcome) = self.poll_once()? {
-                return outcome;
-            }
-            self.shared.with(|e| {
-                e.progress();
-                Ok(())
-            })?;
+        match std::mem::replace(&mut self.state, State::Inactive) {
+            State::Inactive => Ok(Status::empty()),
+            State::Done(outcome) => outcome,
+            State::Pending(id) => self.shared.progress_until(|e| e.test(id))?,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use mpicd_ucx_sys as ucx;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
@@ -60,11 +61,22 @@ fn check(status: ucx::ucs_status_t, what: &str) -> Result<()> {
 #[derive(Default)]
 pub(crate) struct FailureLog {
     failed: Mutex<Vec<u32>>,
+    /// Set when `failed` may be non-empty, so the common case takes no lock.
+    pending: AtomicBool,
 }
 
 impl FailureLog {
+    /// Records that `rank` failed (for detectors outside UCX).
+    pub(crate) fn report(&self, rank: u32) {
+        self.failed.lock().unwrap_or_else(|e| e.into_inner()).push(rank);
+        self.pending.store(true, Ordering::Release);
+    }
+
     /// Takes the ranks reported since the last call.
     pub(crate) fn take(&self) -> Vec<u32> {
+        if !self.pending.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
         std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -105,28 +117,9 @@ unsafe impl Send for Worker {}
 
 /// Settings applied to the UCX configuration unless the user set them in the environment.
 const UCX_DEFAULTS: &[(&str, &str)] = &[
-    // Shared-memory transports only take part in error-handling endpoints when asked to.
-    ("MM_ERROR_HANDLING", "y"),
     // Dead peers are noticed within seconds instead of the default 20 s.
     ("KEEPALIVE_INTERVAL", "1s"),
 ];
-
-/// False for a shared-memory setting when the user restricted UCX to other transports (UCX
-/// warns about settings no transport uses).
-fn applies(name: &str) -> bool {
-    if !name.starts_with("MM_") {
-        return true;
-    }
-    match std::env::var("UCX_TLS") {
-        Err(_) => true,
-        Ok(tls) => tls.split(',').any(|t| {
-            matches!(
-                t.trim_start_matches('^'),
-                "all" | "sm" | "shm" | "mm" | "posix" | "sysv"
-            )
-        }),
-    }
-}
 
 impl Worker {
     /// Creates the UCP context (tag feature) and a serialized worker.
@@ -139,7 +132,7 @@ impl Worker {
         )?;
         if peer_errors {
             for (name, value) in UCX_DEFAULTS {
-                if std::env::var_os(format!("UCX_{name}")).is_none() && applies(name) {
+                if std::env::var_os(format!("UCX_{name}")).is_none() {
                     let (n, v) = (
                         CString::new(*name).unwrap_or_default(),
                         CString::new(*value).unwrap_or_default(),
@@ -215,8 +208,9 @@ impl Worker {
         Ok(bytes)
     }
 
-    /// Connects to a peer worker; `rank` is reported through [`Worker::failures`] if it dies.
-    pub(crate) fn connect(&self, address: &[u8], rank: u32) -> Result<Endpoint> {
+    /// Connects to a peer worker. With `detect_failure` (and peer errors enabled), UCX reports
+    /// `rank` through [`Worker::failures`] if it dies.
+    pub(crate) fn connect(&self, address: &[u8], rank: u32, detect_failure: bool) -> Result<Endpoint> {
         let error_ctx = Box::new(ErrorContext {
             rank,
             log: Arc::clone(&self.failures),
@@ -225,7 +219,7 @@ impl Worker {
         let mut params: ucx::ucp_ep_params_t = unsafe { std::mem::zeroed() };
         params.field_mask = ucx::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS as u64;
         params.address = address.as_ptr() as *const ucx::ucp_address_t;
-        if self.peer_errors {
+        if self.peer_errors && detect_failure {
             params.field_mask |= (ucx::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE
                 | ucx::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
             params.err_mode = ucx::UCP_ERR_HANDLING_MODE_PEER;
@@ -282,23 +276,17 @@ impl Worker {
         UcxRequest::from_status_ptr(ptr)
     }
 
-    /// Posts a tag receive of at most `len` bytes into `buf`.
+    /// Posts a tag receive of at most `len` bytes into `buf`, always returning a request.
+    /// (Immediate completion with `UCP_OP_ATTR_FIELD_RECV_INFO` was tried: UCX 1.13 then
+    /// reported an empty sender tag, so every receive is polled.)
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and otherwise untouched until the request completes.
-    pub(crate) unsafe fn tag_recv(
-        &self,
-        buf: *mut u8,
-        len: usize,
-        m: TagMatch,
-    ) -> Result<UcxRequest> {
+    pub(crate) unsafe fn tag_recv(&self, buf: *mut u8, len: usize, m: TagMatch) -> Result<UcxRequest> {
         let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
         // SAFETY: the caller keeps the buffer alive and exclusive.
-        let ptr = unsafe {
-            ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params)
-        };
-        UcxRequest::from_status_ptr(ptr)?
-            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+        let ptr = unsafe { ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params) };
+        UcxRequest::from_status_ptr(ptr)?.ok_or_else(|| Error::Transport("receive completed without a request".into()))
     }
 
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
