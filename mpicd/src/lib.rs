@@ -40,7 +40,9 @@ pub use comm::{Communicator, Message, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
 pub use error::{Error, Result};
-pub use request::{test_all, test_any, test_some, wait_all, wait_any, wait_some, Request};
+pub use request::{
+    test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some, Request,
+};
 pub use runtime::{init, is_finalized, is_initialized, Runtime};
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};

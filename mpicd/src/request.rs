@@ -144,24 +144,51 @@ fn progress(requests: &[Request<'_>]) -> Result<()> {
 
 /// Waits for all requests; the first error is returned after every request has completed.
 pub fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
-    let mut statuses: Vec<Option<Result<Status>>> = (0..requests.len()).map(|_| None).collect();
-    loop {
-        let mut left = 0;
-        for (r, s) in requests.iter_mut().zip(statuses.iter_mut()) {
-            if s.is_none() {
-                *s = r.poll_once()?;
-                left += s.is_none() as usize;
+    wait_all_outcomes(requests).into_iter().collect()
+}
+
+/// Waits for all requests and returns each one's outcome (MPI_Waitall with MPI_ERR_IN_STATUS).
+/// Each step tests every pending request and progresses once, under one lock.
+pub fn wait_all_outcomes(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
+    let mut outcomes: Vec<Option<Result<Status>>> = Vec::with_capacity(requests.len());
+    let mut pending: Vec<(usize, OpId)> = Vec::new();
+    for (i, r) in requests.iter_mut().enumerate() {
+        outcomes.push(match std::mem::replace(&mut r.state, State::Inactive) {
+            State::Pending(id) => {
+                pending.push((i, id));
+                None
+            }
+            State::Done(outcome) => Some(outcome),
+            State::Inactive => Some(Ok(Status::empty())),
+        });
+    }
+    if let Some(shared) = requests.first().map(|r| Arc::clone(&r.shared)) {
+        while !pending.is_empty() {
+            let step = shared.with(|e| {
+                pending.retain(|(i, id)| match e.test(*id) {
+                    Ok(None) => true,
+                    Ok(Some(outcome)) => {
+                        outcomes[*i] = Some(outcome);
+                        false
+                    }
+                    Err(err) => {
+                        outcomes[*i] = Some(Err(err));
+                        false
+                    }
+                });
+                if !pending.is_empty() {
+                    e.progress();
+                }
+                Ok(())
+            });
+            if let Err(err) = step {
+                for (i, _) in pending.drain(..) {
+                    outcomes[i] = Some(Err(err.clone()));
+                }
             }
         }
-        if left == 0 {
-            break;
-        }
-        progress(requests)?;
     }
-    statuses
-        .into_iter()
-        .map(|s| s.unwrap_or(Err(Error::InvalidRequest)))
-        .collect()
+    outcomes.into_iter().map(|o| o.unwrap_or(Err(Error::InvalidRequest))).collect()
 }
 
 /// Tests all requests: `Some(statuses)` only if every one has completed (they then become
