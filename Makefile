@@ -45,10 +45,12 @@ build: deps
 	$(CARGO) build --release --workspace --examples
 
 # test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
-# over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh).
+# over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
+# tests/c built with our mpicc against libmpi (tests/run-c-tests.sh).
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
+	bash tests/run-c-tests.sh
 
 # The Open MPI peer of the ping-pong benchmark, built with Open MPI's own mpicc.
 $(OMPI_PINGPONG): bench/peers/ompi_pingpong.c | deps

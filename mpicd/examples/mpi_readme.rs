@@ -1,11 +1,17 @@
 //! The README's Rust example, kept compiling and passing.
 // mpi-test: ranks=2
 
-use mpicd::{CustomRecv, CustomSend, RecvParts, SendParts, Result, ANY_SOURCE};
+use mpicd::{CustomRecv, CustomSend, RecvParts, Result, SendParts, ANY_SOURCE};
 
 /// The paper's struct-vec: scalars worth packing, an array worth sending as a region.
 #[repr(C)]
-struct StructVec { a: i32, b: i32, c: i32, d: f64, data: Vec<i32> }
+struct StructVec {
+    a: i32,
+    b: i32,
+    c: i32,
+    d: f64,
+    data: Vec<i32>,
+}
 
 impl CustomSend for StructVec {
     fn parts(&self) -> Result<SendParts<'_>> {
@@ -27,7 +33,8 @@ impl CustomSend for StructVec {
 impl CustomRecv for StructVec {
     fn resize(&mut self, shape: &mpicd::Shape) -> Result<()> {
         // Dynamic receive: the sender's region length arrives with the message.
-        self.data.resize(shape.regions.first().map_or(0, |r| r.len()) as usize, 0);
+        self.data
+            .resize(shape.regions.first().map_or(0, |r| r.len()) as usize, 0);
         Ok(())
     }
     fn parts(&mut self) -> Result<RecvParts<'_>> {
@@ -40,8 +47,14 @@ impl CustomRecv for StructVec {
                 head[offset as usize..end].copy_from_slice(src);
                 if end == 20 {
                     let word = |i: usize| [head[i], head[i + 1], head[i + 2], head[i + 3]];
-                    (*a, *b, *c) = (i32::from_le_bytes(word(0)), i32::from_le_bytes(word(4)), i32::from_le_bytes(word(8)));
-                    *d = f64::from_le_bytes([word(12), word(16)].concat().try_into().unwrap_or_default());
+                    (*a, *b, *c) = (
+                        i32::from_le_bytes(word(0)),
+                        i32::from_le_bytes(word(4)),
+                        i32::from_le_bytes(word(8)),
+                    );
+                    *d = f64::from_le_bytes(
+                        [word(12), word(16)].concat().try_into().unwrap_or_default(),
+                    );
                 }
                 Ok(())
             })
@@ -55,7 +68,13 @@ fn main() -> Result<()> {
     if world.rank() == 0 {
         // Contiguous messages of primitives, blocking and non-blocking.
         world.send(&[1.0f64, 2.0, 3.0], 1, 0)?;
-        let v = StructVec { a: 1, b: 2, c: 3, d: 4.5, data: (0..2048).collect() };
+        let v = StructVec {
+            a: 1,
+            b: 2,
+            c: 3,
+            d: 4.5,
+            data: (0..2048).collect(),
+        };
         world.send_custom(&v, 1, 1)?;
         // A Vec<Vec<T>> travels as regions, in one message.
         world.send_custom(&vec![vec![1, 2, 3], vec![], vec![4]], 1, 2)?;
@@ -64,7 +83,13 @@ fn main() -> Result<()> {
         let req = world.irecv(&mut x, 0, 0)?;
         let status = req.wait()?;
         assert_eq!(status.count::<f64>(), Some(3));
-        let mut v = StructVec { a: 0, b: 0, c: 0, d: 0.0, data: Vec::new() };
+        let mut v = StructVec {
+            a: 0,
+            b: 0,
+            c: 0,
+            d: 0.0,
+            data: Vec::new(),
+        };
         world.recv_custom(&mut v, 0, 1)?;
         assert_eq!((v.a, v.b, v.c, v.d), (1, 2, 3, 4.5));
         assert!(v.data.iter().copied().eq(0..2048));

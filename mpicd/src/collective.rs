@@ -178,7 +178,13 @@ macro_rules! combine_ints {
             ReduceOp::Bor => |a, b| a | b,
             ReduceOp::Bxor => |a, b| a ^ b,
         };
-        combine::<$t, { std::mem::size_of::<$t>() }>($acc, $inc, f, <$t>::from_ne_bytes, <$t>::to_ne_bytes)
+        combine::<$t, { std::mem::size_of::<$t>() }>(
+            $acc,
+            $inc,
+            f,
+            <$t>::from_ne_bytes,
+            <$t>::to_ne_bytes,
+        )
     }};
 }
 
@@ -195,7 +201,13 @@ macro_rules! combine_floats {
                 )))
             }
         };
-        combine::<$t, { std::mem::size_of::<$t>() }>($acc, $inc, f, <$t>::from_ne_bytes, <$t>::to_ne_bytes)
+        combine::<$t, { std::mem::size_of::<$t>() }>(
+            $acc,
+            $inc,
+            f,
+            <$t>::from_ne_bytes,
+            <$t>::to_ne_bytes,
+        )
     }};
 }
 
@@ -275,7 +287,13 @@ fn irecv<'a>(comm: &Communicator, buf: &'a mut [u8], source: i32, tag: i32) -> R
     let from = comm.world_rank(source)?;
     // SAFETY: the request borrows `buf` exclusively for 'a and waits when dropped.
     let posted = comm.shared.with(|e| unsafe {
-        e.post_recv(&comm.coll, Some(from), Some(tag), buf.as_mut_ptr(), buf.len())
+        e.post_recv(
+            &comm.coll,
+            Some(from),
+            Some(tag),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
     })?;
     Ok(Request::posted(&comm.shared, posted))
 }
@@ -331,7 +349,12 @@ pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
     mask >>= 1;
     while mask > 0 {
         if vr + mask < size {
-            sends.push(isend(comm, buf, absolute(comm, vr + mask, root), BCAST_DATA_TAG)?);
+            sends.push(isend(
+                comm,
+                buf,
+                absolute(comm, vr + mask, root),
+                BCAST_DATA_TAG,
+            )?);
         }
         mask >>= 1;
     }
@@ -360,7 +383,12 @@ pub fn reduce(
             return isend(comm, &acc, parent, REDUCE_TAG)?.wait().map(drop);
         }
         if vr + mask < size {
-            recv_into(comm, &mut incoming, absolute(comm, vr + mask, root), REDUCE_TAG)?;
+            recv_into(
+                comm,
+                &mut incoming,
+                absolute(comm, vr + mask, root),
+                REDUCE_TAG,
+            )?;
             reduce_local(op, elem, &mut acc, &incoming)?;
         }
         mask <<= 1;
@@ -378,7 +406,12 @@ pub fn reduce(
 
 /// Reduces every member's `buf` with `op`; every member gets the result in `buf` (recursive
 /// doubling; with p not a power of two, the first 2(p - 2^k) ranks pair up first).
-pub fn allreduce(comm: &Communicator, buf: &mut [u8], elem: ElementType, op: ReduceOp) -> Result<()> {
+pub fn allreduce(
+    comm: &Communicator,
+    buf: &mut [u8],
+    elem: ElementType,
+    op: ReduceOp,
+) -> Result<()> {
     let (rank, size) = (comm.rank(), comm.size());
     let mut pof2 = 1;
     while pof2 * 2 <= size {
@@ -433,7 +466,11 @@ pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<
             return Ok(None);
         }
         if vr + mask < size {
-            gathered.extend(recv_vec(comm, absolute(comm, vr + mask, root), GATHERV_TAG)?);
+            gathered.extend(recv_vec(
+                comm,
+                absolute(comm, vr + mask, root),
+                GATHERV_TAG,
+            )?);
         }
         mask <<= 1;
     }
@@ -550,7 +587,13 @@ mod tests {
             .collect();
         assert_eq!(got, vec![2, 3, 7]);
         let mut x = 1.5f64.to_ne_bytes().to_vec();
-        reduce_local(ReduceOp::Prod, ElementType::F64, &mut x, &4.0f64.to_ne_bytes()).unwrap();
+        reduce_local(
+            ReduceOp::Prod,
+            ElementType::F64,
+            &mut x,
+            &4.0f64.to_ne_bytes(),
+        )
+        .unwrap();
         assert_eq!(f64::from_ne_bytes(x[..].try_into().unwrap()), 6.0);
         assert!(reduce_local(ReduceOp::Band, ElementType::F32, &mut [0; 4], &[0; 4]).is_err());
         assert!(reduce_local(ReduceOp::Sum, ElementType::I16, &mut [0; 3], &[0; 3]).is_err());

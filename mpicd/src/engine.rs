@@ -51,6 +51,9 @@ pub(crate) enum Op {
     },
     CustomSend(Box<CustomSendOp>),
     CustomRecv(Box<CustomRecvOp>),
+    /// A custom-typed operation that finished during progress, its outcome kept for the test
+    /// that reports it (its state is already freed).
+    Finished(Result<Status>),
 }
 
 impl Op {
@@ -61,6 +64,7 @@ impl Op {
             Op::Recv { peer, .. } => *peer,
             Op::CustomSend(op) => Some(op.peer()),
             Op::CustomRecv(op) => op.peer(),
+            Op::Finished(_) => None,
         }
     }
 
@@ -89,6 +93,8 @@ pub(crate) struct Engine {
     free: Vec<u32>,
     /// Drains of discarded matched messages, finished in the background.
     orphans: Vec<OpId>,
+    /// Custom-typed operations in flight, advanced by every progress call.
+    custom_active: Vec<OpId>,
     peers: Vec<Peer>,
     pub(crate) worker: Worker,
     boot: Bootstrap,
@@ -125,8 +131,13 @@ impl Engine {
             slots: Vec::new(),
             free: Vec::new(),
             orphans: Vec::new(),
+            custom_active: Vec::new(),
             peers: (0..size)
-                .map(|_| Peer { endpoint: None, local_pid: None, failed: false })
+                .map(|_| Peer {
+                    endpoint: None,
+                    local_pid: None,
+                    failed: false,
+                })
                 .collect(),
             worker,
             boot,
@@ -151,8 +162,10 @@ impl Engine {
         }
         if p.endpoint.is_none() {
             let address = self.boot.get(peer, ADDRESS_KEY)?;
-            let identity = Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?)
-                .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
+            let identity =
+                Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?).ok_or_else(|| {
+                    Error::Launch(format!("rank {peer} published a malformed identity"))
+                })?;
             let local_pid = (identity.node == self.identity.node).then_some(identity.pid);
             let ep = self.worker.connect(&address, peer, local_pid.is_none())?;
             let p = &mut self.peers[peer as usize];
@@ -202,12 +215,17 @@ impl Engine {
                 (self.slots.len() - 1) as u32
             }
         };
+        let custom = matches!(op, Op::CustomSend(_) | Op::CustomRecv(_));
         let slot = &mut self.slots[index as usize];
         slot.op = Some(op);
-        OpId {
+        let id = OpId {
             index,
             generation: slot.generation,
+        };
+        if custom {
+            self.custom_active.push(id);
         }
+        id
     }
 
     fn take(&mut self, id: OpId) -> Result<Op> {
@@ -259,7 +277,10 @@ impl Engine {
         // SAFETY: forwarded from the caller.
         let req = unsafe { self.worker.tag_send(ep, buf, len, bits, synchronous) }?;
         Ok(match req {
-            Some(r) => Posted::Pending(self.insert(Op::Send { req: Some(r), peer: dest })),
+            Some(r) => Posted::Pending(self.insert(Op::Send {
+                req: Some(r),
+                peer: dest,
+            })),
             None => Posted::Done(Ok(Status::empty())),
         })
     }
@@ -483,8 +504,34 @@ impl Engine {
             self.check_local_peers();
         }
         self.handle_failures();
+        self.progress_custom();
         if !self.orphans.is_empty() {
             self.reap_orphans();
+        }
+    }
+
+    /// Advances every custom-typed operation, waited on or not: their fragments and region
+    /// messages are posted by mpicd, not by UCX, so without this a pending receive would stall
+    /// a blocking send to the same process (MPI's progress rule).
+    fn progress_custom(&mut self) {
+        let active = std::mem::take(&mut self.custom_active);
+        for id in active {
+            let Ok(mut op) = self.take(id) else { continue };
+            let outcome = match &mut op {
+                Op::CustomSend(s) => s.poll(self),
+                Op::CustomRecv(r) => r.poll(self),
+                _ => Poll::Pending,
+            };
+            match outcome {
+                Poll::Pending => {
+                    self.put_back(id, op);
+                    self.custom_active.push(id);
+                }
+                Poll::Ready(result) => {
+                    drop(op); // frees the custom state exactly once
+                    self.put_back(id, Op::Finished(result));
+                }
+            }
         }
     }
 
@@ -586,6 +633,7 @@ impl Engine {
                 Poll::Pending => None,
                 Poll::Ready(r) => Some(r),
             },
+            Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
         match outcome {
             None => {

@@ -32,6 +32,8 @@ mod group;
 mod liveness;
 pub mod request;
 mod runtime;
+#[cfg(feature = "serde")]
+pub mod serde_api;
 pub mod status;
 mod tag;
 mod transport;
@@ -44,6 +46,8 @@ pub use request::{
     test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some, Request,
 };
 pub use runtime::{init, is_finalized, is_initialized, Runtime};
+#[cfg(feature = "serde")]
+pub use serde_api::{MessageSerdeExt, SerdeExt};
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
 

@@ -25,9 +25,21 @@ impl Identity {
     /// This process. The node is the host name and the kernel's boot id, so two machines that
     /// share a host name are not taken for one.
     pub(crate) fn current() -> Identity {
-        let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default().trim().to_string();
-        let node = format!("{}/{}", read("/proc/sys/kernel/hostname"), read("/proc/sys/kernel/random/boot_id"));
-        Identity { pid: std::process::id(), node }
+        let read = |path: &str| {
+            std::fs::read_to_string(path)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let node = format!(
+            "{}/{}",
+            read("/proc/sys/kernel/hostname"),
+            read("/proc/sys/kernel/random/boot_id")
+        );
+        Identity {
+            pid: std::process::id(),
+            node,
+        }
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
@@ -48,7 +60,10 @@ pub(crate) fn is_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => false,
         // The state follows the parenthesised command name, which may itself hold spaces.
-        Ok(stat) => match stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()) {
+        Ok(stat) => match stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+        {
             Some(state) => !matches!(state, "Z" | "X" | "x"),
             None => true,
         },
@@ -64,7 +79,10 @@ pub(crate) struct Watch {
 
 impl Watch {
     pub(crate) fn new() -> Watch {
-        Watch { calls: 0, next: Instant::now() + CHECK_INTERVAL }
+        Watch {
+            calls: 0,
+            next: Instant::now() + CHECK_INTERVAL,
+        }
     }
 
     /// Counts one progress call; true when a check is due.
@@ -98,7 +116,9 @@ mod tests {
 
     #[test]
     fn an_exited_child_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
         let pid = child.id();
         child.wait().expect("wait");
         assert!(!is_alive(pid));

@@ -188,7 +188,10 @@ pub fn wait_all_outcomes(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
             }
         }
     }
-    outcomes.into_iter().map(|o| o.unwrap_or(Err(Error::InvalidRequest))).collect()
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(Err(Error::InvalidRequest)))
+        .collect()
 }
 
 /// Tests all requests: `Some(statuses)` only if every one has completed (they then become

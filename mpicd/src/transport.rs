@@ -68,7 +68,10 @@ pub(crate) struct FailureLog {
 impl FailureLog {
     /// Records that `rank` failed (for detectors outside UCX).
     pub(crate) fn report(&self, rank: u32) {
-        self.failed.lock().unwrap_or_else(|e| e.into_inner()).push(rank);
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(rank);
         self.pending.store(true, Ordering::Release);
     }
 
@@ -210,7 +213,12 @@ impl Worker {
 
     /// Connects to a peer worker. With `detect_failure` (and peer errors enabled), UCX reports
     /// `rank` through [`Worker::failures`] if it dies.
-    pub(crate) fn connect(&self, address: &[u8], rank: u32, detect_failure: bool) -> Result<Endpoint> {
+    pub(crate) fn connect(
+        &self,
+        address: &[u8],
+        rank: u32,
+        detect_failure: bool,
+    ) -> Result<Endpoint> {
         let error_ctx = Box::new(ErrorContext {
             rank,
             log: Arc::clone(&self.failures),
@@ -282,11 +290,19 @@ impl Worker {
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and otherwise untouched until the request completes.
-    pub(crate) unsafe fn tag_recv(&self, buf: *mut u8, len: usize, m: TagMatch) -> Result<UcxRequest> {
+    pub(crate) unsafe fn tag_recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        m: TagMatch,
+    ) -> Result<UcxRequest> {
         let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
         // SAFETY: the caller keeps the buffer alive and exclusive.
-        let ptr = unsafe { ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params) };
-        UcxRequest::from_status_ptr(ptr)?.ok_or_else(|| Error::Transport("receive completed without a request".into()))
+        let ptr = unsafe {
+            ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
     }
 
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their

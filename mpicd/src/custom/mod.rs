@@ -10,11 +10,14 @@
 //!   their own types, without raw pointers.
 //!
 //! The wire format and plan live in [`wire`], the streaming of packed bytes and coalesced
-//! regions in [`stream`], the send and receive state machines in [`send`] and [`recv`].
+//! regions in [`stream`], the send and receive state machines in [`send`] and [`recv`]; the serde
+//! bridge (feature `serde`, on by default) in [`serde`](mod@serde).
 
 pub mod parts;
 pub(crate) mod recv;
 pub(crate) mod send;
+#[cfg(feature = "serde")]
+pub mod serde;
 pub(crate) mod stream;
 pub(crate) mod wire;
 

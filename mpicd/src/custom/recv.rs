@@ -171,7 +171,9 @@ impl RecvOp {
         let Some((plan, inline_at)) = self.plan.clone() else {
             return;
         };
-        let regions = if self.discarding {
+        let regions = if plan.failed {
+            Err(Error::RemoteFailure)
+        } else if self.discarding {
             Err(Error::Cancelled)
         } else {
             self.prepare(&plan)
@@ -231,12 +233,14 @@ impl RecvOp {
                 buffer_bytes,
             });
         }
+        // A coalesced region occupies the sender's length in the stream; the receiver's region
+        // may be longer (checked above), and the rest of it is left untouched.
         let coalesced = plan
             .regions
             .iter()
             .zip(&regions)
             .filter(|((_, zc), _)| !zc)
-            .map(|(_, r)| (r.ptr, r.bytes));
+            .map(|((sent, _), mine)| (mine.ptr, sent.bytes as usize));
         self.reader = Some(StreamReader::new(plan.packed_bytes, coalesced));
         Ok(regions)
     }
@@ -338,7 +342,7 @@ impl RecvOp {
         let all_posted = self
             .plan
             .as_ref()
-            .is_none_or(|(p, _)| self.next_fragment >= p.fragments());
+            .map_or(true, |(p, _)| self.next_fragment >= p.fragments());
         if all_posted && self.fragments.is_empty() && self.directs.iter().all(|d| d.done) {
             return Poll::Ready(self.finish());
         }

@@ -45,29 +45,24 @@ impl SendOp {
         mut state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<SendOp> {
-        let packed_bytes = state.packed_size()?;
-        let regions = state.regions()?;
-        let shapes: Vec<RegionShape> = regions
-            .iter()
-            .map(|r| RegionShape {
-                bytes: r.bytes as u64,
-                elem: r.elem,
-            })
-            .collect();
-        let mut plan = WirePlan::choose(packed_bytes, &shapes, &engine.custom);
-        plan.seq_base = engine.reserve_sequence(plan.private_messages());
-        let coalesced = regions
-            .iter()
-            .zip(&plan.regions)
-            .filter(|(_, (_, zc))| !zc)
-            .map(|(r, _)| (r.ptr, r.bytes));
-        let mut writer = StreamWriter::new(packed_bytes, coalesced);
-
-        let mut lead = Vec::with_capacity(64 + plan.inline_bytes as usize);
-        plan.encode_header(&mut lead);
-        let at = lead.len();
-        lead.resize(at + plan.inline_bytes as usize, 0);
-        writer.fill(&mut *state, 0, &mut lead[at..])?;
+        let prepared = Self::prepare(engine, &mut *state);
+        let (plan, writer, lead, regions, failure) = match prepared {
+            Ok((plan, writer, lead, regions)) => (plan, writer, lead, regions, None),
+            Err(e) => {
+                // Nothing left yet: tell the receiver with a failure lead, so it does not wait
+                // for a message that will never come.
+                let plan = WirePlan::failure();
+                let mut lead = Vec::new();
+                plan.encode_header(&mut lead);
+                (
+                    plan,
+                    StreamWriter::new(0, std::iter::empty()),
+                    lead,
+                    Vec::new(),
+                    Some(e),
+                )
+            }
+        };
 
         let me = engine.rank;
         let bits = UserTag {
@@ -91,6 +86,7 @@ impl SendOp {
         let mut region_reqs = Vec::new();
         let first_region_seq = plan.seq_base + plan.fragments();
         let zero_copy: Vec<usize> = plan.zero_copy_regions().collect();
+        let zero_copy_count = zero_copy.len();
         for (k, i) in zero_copy.into_iter().enumerate() {
             let r = regions[i];
             let ptag = private_tag(me, first_region_seq + k as u64);
@@ -101,18 +97,63 @@ impl SendOp {
                 Ok(req) => region_reqs.push(req),
                 Err(e) => {
                     // The lead is out: the receiver expects these messages. Record the error;
-                    // empty messages on the remaining tags release the receiver.
+                    // empty messages on this and the remaining region tags (here) and on the
+                    // fragment tags (`pump`) release the receiver. The lead buffer stays with
+                    // the op: its send may still be in flight.
+                    for k in k..zero_copy_count {
+                        let ptag = private_tag(me, first_region_seq + k as u64);
+                        // SAFETY: a zero-byte send reads no memory.
+                        let empty =
+                            unsafe { engine.worker.tag_send(ep, lead.as_ptr(), 0, ptag, false) };
+                        if let Ok(req) = empty {
+                            region_reqs.push(req);
+                        }
+                    }
                     let mut op =
-                        SendOp::new(lead_req, region_reqs, plan, writer, dest, state, Vec::new());
+                        SendOp::new(lead_req, region_reqs, plan, writer, dest, state, lead);
                     op.error = Some(e);
                     return Ok(op);
                 }
             }
         }
         let mut op = SendOp::new(lead_req, region_reqs, plan, writer, dest, state, lead);
+        op.error = failure;
         op.depth = engine.custom.pipeline_depth;
         op.pump(&engine.worker, engine.existing_endpoint(dest), me);
         Ok(op)
+    }
+
+    /// Queries the state, chooses the plan, and packs the lead's inline bytes.
+    #[allow(clippy::type_complexity)]
+    fn prepare(
+        engine: &mut Engine,
+        state: &mut dyn PackState,
+    ) -> Result<(WirePlan, StreamWriter, Vec<u8>, Vec<super::RawRegion>)> {
+        let packed_bytes = state.packed_size()?;
+        let regions = state.regions()?;
+        let shapes: Vec<RegionShape> = regions
+            .iter()
+            .map(|r| RegionShape {
+                bytes: r.bytes as u64,
+                elem: r.elem,
+            })
+            .collect();
+        let mut plan = WirePlan::choose(packed_bytes, &shapes, &engine.custom);
+        plan.seq_base = engine.reserve_sequence(plan.private_messages());
+        let coalesced = regions
+            .iter()
+            .zip(&plan.regions)
+            .filter(|(_, (_, zc))| !zc)
+            .map(|(r, _)| (r.ptr, r.bytes));
+        let mut writer = StreamWriter::new(packed_bytes, coalesced);
+
+        let mut lead = Vec::with_capacity(64 + plan.inline_bytes as usize);
+        plan.encode_header(&mut lead);
+        let at = lead.len();
+        lead.resize(at + plan.inline_bytes as usize, 0);
+        writer.fill(state, 0, &mut lead[at..])?;
+
+        Ok((plan, writer, lead, regions))
     }
 
     fn new(
@@ -171,8 +212,13 @@ impl SendOp {
             if self.error.is_some() {
                 buffer.clear();
             }
+            // Synchronous: the send completes only once the receiver matched the fragment. A
+            // fragment below UCX's rendezvous threshold otherwise completes as soon as it is
+            // copied out, the window stops limiting anything, and the whole stream can pile up
+            // in the receiver's unexpected queue (measured: +52 MiB for a 256 MiB message with
+            // 4 KiB fragments over tcp). Rendezvous-sized fragments are synchronous anyway.
             // SAFETY: the buffer is kept in `in_flight` until its send completes.
-            match unsafe { worker.tag_send(ep, buffer.as_ptr(), buffer.len(), tag, false) } {
+            match unsafe { worker.tag_send(ep, buffer.as_ptr(), buffer.len(), tag, true) } {
                 Ok(req) => self.in_flight.push_back(InFlight { buffer, req }),
                 Err(e) => {
                     self.error.get_or_insert(e);

@@ -24,6 +24,8 @@ const VERSION: u16 = 1;
 /// Fixed part of the lead: magic, version, flags, five sizes and the run count.
 pub(crate) const HEADER_BYTES: usize = 56;
 const ZERO_COPY_BIT: u64 = 1 << 63;
+/// Header flag: the sender failed before sending data (see [`WirePlan::failure`]).
+const FLAG_FAILED: u16 = 1;
 const ELEM_SHIFT: u32 = 56;
 const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 
@@ -97,6 +99,9 @@ pub(crate) struct WirePlan {
     pub fragment_bytes: u64,
     /// First private sequence number of this message.
     pub seq_base: u64,
+    /// The sender's callbacks failed before any data could be sent: the lead carries nothing
+    /// but this flag, and the receive fails with `RemoteFailure`.
+    pub failed: bool,
 }
 
 impl WirePlan {
@@ -125,6 +130,21 @@ impl WirePlan {
             inline_bytes: stream_bytes.min(cfg.inline_bytes as u64),
             fragment_bytes: cfg.fragment_bytes as u64,
             seq_base: 0,
+            failed: false,
+        }
+    }
+
+    /// The plan of a message whose sender failed before any data left: an empty lead that
+    /// tells the receiver so, instead of leaving it waiting for a message that never comes.
+    pub(crate) fn failure() -> WirePlan {
+        WirePlan {
+            packed_bytes: 0,
+            regions: Vec::new(),
+            stream_bytes: 0,
+            inline_bytes: 0,
+            fragment_bytes: 1,
+            seq_base: 0,
+            failed: true,
         }
     }
 
@@ -181,7 +201,8 @@ impl WirePlan {
         }
         out.extend_from_slice(&MAGIC.to_le_bytes());
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&0u16.to_le_bytes());
+        let flags: u16 = if self.failed { FLAG_FAILED } else { 0 };
+        out.extend_from_slice(&flags.to_le_bytes());
         out.extend_from_slice(&self.packed_bytes.to_le_bytes());
         out.extend_from_slice(&self.stream_bytes.to_le_bytes());
         out.extend_from_slice(&self.inline_bytes.to_le_bytes());
@@ -204,7 +225,7 @@ impl WirePlan {
         if r.u16()? != VERSION {
             return Err(bad("unsupported wire version"));
         }
-        r.u16()?;
+        let flags = r.u16()?;
         let packed_bytes = r.u64()?;
         let stream_bytes = r.u64()?;
         let inline_bytes = r.u64()?;
@@ -236,6 +257,7 @@ impl WirePlan {
             inline_bytes,
             fragment_bytes,
             seq_base,
+            failed: flags & FLAG_FAILED != 0,
         };
         let coalesced: u64 = plan
             .regions
@@ -337,6 +359,15 @@ mod tests {
         assert_eq!(plan.fragments(), 3);
         assert_eq!(plan.fragment_len(2), 5);
         assert_eq!(plan.fragment_offset(1), 10 + 4096);
+    }
+
+    #[test]
+    fn failure_lead_round_trips() {
+        let mut lead = Vec::new();
+        WirePlan::failure().encode_header(&mut lead);
+        let (back, _) = WirePlan::decode(&lead).unwrap();
+        assert!(back.failed);
+        assert_eq!(back.private_messages(), 0);
     }
 
     #[test]

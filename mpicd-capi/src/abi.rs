@@ -1,0 +1,240 @@
+//! The C types and constants of `mpi.h`, laid out as in the MPI-5 standard ABI (the MPI Forum's
+//! `mpi_abi.h`): handles are pointers to incomplete structs, predefined handles are small
+//! integer constants cast to those pointers, integer constants use the standard values.
+//!
+//! cbindgen turns this module into the type and constant part of `include/mpi.h`.
+
+// The sentinels stay `N as *mut T` casts: cbindgen turns those into C casts.
+#![allow(clippy::zero_ptr, clippy::manual_dangling_ptr)]
+
+use std::ffi::{c_int, c_void};
+
+/// Address-sized integer.
+pub type MPI_Aint = isize;
+/// Element counts of the large-count (`_c`) interface and of custom datatypes.
+pub type MPI_Count = i64;
+/// File offsets.
+pub type MPI_Offset = i64;
+/// A Fortran INTEGER.
+pub type MPI_Fint = c_int;
+
+/// What a receive, probe or wait reports. `internal` is private to the library.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MPI_Status {
+    pub MPI_SOURCE: c_int,
+    pub MPI_TAG: c_int,
+    pub MPI_ERROR: c_int,
+    pub internal: [c_int; 5],
+}
+
+// Handles: opaque pointers to incomplete structs that the library never dereferences.
+// (Written out, not made by a macro, so that cbindgen sees them.)
+
+pub struct MPI_ABI_Op {
+    _opaque: [u8; 0],
+}
+pub type MPI_Op = *mut MPI_ABI_Op;
+pub struct MPI_ABI_Comm {
+    _opaque: [u8; 0],
+}
+pub type MPI_Comm = *mut MPI_ABI_Comm;
+pub struct MPI_ABI_Group {
+    _opaque: [u8; 0],
+}
+pub type MPI_Group = *mut MPI_ABI_Group;
+pub struct MPI_ABI_Win {
+    _opaque: [u8; 0],
+}
+pub type MPI_Win = *mut MPI_ABI_Win;
+pub struct MPI_ABI_File {
+    _opaque: [u8; 0],
+}
+pub type MPI_File = *mut MPI_ABI_File;
+pub struct MPI_ABI_Session {
+    _opaque: [u8; 0],
+}
+pub type MPI_Session = *mut MPI_ABI_Session;
+pub struct MPI_ABI_Message {
+    _opaque: [u8; 0],
+}
+pub type MPI_Message = *mut MPI_ABI_Message;
+pub struct MPI_ABI_Info {
+    _opaque: [u8; 0],
+}
+pub type MPI_Info = *mut MPI_ABI_Info;
+pub struct MPI_ABI_Errhandler {
+    _opaque: [u8; 0],
+}
+pub type MPI_Errhandler = *mut MPI_ABI_Errhandler;
+pub struct MPI_ABI_Request {
+    _opaque: [u8; 0],
+}
+pub type MPI_Request = *mut MPI_ABI_Request;
+pub struct MPI_ABI_Datatype {
+    _opaque: [u8; 0],
+}
+pub type MPI_Datatype = *mut MPI_ABI_Datatype;
+
+// ----- predefined handles (standard ABI values) -----
+
+pub const MPI_OP_NULL: MPI_Op = 0x20 as MPI_Op;
+pub const MPI_SUM: MPI_Op = 0x21 as MPI_Op;
+pub const MPI_MIN: MPI_Op = 0x22 as MPI_Op;
+pub const MPI_MAX: MPI_Op = 0x23 as MPI_Op;
+pub const MPI_PROD: MPI_Op = 0x24 as MPI_Op;
+pub const MPI_BAND: MPI_Op = 0x28 as MPI_Op;
+pub const MPI_BOR: MPI_Op = 0x29 as MPI_Op;
+pub const MPI_BXOR: MPI_Op = 0x2a as MPI_Op;
+pub const MPI_LAND: MPI_Op = 0x30 as MPI_Op;
+pub const MPI_LOR: MPI_Op = 0x31 as MPI_Op;
+pub const MPI_LXOR: MPI_Op = 0x32 as MPI_Op;
+pub const MPI_MINLOC: MPI_Op = 0x38 as MPI_Op;
+pub const MPI_MAXLOC: MPI_Op = 0x39 as MPI_Op;
+pub const MPI_REPLACE: MPI_Op = 0x3c as MPI_Op;
+pub const MPI_NO_OP: MPI_Op = 0x3d as MPI_Op;
+
+pub const MPI_COMM_NULL: MPI_Comm = 0x100 as MPI_Comm;
+pub const MPI_COMM_WORLD: MPI_Comm = 0x101 as MPI_Comm;
+pub const MPI_COMM_SELF: MPI_Comm = 0x102 as MPI_Comm;
+
+pub const MPI_GROUP_NULL: MPI_Group = 0x108 as MPI_Group;
+pub const MPI_GROUP_EMPTY: MPI_Group = 0x109 as MPI_Group;
+pub const MPI_WIN_NULL: MPI_Win = 0x110 as MPI_Win;
+pub const MPI_FILE_NULL: MPI_File = 0x118 as MPI_File;
+pub const MPI_SESSION_NULL: MPI_Session = 0x120 as MPI_Session;
+
+pub const MPI_MESSAGE_NULL: MPI_Message = 0x128 as MPI_Message;
+pub const MPI_MESSAGE_NO_PROC: MPI_Message = 0x129 as MPI_Message;
+
+pub const MPI_INFO_NULL: MPI_Info = 0x130 as MPI_Info;
+pub const MPI_INFO_ENV: MPI_Info = 0x131 as MPI_Info;
+
+pub const MPI_ERRHANDLER_NULL: MPI_Errhandler = 0x140 as MPI_Errhandler;
+pub const MPI_ERRORS_ARE_FATAL: MPI_Errhandler = 0x141 as MPI_Errhandler;
+pub const MPI_ERRORS_RETURN: MPI_Errhandler = 0x142 as MPI_Errhandler;
+pub const MPI_ERRORS_ABORT: MPI_Errhandler = 0x143 as MPI_Errhandler;
+
+pub const MPI_REQUEST_NULL: MPI_Request = 0x180 as MPI_Request;
+
+pub const MPI_DATATYPE_NULL: MPI_Datatype = 0x200 as MPI_Datatype;
+pub const MPI_AINT: MPI_Datatype = 0x201 as MPI_Datatype;
+pub const MPI_COUNT: MPI_Datatype = 0x202 as MPI_Datatype;
+pub const MPI_OFFSET: MPI_Datatype = 0x203 as MPI_Datatype;
+pub const MPI_PACKED: MPI_Datatype = 0x207 as MPI_Datatype;
+pub const MPI_SHORT: MPI_Datatype = 0x208 as MPI_Datatype;
+pub const MPI_INT: MPI_Datatype = 0x209 as MPI_Datatype;
+pub const MPI_LONG: MPI_Datatype = 0x20a as MPI_Datatype;
+pub const MPI_LONG_LONG: MPI_Datatype = 0x20b as MPI_Datatype;
+pub const MPI_LONG_LONG_INT: MPI_Datatype = 0x20b as MPI_Datatype;
+pub const MPI_UNSIGNED_SHORT: MPI_Datatype = 0x20c as MPI_Datatype;
+pub const MPI_UNSIGNED: MPI_Datatype = 0x20d as MPI_Datatype;
+pub const MPI_UNSIGNED_LONG: MPI_Datatype = 0x20e as MPI_Datatype;
+pub const MPI_UNSIGNED_LONG_LONG: MPI_Datatype = 0x20f as MPI_Datatype;
+pub const MPI_FLOAT: MPI_Datatype = 0x210 as MPI_Datatype;
+pub const MPI_C_FLOAT_COMPLEX: MPI_Datatype = 0x212 as MPI_Datatype;
+pub const MPI_C_COMPLEX: MPI_Datatype = 0x212 as MPI_Datatype;
+pub const MPI_CXX_FLOAT_COMPLEX: MPI_Datatype = 0x213 as MPI_Datatype;
+pub const MPI_DOUBLE: MPI_Datatype = 0x214 as MPI_Datatype;
+pub const MPI_C_DOUBLE_COMPLEX: MPI_Datatype = 0x216 as MPI_Datatype;
+pub const MPI_CXX_DOUBLE_COMPLEX: MPI_Datatype = 0x217 as MPI_Datatype;
+pub const MPI_LONG_DOUBLE: MPI_Datatype = 0x220 as MPI_Datatype;
+pub const MPI_C_LONG_DOUBLE_COMPLEX: MPI_Datatype = 0x224 as MPI_Datatype;
+pub const MPI_CXX_LONG_DOUBLE_COMPLEX: MPI_Datatype = 0x225 as MPI_Datatype;
+pub const MPI_FLOAT_INT: MPI_Datatype = 0x228 as MPI_Datatype;
+pub const MPI_DOUBLE_INT: MPI_Datatype = 0x229 as MPI_Datatype;
+pub const MPI_LONG_INT: MPI_Datatype = 0x22a as MPI_Datatype;
+pub const MPI_2INT: MPI_Datatype = 0x22b as MPI_Datatype;
+pub const MPI_SHORT_INT: MPI_Datatype = 0x22c as MPI_Datatype;
+pub const MPI_LONG_DOUBLE_INT: MPI_Datatype = 0x22d as MPI_Datatype;
+pub const MPI_C_BOOL: MPI_Datatype = 0x238 as MPI_Datatype;
+pub const MPI_CXX_BOOL: MPI_Datatype = 0x239 as MPI_Datatype;
+pub const MPI_WCHAR: MPI_Datatype = 0x23c as MPI_Datatype;
+pub const MPI_INT8_T: MPI_Datatype = 0x240 as MPI_Datatype;
+pub const MPI_UINT8_T: MPI_Datatype = 0x241 as MPI_Datatype;
+pub const MPI_CHAR: MPI_Datatype = 0x243 as MPI_Datatype;
+pub const MPI_SIGNED_CHAR: MPI_Datatype = 0x244 as MPI_Datatype;
+pub const MPI_UNSIGNED_CHAR: MPI_Datatype = 0x245 as MPI_Datatype;
+pub const MPI_BYTE: MPI_Datatype = 0x247 as MPI_Datatype;
+pub const MPI_INT16_T: MPI_Datatype = 0x248 as MPI_Datatype;
+pub const MPI_UINT16_T: MPI_Datatype = 0x249 as MPI_Datatype;
+pub const MPI_INT32_T: MPI_Datatype = 0x250 as MPI_Datatype;
+pub const MPI_UINT32_T: MPI_Datatype = 0x251 as MPI_Datatype;
+pub const MPI_INT64_T: MPI_Datatype = 0x258 as MPI_Datatype;
+pub const MPI_UINT64_T: MPI_Datatype = 0x259 as MPI_Datatype;
+
+// ----- buffer and ignore sentinels -----
+
+pub const MPI_BOTTOM: *mut c_void = 0 as *mut c_void;
+pub const MPI_IN_PLACE: *mut c_void = 1 as *mut c_void;
+pub const MPI_STATUS_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
+pub const MPI_STATUSES_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
+pub const MPI_ERRCODES_IGNORE: *mut c_int = 0 as *mut c_int;
+
+// ----- versions and string sizes -----
+
+pub const MPI_VERSION: c_int = 5;
+pub const MPI_SUBVERSION: c_int = 0;
+pub const MPI_MAX_ERROR_STRING: c_int = 512;
+pub const MPI_MAX_LIBRARY_VERSION_STRING: c_int = 8192;
+pub const MPI_MAX_PROCESSOR_NAME: c_int = 256;
+pub const MPI_MAX_OBJECT_NAME: c_int = 128;
+
+// ----- rank, tag and other sentinels -----
+
+pub const MPI_ANY_SOURCE: c_int = -1;
+pub const MPI_PROC_NULL: c_int = -2;
+pub const MPI_ROOT: c_int = -3;
+pub const MPI_ANY_TAG: c_int = -31;
+pub const MPI_UNDEFINED: c_int = -32766;
+
+pub const MPI_THREAD_SINGLE: c_int = 0;
+pub const MPI_THREAD_FUNNELED: c_int = 1;
+pub const MPI_THREAD_SERIALIZED: c_int = 2;
+pub const MPI_THREAD_MULTIPLE: c_int = 7;
+
+pub const MPI_IDENT: c_int = 101;
+pub const MPI_CONGRUENT: c_int = 102;
+pub const MPI_SIMILAR: c_int = 103;
+pub const MPI_UNEQUAL: c_int = 104;
+
+pub const MPI_TAG_UB: c_int = 10001;
+pub const MPI_IO: c_int = 10002;
+pub const MPI_HOST: c_int = 10003;
+pub const MPI_WTIME_IS_GLOBAL: c_int = 10004;
+pub const MPI_APPNUM: c_int = 10005;
+pub const MPI_LASTUSEDCODE: c_int = 10006;
+pub const MPI_UNIVERSE_SIZE: c_int = 10007;
+
+// ----- error classes (standard ABI values) -----
+
+pub const MPI_SUCCESS: c_int = 0;
+pub const MPI_ERR_BUFFER: c_int = 1;
+pub const MPI_ERR_COUNT: c_int = 2;
+pub const MPI_ERR_TYPE: c_int = 3;
+pub const MPI_ERR_TAG: c_int = 4;
+pub const MPI_ERR_COMM: c_int = 5;
+pub const MPI_ERR_RANK: c_int = 6;
+pub const MPI_ERR_REQUEST: c_int = 7;
+pub const MPI_ERR_ROOT: c_int = 8;
+pub const MPI_ERR_GROUP: c_int = 9;
+pub const MPI_ERR_OP: c_int = 10;
+pub const MPI_ERR_TOPOLOGY: c_int = 11;
+pub const MPI_ERR_DIMS: c_int = 12;
+pub const MPI_ERR_ARG: c_int = 13;
+pub const MPI_ERR_UNKNOWN: c_int = 14;
+pub const MPI_ERR_TRUNCATE: c_int = 15;
+pub const MPI_ERR_OTHER: c_int = 16;
+pub const MPI_ERR_INTERN: c_int = 17;
+pub const MPI_ERR_PENDING: c_int = 18;
+pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_INFO: c_int = 34;
+pub const MPI_ERR_NO_MEM: c_int = 39;
+pub const MPI_ERR_PROC_ABORTED: c_int = 44;
+pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
+pub const MPI_ERR_ERRHANDLER: c_int = 61;
+/// mpicd extension: a peer process failed or became unreachable.
+pub const MPIX_ERR_PROC_FAILED: c_int = 75;
+/// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.
+pub const MPIX_ERR_NOT_INITIALIZED: c_int = 76;
+pub const MPI_ERR_LASTCODE: c_int = 0x3fff;

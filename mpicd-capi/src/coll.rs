@@ -1,0 +1,660 @@
+//! Collective calls on predefined datatypes: Barrier, Bcast, Reduce, Allreduce, Gather(v),
+//! Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the core's
+//! (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers.
+
+use crate::abi::*;
+use crate::comms::run_on;
+use crate::errors::{fail, CResult};
+use crate::types::{byte_len, get_basic, Basic, Kind};
+use mpicd::collective::{self, ReduceOp};
+use mpicd::Communicator;
+use std::ffi::{c_int, c_void};
+
+fn in_place(p: *const c_void) -> bool {
+    std::ptr::eq(p, MPI_IN_PLACE)
+}
+
+/// A readable byte slice of `len` bytes at `p` (empty for len 0).
+///
+/// # Safety
+/// `p` must be readable for `len` bytes while the slice lives.
+unsafe fn bytes<'a>(p: *const c_void, len: usize) -> CResult<&'a [u8]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() || in_place(p) {
+        return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
+    }
+    // SAFETY: forwarded from the caller.
+    Ok(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
+}
+
+/// A writable byte slice of `len` bytes at `p`.
+///
+/// # Safety
+/// `p` must be writable for `len` bytes and not otherwise accessed while the slice lives.
+unsafe fn bytes_mut<'a>(p: *mut c_void, len: usize) -> CResult<&'a mut [u8]> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() || in_place(p) {
+        return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
+    }
+    // SAFETY: forwarded from the caller.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) })
+}
+
+fn check_root(c: &Communicator, root: c_int) -> CResult<()> {
+    if (0..c.size()).contains(&root) {
+        Ok(())
+    } else {
+        Err(fail(
+            MPI_ERR_ROOT,
+            format!("invalid root {root} (size {})", c.size()),
+        ))
+    }
+}
+
+/// The core op of a predefined op handle, checked against the datatype.
+fn reduce_op(op: MPI_Op, b: Basic) -> CResult<ReduceOp> {
+    let o = |h: MPI_Op| h as usize;
+    let (rop, ok) = match op as usize {
+        x if x == o(MPI_SUM) => (ReduceOp::Sum, matches!(b.kind, Kind::Integer | Kind::Float)),
+        x if x == o(MPI_PROD) => (
+            ReduceOp::Prod,
+            matches!(b.kind, Kind::Integer | Kind::Float),
+        ),
+        x if x == o(MPI_MAX) => (ReduceOp::Max, matches!(b.kind, Kind::Integer | Kind::Float)),
+        x if x == o(MPI_MIN) => (ReduceOp::Min, matches!(b.kind, Kind::Integer | Kind::Float)),
+        x if x == o(MPI_LAND) => (ReduceOp::Land, matches!(b.kind, Kind::Integer | Kind::Bool)),
+        x if x == o(MPI_LOR) => (ReduceOp::Lor, matches!(b.kind, Kind::Integer | Kind::Bool)),
+        x if x == o(MPI_LXOR) => (ReduceOp::Lxor, matches!(b.kind, Kind::Integer | Kind::Bool)),
+        x if x == o(MPI_BAND) => (
+            ReduceOp::Band,
+            matches!(b.kind, Kind::Integer | Kind::Bytes),
+        ),
+        x if x == o(MPI_BOR) => (ReduceOp::Bor, matches!(b.kind, Kind::Integer | Kind::Bytes)),
+        x if x == o(MPI_BXOR) => (
+            ReduceOp::Bxor,
+            matches!(b.kind, Kind::Integer | Kind::Bytes),
+        ),
+        _ => {
+            return Err(fail(
+                MPI_ERR_OP,
+                "unknown or unsupported reduction operation",
+            ))
+        }
+    };
+    if !ok {
+        return Err(fail(
+            MPI_ERR_OP,
+            format!("{rop:?} is not defined on this datatype"),
+        ));
+    }
+    Ok(rop)
+}
+
+fn count(n: c_int) -> CResult<i64> {
+    if n < 0 {
+        return Err(fail(MPI_ERR_COUNT, format!("negative count {n}")));
+    }
+    Ok(n as i64)
+}
+
+/// Blocks until every member has called it.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+    run_on("Barrier", comm, |c| c.barrier().map_err(Into::into))
+}
+
+/// Broadcasts from `root`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Bcast", comm, |c| {
+        check_root(&c, root)?;
+        let len = byte_len(self::count(count)?, get_basic(datatype)?)?;
+        // SAFETY: MPI requires `count` elements at `buffer`.
+        let buf = unsafe { bytes_mut(buffer, len) }?;
+        collective::bcast(&c, buf, root).map_err(Into::into)
+    })
+}
+
+/// Reduces to `root`; MPI_IN_PLACE as the root's sendbuf takes its recvbuf.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Reduce", comm, |c| {
+        check_root(&c, root)?;
+        let b = get_basic(datatype)?;
+        let rop = reduce_op(op, b)?;
+        let len = byte_len(self::count(count)?, b)?;
+        let at_root = c.rank() == root;
+        let mine: Vec<u8>;
+        let send = if at_root && in_place(sendbuf) {
+            // SAFETY: MPI requires `count` elements at the root's recvbuf.
+            mine = unsafe { bytes(recvbuf, len) }?.to_vec();
+            &mine[..]
+        } else {
+            // SAFETY: MPI requires `count` elements at sendbuf.
+            unsafe { bytes(sendbuf, len) }?
+        };
+        let recv = if at_root {
+            // SAFETY: as above; `send` is a copy or a distinct buffer (MPI forbids aliasing).
+            Some(unsafe { bytes_mut(recvbuf, len) }?)
+        } else {
+            None
+        };
+        collective::reduce(&c, send, recv, b.elem, rop, root).map_err(Into::into)
+    })
+}
+
+/// Reduces; every member gets the result. MPI_IN_PLACE as sendbuf takes recvbuf.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Allreduce", comm, |c| {
+        let b = get_basic(datatype)?;
+        let rop = reduce_op(op, b)?;
+        let len = byte_len(self::count(count)?, b)?;
+        if !in_place(sendbuf) {
+            // SAFETY: MPI requires `count` elements at sendbuf, distinct from recvbuf.
+            let send = unsafe { bytes(sendbuf, len) }?.to_vec();
+            // SAFETY: as below.
+            unsafe { bytes_mut(recvbuf, len) }?.copy_from_slice(&send);
+        }
+        // SAFETY: MPI requires `count` elements at recvbuf.
+        let buf = unsafe { bytes_mut(recvbuf, len) }?;
+        collective::allreduce(&c, buf, b.elem, rop).map_err(Into::into)
+    })
+}
+
+/// The byte offset and length of block `i` of a v-layout (or the uniform layout).
+struct Layout {
+    offsets: Vec<usize>,
+    lens: Vec<usize>,
+}
+
+impl Layout {
+    fn uniform(n: usize, count: c_int, b: Basic) -> CResult<Layout> {
+        let len = byte_len(self::count(count)?, b)?;
+        Ok(Layout {
+            offsets: (0..n).map(|i| i * len).collect(),
+            lens: vec![len; n],
+        })
+    }
+
+    /// # Safety
+    /// `counts` and `displs` must hold `n` entries each.
+    unsafe fn varying(
+        n: usize,
+        counts: *const c_int,
+        displs: *const c_int,
+        b: Basic,
+    ) -> CResult<Layout> {
+        if n > 0 && (counts.is_null() || displs.is_null()) {
+            return Err(fail(MPI_ERR_ARG, "null counts or displacements"));
+        }
+        let mut l = Layout {
+            offsets: Vec::with_capacity(n),
+            lens: Vec::with_capacity(n),
+        };
+        for i in 0..n {
+            // SAFETY: n entries per the caller.
+            let (c, d) = unsafe { (*counts.add(i), *displs.add(i)) };
+            if d < 0 {
+                return Err(fail(MPI_ERR_ARG, format!("negative displacement {d}")));
+            }
+            l.lens.push(byte_len(c as i64, b)?);
+            l.offsets.push(byte_len(d as i64, b)?);
+        }
+        Ok(l)
+    }
+
+    fn end(&self) -> usize {
+        self.offsets
+            .iter()
+            .zip(&self.lens)
+            .map(|(o, l)| o + l)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Copies the received pieces into `base` (pieces longer than their block: truncation).
+    ///
+    /// # Safety
+    /// `base` must be writable for `self.end()` bytes.
+    unsafe fn scatter_into(
+        &self,
+        base: *mut c_void,
+        pieces: &[Vec<u8>],
+        skip: Option<usize>,
+    ) -> CResult<()> {
+        for (i, piece) in pieces.iter().enumerate() {
+            if Some(i) == skip {
+                continue;
+            }
+            if piece.len() > self.lens[i] {
+                return Err(fail(
+                    MPI_ERR_TRUNCATE,
+                    format!(
+                        "rank {i} sent {} bytes for a {}-byte block",
+                        piece.len(),
+                        self.lens[i]
+                    ),
+                ));
+            }
+            // SAFETY: within `end()` bytes per the caller.
+            let dst = unsafe {
+                bytes_mut(
+                    (base as *mut u8).add(self.offsets[i]) as *mut c_void,
+                    piece.len(),
+                )
+            }?;
+            dst.copy_from_slice(piece);
+        }
+        Ok(())
+    }
+
+    /// The block `i` of `base`.
+    ///
+    /// # Safety
+    /// `base` must be readable for `self.end()` bytes.
+    unsafe fn block<'a>(&self, base: *const c_void, i: usize) -> CResult<&'a [u8]> {
+        // SAFETY: within `end()` bytes per the caller.
+        unsafe {
+            bytes(
+                (base as *const u8).add(self.offsets[i]) as *const c_void,
+                self.lens[i],
+            )
+        }
+    }
+}
+
+/// Shared body of Gather and Gatherv.
+///
+/// # Safety
+/// Buffers as MPI_Gather requires.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    layout: impl FnOnce(Basic) -> CResult<Layout>,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> CResult<()> {
+    check_root(c, root)?;
+    let at_root = c.rank() == root;
+    let recv = if at_root {
+        let rb = get_basic(recvtype)?;
+        Some(layout(rb)?)
+    } else {
+        None
+    };
+    let mine = match (&recv, in_place(sendbuf) && at_root) {
+        // SAFETY: the root's own block of recvbuf.
+        (Some(l), true) => unsafe { l.block(recvbuf, root as usize) }?,
+        _ => {
+            let len = byte_len(count(sendcount)?, get_basic(sendtype)?)?;
+            // SAFETY: MPI requires `sendcount` elements at sendbuf.
+            unsafe { bytes(sendbuf, len) }?
+        }
+    };
+    let pieces = collective::gather(c, mine, root)?;
+    if let (Some(l), Some(pieces)) = (recv, pieces) {
+        let skip = in_place(sendbuf).then_some(root as usize);
+        // SAFETY: MPI requires the root's recvbuf to hold every block.
+        unsafe { l.scatter_into(recvbuf, &pieces, skip) }?;
+    }
+    Ok(())
+}
+
+/// Gathers equal blocks at `root`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Gather", comm, |c| {
+        let n = c.size() as usize;
+        // SAFETY: buffers as MPI requires.
+        unsafe {
+            gather(
+                &c,
+                sendbuf,
+                sendcount,
+                sendtype,
+                recvbuf,
+                |b| Layout::uniform(n, recvcount, b),
+                recvtype,
+                root,
+            )
+        }
+    })
+}
+
+/// Gathers blocks of varying sizes at `root`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Gatherv", comm, |c| {
+        let n = c.size() as usize;
+        // SAFETY: buffers and arrays as MPI requires.
+        unsafe {
+            gather(
+                &c,
+                sendbuf,
+                sendcount,
+                sendtype,
+                recvbuf,
+                |b| Layout::varying(n, recvcounts, displs, b),
+                recvtype,
+                root,
+            )
+        }
+    })
+}
+
+/// Shared body of Scatter and Scatterv.
+///
+/// # Safety
+/// Buffers as MPI_Scatter requires.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    layout: impl FnOnce(Basic) -> CResult<Layout>,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> CResult<()> {
+    check_root(c, root)?;
+    let at_root = c.rank() == root;
+    let pieces: Option<Vec<&[u8]>> = if at_root {
+        let l = layout(get_basic(sendtype)?)?;
+        let mut all = Vec::with_capacity(c.size() as usize);
+        for i in 0..c.size() as usize {
+            // SAFETY: MPI requires the root's sendbuf to hold every block.
+            all.push(unsafe { l.block(sendbuf, i) }?);
+        }
+        Some(all)
+    } else {
+        None
+    };
+    let mine = collective::scatter(c, pieces.as_deref(), root)?;
+    if at_root && in_place(recvbuf) {
+        return Ok(());
+    }
+    let len = byte_len(count(recvcount)?, get_basic(recvtype)?)?;
+    if mine.len() > len {
+        return Err(fail(
+            MPI_ERR_TRUNCATE,
+            format!("{} bytes scattered into a {len}-byte buffer", mine.len()),
+        ));
+    }
+    // SAFETY: MPI requires `recvcount` elements at recvbuf.
+    unsafe { bytes_mut(recvbuf, mine.len()) }?.copy_from_slice(&mine);
+    Ok(())
+}
+
+/// Scatters equal blocks from `root`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Scatter", comm, |c| {
+        let n = c.size() as usize;
+        // SAFETY: buffers as MPI requires.
+        unsafe {
+            scatter(
+                &c,
+                sendbuf,
+                |b| Layout::uniform(n, sendcount, b),
+                sendtype,
+                recvbuf,
+                recvcount,
+                recvtype,
+                root,
+            )
+        }
+    })
+}
+
+/// Scatters blocks of varying sizes from `root`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Scatterv", comm, |c| {
+        let n = c.size() as usize;
+        // SAFETY: buffers and arrays as MPI requires.
+        unsafe {
+            scatter(
+                &c,
+                sendbuf,
+                |b| Layout::varying(n, sendcounts, displs, b),
+                sendtype,
+                recvbuf,
+                recvcount,
+                recvtype,
+                root,
+            )
+        }
+    })
+}
+
+/// Shared body of Allgather and Allgatherv.
+///
+/// # Safety
+/// Buffers as MPI_Allgather requires.
+unsafe fn allgather(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    l: Layout,
+) -> CResult<()> {
+    let me = c.rank() as usize;
+    let mine = if in_place(sendbuf) {
+        // SAFETY: this rank's block of recvbuf.
+        unsafe { l.block(recvbuf, me) }?.to_vec()
+    } else {
+        let len = byte_len(count(sendcount)?, get_basic(sendtype)?)?;
+        // SAFETY: MPI requires `sendcount` elements at sendbuf.
+        unsafe { bytes(sendbuf, len) }?.to_vec()
+    };
+    let pieces = collective::allgather(c, &mine)?;
+    // SAFETY: MPI requires recvbuf to hold every block.
+    unsafe { l.scatter_into(recvbuf, &pieces, None) }
+}
+
+/// Every member gets every member's block.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Allgather", comm, |c| {
+        let l = Layout::uniform(c.size() as usize, recvcount, get_basic(recvtype)?)?;
+        // SAFETY: buffers as MPI requires.
+        unsafe { allgather(&c, sendbuf, sendcount, sendtype, recvbuf, l) }
+    })
+}
+
+/// Every member gets every member's block, of varying sizes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Allgatherv", comm, |c| {
+        let b = get_basic(recvtype)?;
+        // SAFETY: arrays as MPI requires.
+        let l = unsafe { Layout::varying(c.size() as usize, recvcounts, displs, b) }?;
+        // SAFETY: buffers as MPI requires.
+        unsafe { allgather(&c, sendbuf, sendcount, sendtype, recvbuf, l) }
+    })
+}
+
+/// Shared body of Alltoall and Alltoallv.
+///
+/// # Safety
+/// Buffers as MPI_Alltoall requires.
+unsafe fn alltoall(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    send: Option<Layout>,
+    recvbuf: *mut c_void,
+    recv: Layout,
+) -> CResult<()> {
+    let n = c.size() as usize;
+    let copy: Vec<u8>;
+    let (sendbuf, send) = match send {
+        Some(s) if !in_place(sendbuf) => (sendbuf, s),
+        _ => {
+            // SAFETY: MPI requires recvbuf to hold every block.
+            copy = unsafe { bytes(recvbuf, recv.end()) }?.to_vec();
+            let l = Layout {
+                offsets: recv.offsets.clone(),
+                lens: recv.lens.clone(),
+            };
+            (copy.as_ptr() as *const c_void, l)
+        }
+    };
+    let mut outgoing = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: MPI requires sendbuf to hold every block.
+        outgoing.push(unsafe { send.block(sendbuf, i) }?);
+    }
+    let mut incoming: Vec<Vec<u8>> = recv.lens.iter().map(|&l| vec![0u8; l]).collect();
+    let mut slots: Vec<&mut [u8]> = incoming.iter_mut().map(|v| &mut v[..]).collect();
+    collective::alltoall(c, &outgoing, &mut slots)?;
+    // SAFETY: MPI requires recvbuf to hold every block.
+    unsafe { recv.scatter_into(recvbuf, &incoming, None) }
+}
+
+/// Each member sends block i to member i.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Alltoall", comm, |c| {
+        let n = c.size() as usize;
+        let recv = Layout::uniform(n, recvcount, get_basic(recvtype)?)?;
+        let send = if in_place(sendbuf) {
+            None
+        } else {
+            Some(Layout::uniform(n, sendcount, get_basic(sendtype)?)?)
+        };
+        // SAFETY: buffers as MPI requires.
+        unsafe { alltoall(&c, sendbuf, send, recvbuf, recv) }
+    })
+}
+
+/// Each member sends block i (of varying size) to member i.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    run_on("Alltoallv", comm, |c| {
+        let n = c.size() as usize;
+        // SAFETY: arrays as MPI requires.
+        let recv = unsafe { Layout::varying(n, recvcounts, rdispls, get_basic(recvtype)?) }?;
+        let send = if in_place(sendbuf) {
+            None
+        } else {
+            // SAFETY: as above.
+            Some(unsafe { Layout::varying(n, sendcounts, sdispls, get_basic(sendtype)?) }?)
+        };
+        // SAFETY: buffers as MPI requires.
+        unsafe { alltoall(&c, sendbuf, send, recvbuf, recv) }
+    })
+}

@@ -1,0 +1,246 @@
+//! Communicator handles: the table (with MPI_COMM_WORLD and MPI_COMM_SELF at their predefined
+//! values), each communicator's error handler, and the communicator calls.
+
+use crate::abi::*;
+use crate::env::{check_live, out};
+use crate::errors::{fail, run, CResult, Errh};
+use crate::handles::{Table, COMM_BASE};
+use mpicd::Communicator;
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// A live communicator and its error handler.
+pub(crate) struct CommEntry {
+    pub comm: Arc<Communicator>,
+    pub errh: Errh,
+}
+
+impl CommEntry {
+    pub(crate) fn new(comm: Arc<Communicator>, errh: Errh) -> CommEntry {
+        CommEntry { comm, errh }
+    }
+}
+
+pub(crate) static COMMS: Table<CommEntry> = Table::new(COMM_BASE);
+
+/// The communicator of a handle.
+pub(crate) fn get(h: MPI_Comm) -> CResult<Arc<Communicator>> {
+    check_live()?;
+    if h == MPI_COMM_NULL || h.is_null() {
+        return Err(fail(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"));
+    }
+    COMMS
+        .with(h as usize, |e| Arc::clone(&e.comm))
+        .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
+}
+
+/// The error handler of errors not tied to a communicator: MPI_COMM_WORLD's (as MPICH and
+/// Open MPI 4 do), MPI_ERRORS_ARE_FATAL before init.
+pub(crate) fn default_errh() -> Errh {
+    COMMS
+        .with(MPI_COMM_WORLD as usize, |e| e.errh)
+        .unwrap_or(Errh::Fatal)
+}
+
+/// The error handler of `h`, or the default one for an invalid handle.
+pub(crate) fn errh(h: MPI_Comm) -> Errh {
+    COMMS
+        .with(h as usize, |e| e.errh)
+        .unwrap_or_else(default_errh)
+}
+
+/// Runs a call on communicator `comm` under its error handler.
+pub(crate) fn run_on(
+    name: &'static str,
+    comm: MPI_Comm,
+    body: impl FnOnce(Arc<Communicator>) -> CResult<()>,
+) -> c_int {
+    run(name, errh(comm), |_| body(get(comm)?))
+}
+
+fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
+    COMMS.insert(CommEntry::new(Arc::new(comm), errh)) as MPI_Comm
+}
+
+/// This process's rank in `comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
+    run_on("Comm_rank", comm, |c| out(rank, c.rank()))
+}
+
+/// The number of processes in `comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    run_on("Comm_size", comm, |c| out(size, c.size()))
+}
+
+/// A new communicator with the same group (collective); it inherits the error handler.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    run_on("Comm_dup", comm, |c| {
+        if newcomm.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null newcomm"));
+        }
+        let dup = c.dup()?;
+        out(newcomm, insert(dup, errh(comm)))
+    })
+}
+
+/// Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    run_on("Comm_split", comm, |c| {
+        if newcomm.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null newcomm"));
+        }
+        if color < 0 && color != MPI_UNDEFINED {
+            return Err(fail(MPI_ERR_ARG, format!("negative color {color}")));
+        }
+        let color = if color == MPI_UNDEFINED {
+            mpicd::UNDEFINED
+        } else {
+            color
+        };
+        let made = match c.split(color, key)? {
+            Some(split) => insert(split, errh(comm)),
+            None => MPI_COMM_NULL,
+        };
+        out(newcomm, made)
+    })
+}
+
+/// Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    let h = if comm.is_null() {
+        MPI_COMM_NULL
+    } else {
+        // SAFETY: non-null; MPI requires a valid pointer.
+        unsafe { *comm }
+    };
+    run_on("Comm_free", h, |_| {
+        if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+            return Err(fail(
+                MPI_ERR_COMM,
+                "predefined communicators cannot be freed",
+            ));
+        }
+        COMMS.remove(h as usize);
+        out(comm, MPI_COMM_NULL)
+    })
+}
+
+/// MPI_IDENT (same handle), MPI_CONGRUENT (same members in the same order), MPI_SIMILAR (same
+/// members) or MPI_UNEQUAL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_compare(
+    comm1: MPI_Comm,
+    comm2: MPI_Comm,
+    result: *mut c_int,
+) -> c_int {
+    run_on("Comm_compare", comm1, |a| {
+        let b = get(comm2)?;
+        let members = |c: &Communicator| -> CResult<Vec<u32>> {
+            (0..c.size())
+                .map(|r| c.world_rank(r).map_err(Into::into))
+                .collect()
+        };
+        let (ma, mb) = (members(&a)?, members(&b)?);
+        let verdict = if comm1 == comm2 {
+            MPI_IDENT
+        } else if ma == mb {
+            MPI_CONGRUENT
+        } else {
+            let (mut sa, mut sb) = (ma, mb);
+            sa.sort_unstable();
+            sb.sort_unstable();
+            if sa == sb {
+                MPI_SIMILAR
+            } else {
+                MPI_UNEQUAL
+            }
+        };
+        out(result, verdict)
+    })
+}
+
+/// Sets the error handler of `comm` (a predefined one).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_errhandler(
+    comm: MPI_Comm,
+    errhandler: MPI_Errhandler,
+) -> c_int {
+    run_on("Comm_set_errhandler", comm, |_| {
+        let e = Errh::from_handle(errhandler)
+            .ok_or_else(|| fail(MPI_ERR_ARG, "unknown error handler"))?;
+        COMMS
+            .with(comm as usize, |entry| entry.errh = e)
+            .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
+    })
+}
+
+/// The error handler of `comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(
+    comm: MPI_Comm,
+    errhandler: *mut MPI_Errhandler,
+) -> c_int {
+    run_on("Comm_get_errhandler", comm, |_| {
+        out(errhandler, errh(comm).handle())
+    })
+}
+
+/// Frees an error handler handle (the predefined ones stay valid).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
+    run("Errhandler_free", default_errh(), |_| {
+        if errhandler.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null errhandler"));
+        }
+        // SAFETY: checked non-null.
+        if Errh::from_handle(unsafe { *errhandler }).is_none() {
+            return Err(fail(MPI_ERR_ARG, "unknown error handler"));
+        }
+        out(errhandler, MPI_ERRHANDLER_NULL)
+    })
+}
+
+/// Values of the predefined attributes, which `MPI_Comm_get_attr` hands out by address.
+static TAG_UB_VALUE: c_int = mpicd::TAG_UB;
+static HOST_VALUE: c_int = MPI_PROC_NULL;
+static IO_VALUE: c_int = MPI_ANY_SOURCE;
+static WTIME_IS_GLOBAL_VALUE: c_int = 0;
+static LASTUSEDCODE_VALUE: c_int = MPI_ERR_LASTCODE;
+
+/// The predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
+/// MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_attr(
+    comm: MPI_Comm,
+    comm_keyval: c_int,
+    attribute_val: *mut std::ffi::c_void,
+    flag: *mut c_int,
+) -> c_int {
+    run_on("Comm_get_attr", comm, |_| {
+        let value: Option<&'static c_int> = match comm_keyval {
+            MPI_TAG_UB => Some(&TAG_UB_VALUE),
+            MPI_HOST => Some(&HOST_VALUE),
+            MPI_IO => Some(&IO_VALUE),
+            MPI_WTIME_IS_GLOBAL => Some(&WTIME_IS_GLOBAL_VALUE),
+            MPI_LASTUSEDCODE => Some(&LASTUSEDCODE_VALUE),
+            _ => None,
+        };
+        match value {
+            Some(v) => {
+                out(attribute_val as *mut *const c_int, v as *const c_int)?;
+                out(flag, 1)
+            }
+            None => out(flag, 0),
+        }
+    })
+}

@@ -1,0 +1,447 @@
+//! Point-to-point calls: Send, Ssend, Rsend, Isend, Issend, Irsend, Recv, Irecv, Sendrecv,
+//! Sendrecv_replace, for predefined datatypes (contiguous bytes) and custom datatypes (through
+//! the callback adapter).
+
+use crate::abi::*;
+use crate::comms::{errh, run_on};
+use crate::custom::Operation;
+use crate::env::out;
+use crate::errors::{fail, CResult};
+use crate::requests::{complete_now, insert, outcome_to_c, wait_progressing};
+use crate::types::{self, byte_len, Dtype};
+use mpicd::{Communicator, Request, SendMode};
+use std::ffi::{c_int, c_void};
+
+fn check_buf(buf: *const c_void, len: usize) -> CResult<()> {
+    if buf.is_null() && len > 0 {
+        return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
+    }
+    Ok(())
+}
+
+fn send_tag(tag: c_int) -> CResult<c_int> {
+    if tag < 0 {
+        return Err(fail(MPI_ERR_TAG, format!("invalid send tag {tag}")));
+    }
+    Ok(tag)
+}
+
+/// The core tag of a receive tag (MPI_ANY_TAG is -31 in the ABI, -1 in the core).
+pub(crate) fn recv_tag(tag: c_int) -> CResult<c_int> {
+    match tag {
+        MPI_ANY_TAG => Ok(mpicd::ANY_TAG),
+        t if t < 0 => Err(fail(MPI_ERR_TAG, format!("invalid receive tag {t}"))),
+        t => Ok(t),
+    }
+}
+
+fn count_of(count: i64) -> CResult<i64> {
+    if count < 0 {
+        return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    Ok(count)
+}
+
+/// Starts a send of `count` elements of `datatype` at `buf`.
+///
+/// # Safety
+/// `buf` must hold the data and stay unchanged until the request completes.
+pub(crate) unsafe fn start_send(
+    comm: &Communicator,
+    buf: *const c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    mode: SendMode,
+) -> CResult<Request<'static>> {
+    let tag = send_tag(tag)?;
+    match types::get(datatype)? {
+        Dtype::Basic(b) => {
+            let len = byte_len(count, b)?;
+            check_buf(buf, len)?;
+            // SAFETY: forwarded from the caller.
+            Ok(unsafe { comm.isend_raw(buf as *const u8, len, dest, tag, mode) }?)
+        }
+        Dtype::Custom(t) => {
+            let op = Operation::start(t, buf as *mut c_void, count_of(count)?)?;
+            Ok(comm.isend_state(Box::new(op), dest, tag, mode)?)
+        }
+    }
+}
+
+/// Starts a receive of up to `count` elements of `datatype` into `buf`; also returns the count
+/// a custom-typed receive reports.
+///
+/// # Safety
+/// `buf` must be writable and untouched until the request completes.
+pub(crate) unsafe fn start_recv(
+    comm: &Communicator,
+    buf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+) -> CResult<(Request<'static>, Option<i64>)> {
+    let tag = recv_tag(tag)?;
+    match types::get(datatype)? {
+        Dtype::Basic(b) => {
+            let len = byte_len(count, b)?;
+            check_buf(buf, len)?;
+            // SAFETY: forwarded from the caller.
+            let req = unsafe { comm.irecv_raw(buf as *mut u8, len, source, tag) }?;
+            Ok((req, None))
+        }
+        Dtype::Custom(t) => {
+            let count = count_of(count)?;
+            let op = Operation::start(t, buf, count)?;
+            Ok((comm.irecv_state(Box::new(op), source, tag)?, Some(count)))
+        }
+    }
+}
+
+/// Shared body of the blocking sends.
+///
+/// # Safety
+/// As for [`start_send`], for the duration of the call.
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_blocking(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> c_int {
+    run_on(name, comm, |c| {
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { start_send(&c, buf, count as i64, datatype, dest, tag, mode) }?;
+        let outcome = wait_progressing(vec![req]).pop();
+        outcome.unwrap_or(Err(mpicd::Error::InvalidRequest))?;
+        Ok(())
+    })
+}
+
+/// Shared body of the non-blocking sends.
+///
+/// # Safety
+/// As for [`start_send`], until the request completes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_started(
+    name: &'static str,
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    mode: SendMode,
+) -> c_int {
+    run_on(name, comm, |c| {
+        if request.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null request pointer"));
+        }
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { start_send(&c, buf, count as i64, datatype, dest, tag, mode) }?;
+        out(request, insert(req, errh(comm), None))
+    })
+}
+
+/// Sends; returns once the buffer can be reused.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Send(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_blocking(
+            "Send",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            SendMode::Standard,
+        )
+    }
+}
+
+/// Sends; returns once the receiver has matched the message.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ssend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_blocking(
+            "Ssend",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            SendMode::Synchronous,
+        )
+    }
+}
+
+/// Ready-mode send (a standard send in mpicd).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_blocking(
+            "Rsend",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            SendMode::Standard,
+        )
+    }
+}
+
+/// Starts a send; complete it with a wait or test call.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_started(
+            "Isend",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            request,
+            SendMode::Standard,
+        )
+    }
+}
+
+/// Starts a synchronous send.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Issend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_started(
+            "Issend",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            request,
+            SendMode::Synchronous,
+        )
+    }
+}
+
+/// Starts a ready-mode send (a standard send in mpicd).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe {
+        send_started(
+            "Irsend",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            request,
+            SendMode::Standard,
+        )
+    }
+}
+
+/// Receives a message.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    run_on("Recv", comm, |c| {
+        // SAFETY: the buffer is valid for the duration of this blocking call.
+        let (req, cc) = unsafe { start_recv(&c, buf, count as i64, datatype, source, tag) }?;
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { complete_now(req, cc, status) }
+    })
+}
+
+/// Starts a receive.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    run_on("Irecv", comm, |c| {
+        if request.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null request pointer"));
+        }
+        // SAFETY: MPI requires the buffer to stay valid until completion.
+        let (req, cc) = unsafe { start_recv(&c, buf, count as i64, datatype, source, tag) }?;
+        out(request, insert(req, errh(comm), cc))
+    })
+}
+
+/// Sends and receives at once (no deadlock whatever the order of the peers).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    run_on("Sendrecv", comm, |c| {
+        // SAFETY: both buffers are valid for the duration of this blocking call.
+        let (recv, cc) =
+            unsafe { start_recv(&c, recvbuf, recvcount as i64, recvtype, source, recvtag) }?;
+        let send = unsafe {
+            start_send(
+                &c,
+                sendbuf,
+                sendcount as i64,
+                sendtype,
+                dest,
+                sendtag,
+                SendMode::Standard,
+            )
+        };
+        let send = match send {
+            Ok(s) => s,
+            Err(f) => {
+                let _ = recv.cancel();
+                return Err(f);
+            }
+        };
+        let mut outcomes = wait_progressing(vec![recv, send]).into_iter();
+        let received = outcomes.next().unwrap_or(Err(mpicd::Error::InvalidRequest));
+        outcomes
+            .next()
+            .unwrap_or(Err(mpicd::Error::InvalidRequest))?;
+        let (s, failure) = outcome_to_c(received, cc);
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { crate::status::store(status, s) };
+        Ok(())
+    })
+}
+
+/// Sends the buffer and replaces it with the received message (predefined types).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    run_on("Sendrecv_replace", comm, |c| {
+        let b = types::get_basic(datatype)?;
+        let len = byte_len(count as i64, b)?;
+        check_buf(buf, len)?;
+        let mut incoming = vec![0u8; len];
+        let tag = recv_tag(recvtag)?;
+        // SAFETY: `incoming` outlives the request, which is waited for below.
+        let recv = unsafe { c.irecv_raw(incoming.as_mut_ptr(), len, source, tag) }?;
+        // SAFETY: `buf` is valid for this blocking call.
+        let send = unsafe {
+            start_send(
+                &c,
+                buf,
+                count as i64,
+                datatype,
+                dest,
+                sendtag,
+                SendMode::Standard,
+            )
+        }?;
+        let received = recv.wait();
+        send.wait()?;
+        let got = received?;
+        let n = (got.bytes.unwrap_or(0) as usize).min(len);
+        // SAFETY: `buf` holds `len` bytes (checked non-null when len > 0).
+        unsafe { std::ptr::copy_nonoverlapping(incoming.as_ptr(), buf as *mut u8, n) };
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { crate::status::store(status, crate::status::from_core(&got, None)) };
+        Ok(())
+    })
+}

@@ -1,0 +1,546 @@
+//! Request handles and the completion calls: Wait, Test and their all/any/some forms,
+//! Request_free and Cancel. A request handle owns the core request (or, once completed by a
+//! Testall that could not complete all, its outcome) and the error handler of its
+//! communicator.
+//!
+//! Progress: the core advances a custom-typed operation only when its own request is tested,
+//! so every blocking wait here also polls the other pending requests of the table
+//! ([`wait_progressing`]); otherwise `MPI_Isend(custom); MPI_Recv(...)` would stall.
+
+use crate::abi::*;
+use crate::comms::default_errh;
+use crate::env::out;
+use crate::errors::{fail, run, CResult, Ctx, Errh, Fail};
+use crate::handles::{Table, REQUEST_BASE};
+use crate::status;
+use mpicd::Request;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+enum Slot {
+    Active(Request<'static>),
+    Done(mpicd::Result<mpicd::Status>),
+}
+
+/// A live request.
+pub(crate) struct ReqEntry {
+    slot: Slot,
+    errh: Errh,
+    custom_count: Option<i64>,
+}
+
+static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
+/// Requests freed by MPI_Request_free while still pending: progressed until they complete.
+static DETACHED: Mutex<Vec<Request<'static>>> = Mutex::new(Vec::new());
+
+/// Makes a handle for a started operation.
+pub(crate) fn insert(req: Request<'static>, errh: Errh, custom_count: Option<i64>) -> MPI_Request {
+    REQUESTS.insert(ReqEntry {
+        slot: Slot::Active(req),
+        errh,
+        custom_count,
+    }) as MPI_Request
+}
+
+impl ReqEntry {
+    /// One non-blocking check; true once the outcome is known.
+    fn poll(&mut self) -> bool {
+        let outcome = match &mut self.slot {
+            Slot::Done(_) => return true,
+            Slot::Active(r) => match r.test() {
+                Ok(None) => return false,
+                Ok(Some(s)) => Ok(s),
+                Err(e) => Err(e),
+            },
+        };
+        self.slot = Slot::Done(outcome);
+        true
+    }
+
+    /// Blocks until done; the C status and the failure, if any.
+    fn finish(self) -> (MPI_Status, Option<Fail>) {
+        let outcome = match self.slot {
+            Slot::Active(r) => wait_progressing(vec![r]).pop().unwrap_or(Ok(empty())),
+            Slot::Done(o) => o,
+        };
+        outcome_to_c(outcome, self.custom_count)
+    }
+}
+
+fn empty() -> mpicd::Status {
+    mpicd::Status::empty()
+}
+
+/// Polls every pending request of the table and those freed while pending.
+fn poll_pending() {
+    for h in REQUESTS.handles() {
+        if let Some(mut e) = REQUESTS.remove(h) {
+            e.poll();
+            REQUESTS.insert_at(h, e);
+        }
+    }
+    sweep_detached();
+}
+
+/// Waits for all of `reqs`, advancing every other pending request meanwhile; their outcomes
+/// in order.
+pub(crate) fn wait_progressing(reqs: Vec<Request<'static>>) -> Vec<mpicd::Result<mpicd::Status>> {
+    let mut slots: Vec<Slot> = reqs.into_iter().map(Slot::Active).collect();
+    loop {
+        let mut pending = 0;
+        for slot in slots.iter_mut() {
+            if let Slot::Active(r) = slot {
+                match r.test() {
+                    Ok(None) => pending += 1,
+                    Ok(Some(s)) => *slot = Slot::Done(Ok(s)),
+                    Err(e) => *slot = Slot::Done(Err(e)),
+                }
+            }
+        }
+        if pending == 0 {
+            break;
+        }
+        poll_pending();
+    }
+    slots
+        .into_iter()
+        .map(|s| match s {
+            Slot::Done(o) => o,
+            Slot::Active(_) => Err(mpicd::Error::InvalidRequest),
+        })
+        .collect()
+}
+
+/// The C status of an outcome, with MPI_ERROR set, and the failure if any.
+pub(crate) fn outcome_to_c(
+    outcome: mpicd::Result<mpicd::Status>,
+    custom_count: Option<i64>,
+) -> (MPI_Status, Option<Fail>) {
+    match outcome {
+        Ok(s) => (status::from_core(&s, custom_count), None),
+        Err(e) => {
+            let f = Fail::from(e);
+            let mut s = status::empty();
+            s.MPI_ERROR = f.code;
+            (s, Some(f))
+        }
+    }
+}
+
+/// Waits for a request of a blocking call and writes its status.
+///
+/// # Safety
+/// `out` is null or a writable status.
+pub(crate) unsafe fn complete_now(
+    req: Request<'static>,
+    custom_count: Option<i64>,
+    out: *mut MPI_Status,
+) -> CResult<()> {
+    let outcome = wait_progressing(vec![req]).pop().unwrap_or(Ok(empty()));
+    let (s, failure) = outcome_to_c(outcome, custom_count);
+    match failure {
+        Some(f) => Err(f),
+        None => {
+            // SAFETY: forwarded from the caller.
+            unsafe { status::store(out, s) };
+            Ok(())
+        }
+    }
+}
+
+fn take(h: MPI_Request) -> CResult<ReqEntry> {
+    REQUESTS
+        .remove(h as usize)
+        .ok_or_else(|| fail(MPI_ERR_REQUEST, "unknown or already freed request"))
+}
+
+fn exists(h: MPI_Request) -> bool {
+    h == MPI_REQUEST_NULL || REQUESTS.with(h as usize, |_| ()).is_some()
+}
+
+/// Progresses requests freed while pending; drops those that completed.
+fn sweep_detached() {
+    let mut list = std::mem::take(&mut *DETACHED.lock().unwrap_or_else(|p| p.into_inner()));
+    list.retain_mut(|r| matches!(r.test(), Ok(None)));
+    DETACHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(list);
+}
+
+/// Forgets every request (finalize): their buffers may be gone, and the engine reports them.
+pub(crate) fn abandon_all() {
+    for e in REQUESTS.drain() {
+        if let Slot::Active(r) = e.slot {
+            std::mem::forget(r);
+        }
+    }
+    for r in std::mem::take(&mut *DETACHED.lock().unwrap_or_else(|p| p.into_inner())) {
+        std::mem::forget(r);
+    }
+}
+
+fn requests<'a>(count: c_int, reqs: *mut MPI_Request) -> CResult<&'a mut [MPI_Request]> {
+    if count < 0 {
+        return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    if reqs.is_null() {
+        return Err(fail(MPI_ERR_ARG, "null array of requests"));
+    }
+    // SAFETY: MPI requires `count` requests at `reqs`.
+    let all = unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) };
+    if let Some(i) = all.iter().position(|&h| !exists(h)) {
+        return Err(fail(
+            MPI_ERR_REQUEST,
+            format!("request {i} is unknown or freed"),
+        ));
+    }
+    Ok(all)
+}
+
+/// Writes status `i` unless `statuses` is MPI_STATUSES_IGNORE.
+fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
+    if !statuses.is_null() {
+        // SAFETY: MPI requires one status per request.
+        unsafe { statuses.add(i).write(s) };
+    }
+}
+
+/// Completes the request of `*request`; its status and failure.
+fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<(MPI_Status, Option<Fail>)> {
+    if request.is_null() {
+        return Err(fail(MPI_ERR_ARG, "null request pointer"));
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { *request };
+    if h == MPI_REQUEST_NULL {
+        return Ok((status::empty(), None));
+    }
+    let entry = take(h)?;
+    ctx.errh = entry.errh;
+    sweep_detached();
+    // SAFETY: checked non-null.
+    unsafe { *request = MPI_REQUEST_NULL };
+    Ok(entry.finish())
+}
+
+/// Waits for a request; sets it to MPI_REQUEST_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    run("Wait", default_errh(), |ctx| {
+        let (s, failure) = wait_one(ctx, request)?;
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { status::store(status, s) };
+        failure.map_or(Ok(()), Err)
+    })
+}
+
+/// Tests a request; on completion sets it to MPI_REQUEST_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    run("Test", default_errh(), |ctx| {
+        if request.is_null() || flag.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null request or flag"));
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *request };
+        if h != MPI_REQUEST_NULL {
+            let mut entry = take(h)?;
+            ctx.errh = entry.errh;
+            sweep_detached();
+            if !entry.poll() {
+                REQUESTS.insert_at(h as usize, entry);
+                return out(flag, 0);
+            }
+            REQUESTS.insert_at(h as usize, entry);
+        }
+        out(flag, 1)?;
+        let (s, failure) = wait_one(ctx, request)?;
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { status::store(status, s) };
+        failure.map_or(Ok(()), Err)
+    })
+}
+
+/// Waits for all; on any failure returns MPI_ERR_IN_STATUS with each status's MPI_ERROR set.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    run("Waitall", default_errh(), |ctx| {
+        let all = requests(count, array_of_requests)?;
+        let mut first: Option<Fail> = None;
+        for (i, h) in all.iter_mut().enumerate() {
+            let (s, failure) = wait_one(ctx, h)?;
+            store_at(array_of_statuses, i, s);
+            if first.is_none() {
+                first = failure;
+            }
+        }
+        match first {
+            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
+            None => Ok(()),
+        }
+    })
+}
+
+/// One pass over the active requests: the indices of those now complete.
+fn poll_all(all: &[MPI_Request]) -> (Vec<usize>, usize) {
+    let mut done = Vec::new();
+    let mut active = 0;
+    for (i, &h) in all.iter().enumerate() {
+        if h == MPI_REQUEST_NULL {
+            continue;
+        }
+        active += 1;
+        let Some(mut entry) = REQUESTS.remove(h as usize) else {
+            continue;
+        };
+        if entry.poll() {
+            done.push(i);
+        }
+        REQUESTS.insert_at(h as usize, entry);
+    }
+    (done, active)
+}
+
+/// Tests all: completes them only if every one is complete.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    run("Testall", default_errh(), |ctx| {
+        let all = requests(count, array_of_requests)?;
+        sweep_detached();
+        let (done, active) = poll_all(all);
+        if done.len() < active {
+            return out(flag, 0);
+        }
+        out(flag, 1)?;
+        let mut first: Option<Fail> = None;
+        for (i, h) in all.iter_mut().enumerate() {
+            let (s, failure) = wait_one(ctx, h)?;
+            store_at(array_of_statuses, i, s);
+            if first.is_none() {
+                first = failure;
+            }
+        }
+        match first {
+            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Shared body of Waitany (`block`) and Testany.
+fn any(
+    ctx: &mut Ctx,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut MPI_Status,
+) -> CResult<()> {
+    let all = requests(count, reqs)?;
+    if index.is_null() {
+        return Err(fail(MPI_ERR_ARG, "null index"));
+    }
+    loop {
+        sweep_detached();
+        let (done, active) = poll_all(all);
+        if let Some(&i) = done.first() {
+            let (s, failure) = wait_one(ctx, &mut all[i])?;
+            out(index, i as c_int)?;
+            if let Some(flag) = flag {
+                out(flag, 1)?;
+            }
+            // SAFETY: MPI_STATUS_IGNORE or a writable status.
+            unsafe { status::store(status, s) };
+            return failure.map_or(Ok(()), Err);
+        }
+        if active == 0 {
+            out(index, MPI_UNDEFINED)?;
+            if let Some(flag) = flag {
+                out(flag, 1)?;
+            }
+            // SAFETY: as above.
+            unsafe { status::store(status, status::empty()) };
+            return Ok(());
+        }
+        if let Some(flag) = flag {
+            out(index, MPI_UNDEFINED)?;
+            return out(flag, 0);
+        }
+        poll_pending();
+    }
+}
+
+/// Waits until one active request completes; MPI_UNDEFINED if none is active.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    run("Waitany", default_errh(), |ctx| {
+        any(ctx, count, array_of_requests, index, None, status)
+    })
+}
+
+/// Completes one active request if any is complete.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    run("Testany", default_errh(), |ctx| {
+        if flag.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null flag"));
+        }
+        any(ctx, count, array_of_requests, index, Some(flag), status)
+    })
+}
+
+/// Shared body of Waitsome (`block`) and Testsome.
+fn some(
+    ctx: &mut Ctx,
+    count: c_int,
+    reqs: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    block: bool,
+) -> CResult<()> {
+    let all = requests(count, reqs)?;
+    if outcount.is_null() || (count > 0 && indices.is_null()) {
+        return Err(fail(MPI_ERR_ARG, "null outcount or indices"));
+    }
+    loop {
+        sweep_detached();
+        let (done, active) = poll_all(all);
+        if active == 0 {
+            return out(outcount, MPI_UNDEFINED);
+        }
+        if done.is_empty() && block {
+            poll_pending();
+            continue;
+        }
+        let mut first: Option<Fail> = None;
+        for (k, &i) in done.iter().enumerate() {
+            let (s, failure) = wait_one(ctx, &mut all[i])?;
+            // SAFETY: MPI requires room for `count` indices.
+            unsafe { indices.add(k).write(i as c_int) };
+            store_at(statuses, k, s);
+            if first.is_none() {
+                first = failure;
+            }
+        }
+        out(outcount, done.len() as c_int)?;
+        return match first {
+            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
+            None => Ok(()),
+        };
+    }
+}
+
+/// Waits until at least one active request completes; reports all that have.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    run("Waitsome", default_errh(), |ctx| {
+        some(
+            ctx,
+            incount,
+            array_of_requests,
+            outcount,
+            array_of_indices,
+            array_of_statuses,
+            true,
+        )
+    })
+}
+
+/// Reports every active request that has completed, without blocking.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    run("Testsome", default_errh(), |ctx| {
+        some(
+            ctx,
+            incount,
+            array_of_requests,
+            outcount,
+            array_of_indices,
+            array_of_statuses,
+            false,
+        )
+    })
+}
+
+/// Frees a request handle; a pending operation still completes in the background.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    run("Request_free", default_errh(), |ctx| {
+        if request.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null request pointer"));
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *request };
+        if h == MPI_REQUEST_NULL {
+            return Err(fail(MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"));
+        }
+        let entry = take(h)?;
+        ctx.errh = entry.errh;
+        if let Slot::Active(r) = entry.slot {
+            DETACHED.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+        }
+        out(request, MPI_REQUEST_NULL)
+    })
+}
+
+/// Asks a pending receive to cancel; its completion then reports it cancelled (see
+/// MPI_Test_cancelled). Sends cannot be cancelled and complete normally.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
+    run("Cancel", default_errh(), |ctx| {
+        if request.is_null() {
+            return Err(fail(MPI_ERR_ARG, "null request pointer"));
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *request };
+        let entry = take(h)?;
+        ctx.errh = entry.errh;
+        let outcome = match &entry.slot {
+            Slot::Active(r) => r.cancel(),
+            Slot::Done(_) => Ok(()),
+        };
+        REQUESTS.insert_at(h as usize, entry);
+        outcome.map_err(Into::into)
+    })
+}

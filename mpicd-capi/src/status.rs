@@ -1,0 +1,152 @@
+//! `MPI_Status` as mpicd fills it, and the calls that read it: Get_count, Get_elements,
+//! Test_cancelled. The internal fields hold the message size in bytes (two halves), flags
+//! (cancelled, size unknown, custom-typed receive), and the element count of a custom-typed
+//! receive (two halves).
+
+use crate::abi::*;
+use crate::comms::default_errh;
+use crate::env::out;
+use crate::errors::{fail, run, CResult};
+use crate::types::{self, Dtype};
+use std::ffi::c_int;
+
+const CANCELLED: c_int = 1;
+const SIZE_UNKNOWN: c_int = 2;
+const CUSTOM: c_int = 4;
+
+/// The status of an operation that carried no message.
+pub(crate) fn empty() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_PROC_NULL,
+        MPI_TAG: MPI_ANY_TAG,
+        MPI_ERROR: MPI_SUCCESS,
+        internal: [0; 5],
+    }
+}
+
+/// The C status of a core status; `custom_count` is the count of a custom-typed receive.
+pub(crate) fn from_core(s: &mpicd::Status, custom_count: Option<i64>) -> MPI_Status {
+    let bytes = s.bytes.unwrap_or(0);
+    let mut flags = 0;
+    if s.cancelled {
+        flags |= CANCELLED;
+    }
+    if s.bytes.is_none() {
+        flags |= SIZE_UNKNOWN;
+    }
+    let count = custom_count.unwrap_or(0) as u64;
+    if custom_count.is_some() {
+        flags |= CUSTOM;
+    }
+    MPI_Status {
+        MPI_SOURCE: s.source,
+        MPI_TAG: if s.tag == mpicd::ANY_TAG {
+            MPI_ANY_TAG
+        } else {
+            s.tag
+        },
+        MPI_ERROR: MPI_SUCCESS,
+        internal: [
+            bytes as u32 as c_int,
+            (bytes >> 32) as u32 as c_int,
+            flags,
+            count as u32 as c_int,
+            (count >> 32) as u32 as c_int,
+        ],
+    }
+}
+
+/// Writes a status unless the caller passed MPI_STATUS_IGNORE.
+///
+/// # Safety
+/// `out` is null or points to a writable `MPI_Status`.
+pub(crate) unsafe fn store(out: *mut MPI_Status, status: MPI_Status) {
+    if !out.is_null() {
+        // SAFETY: non-null and writable per the caller.
+        unsafe { out.write(status) };
+    }
+}
+
+fn halves(lo: c_int, hi: c_int) -> u64 {
+    (lo as u32 as u64) | ((hi as u32 as u64) << 32)
+}
+
+fn read<'a>(status: *const MPI_Status) -> CResult<&'a MPI_Status> {
+    if status.is_null() {
+        return Err(fail(
+            MPI_ERR_ARG,
+            "null status (MPI_STATUS_IGNORE cannot be read)",
+        ));
+    }
+    // SAFETY: non-null; MPI requires a valid status.
+    Ok(unsafe { &*status })
+}
+
+/// Elements of `datatype` in the message of `status`, MPI_UNDEFINED if not whole or unknown.
+#[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
+fn count_of(status: &MPI_Status, datatype: MPI_Datatype) -> CResult<i64> {
+    let flags = status.internal[2];
+    match types::get(datatype)? {
+        Dtype::Custom(_) if flags & CUSTOM != 0 => {
+            Ok(halves(status.internal[3], status.internal[4]) as i64)
+        }
+        Dtype::Custom(_) => Ok(MPI_UNDEFINED as i64),
+        Dtype::Basic(_) if flags & SIZE_UNKNOWN != 0 => Ok(MPI_UNDEFINED as i64),
+        Dtype::Basic(b) => {
+            let bytes = halves(status.internal[0], status.internal[1]);
+            if bytes % b.size as u64 == 0 {
+                Ok((bytes / b.size as u64) as i64)
+            } else {
+                Ok(MPI_UNDEFINED as i64)
+            }
+        }
+    }
+}
+
+fn narrow(n: i64) -> c_int {
+    c_int::try_from(n).unwrap_or(MPI_UNDEFINED)
+}
+
+/// Number of received elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    run("Get_count", default_errh(), |_| {
+        out(count, narrow(count_of(read(status)?, datatype)?))
+    })
+}
+
+/// [`MPI_Get_count`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_count_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    run("Get_count_c", default_errh(), |_| {
+        out(count, count_of(read(status)?, datatype)?)
+    })
+}
+
+/// Number of received basic elements (predefined types are their own basic elements).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    run("Get_elements", default_errh(), |_| {
+        out(count, narrow(count_of(read(status)?, datatype)?))
+    })
+}
+
+/// Whether the operation of `status` was cancelled.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    run("Test_cancelled", default_errh(), |_| {
+        out(flag, (read(status)?.internal[2] & CANCELLED != 0) as c_int)
+    })
+}

@@ -1,0 +1,94 @@
+//! Serde calls on communicators and matched messages: send any `T: Serialize` and receive any
+//! `T: DeserializeOwned` as one custom-typed message, without declaring a custom type. The
+//! encoding and its [`Region`](crate::custom::serde::Region) payloads are described in
+//! [`crate::custom::serde`].
+//!
+//! ```no_run
+//! use mpicd::SerdeExt;
+//! use std::collections::BTreeMap;
+//!
+//! let mpi = mpicd::init()?;
+//! let world = mpi.world();
+//! if world.rank() == 0 {
+//!     let table: BTreeMap<String, Vec<u32>> = [("a".to_string(), vec![1, 2])].into();
+//!     world.send_serde(&table, 1, 5)?;
+//! } else if world.rank() == 1 {
+//!     let table: BTreeMap<String, Vec<u32>> = world.recv_serde(0, 5)?;
+//!     assert_eq!(table["a"], vec![1, 2]);
+//! }
+//! # Ok::<(), mpicd::Error>(())
+//! ```
+
+use crate::custom::serde::{encode, SerdeBuffer};
+use crate::error::Result;
+use crate::{Communicator, Message, Request, SendMode, Status};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Serde sends and receives on a [`Communicator`].
+pub trait SerdeExt {
+    /// Sends `value` (standard mode).
+    fn send_serde<T: Serialize + ?Sized>(&self, value: &T, dest: i32, tag: i32) -> Result<()>;
+
+    /// Starts sending `value`. The value is encoded before this returns (its
+    /// [`Region`](crate::custom::serde::Region)s are shared with the send, not borrowed), so the
+    /// request does not borrow it.
+    fn isend_serde<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Request<'static>>;
+
+    /// Receives a `T`, whatever its size: one message, buffers sized from the message itself.
+    fn recv_serde<T: DeserializeOwned>(&self, source: i32, tag: i32) -> Result<T> {
+        self.recv_serde_with_status(source, tag).map(|(v, _)| v)
+    }
+
+    /// Receives a `T` and the status (source and tag, for wildcard receives).
+    fn recv_serde_with_status<T: DeserializeOwned>(
+        &self,
+        source: i32,
+        tag: i32,
+    ) -> Result<(T, Status)>;
+}
+
+impl SerdeExt for Communicator {
+    fn send_serde<T: Serialize + ?Sized>(&self, value: &T, dest: i32, tag: i32) -> Result<()> {
+        self.isend_serde(value, dest, tag)?.wait().map(drop)
+    }
+
+    fn isend_serde<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Request<'static>> {
+        let parts = encode(value)?.into_parts();
+        self.isend_state(Box::new(parts), dest, tag, SendMode::Standard)
+    }
+
+    fn recv_serde_with_status<T: DeserializeOwned>(
+        &self,
+        source: i32,
+        tag: i32,
+    ) -> Result<(T, Status)> {
+        let mut buffer = SerdeBuffer::new();
+        let status = self.recv_custom(&mut buffer, source, tag)?;
+        Ok((buffer.decode()?, status))
+    }
+}
+
+/// Serde receive of a message taken by a matched probe.
+pub trait MessageSerdeExt {
+    /// Receives the message as a `T`.
+    fn recv_serde<T: DeserializeOwned>(self) -> Result<(T, Status)>;
+}
+
+impl MessageSerdeExt for Message {
+    fn recv_serde<T: DeserializeOwned>(self) -> Result<(T, Status)> {
+        let mut buffer = SerdeBuffer::new();
+        let status = self.recv_custom(&mut buffer)?;
+        Ok((buffer.decode()?, status))
+    }
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# run-c-tests.sh: builds the C tests (tests/c/*.c) with our bin/mpicc against
+# target/release/libmpi.so and runs each under the launcher with 1 (singleton, no launcher),
+# 2, 3 and 4 ranks, over UCX's default transports (shm) and over UCX_TLS=tcp. Each test checks
+# the data it received and prints "<name>: all checks passed" from rank 0 on success.
+#
+# Usage: tests/run-c-tests.sh [NAME...]      (no names: every tests/c/*.c)
+# Environment:
+#   MPIRUN           launcher (default: Open MPI's mpirun, allowed to run as root, oversubscribed)
+#   C_TEST_RANKS     rank counts (default "1 2 3 4"; 1 runs the program alone as a singleton)
+#   C_TEST_MODES     transport modes (default "shm tcp")
+#   C_TEST_TIMEOUT   seconds per run (default 120)
+#   C_TEST_CFLAGS    compiler flags (default "-O1 -g -Wall -Wextra -Werror")
+# Needs `cargo build --release -p mpicd-capi` first (the Makefile's build does it).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+
+MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
+read -r -a MPIRUN_CMD <<<"$MPIRUN"
+RANKS=${C_TEST_RANKS:-1 2 3 4}
+MODES=${C_TEST_MODES:-shm tcp}
+TIMEOUT=${C_TEST_TIMEOUT:-120}
+read -r -a CFLAGS <<<"${C_TEST_CFLAGS:--O1 -g -Wall -Wextra -Werror}"
+OUT=target/c-tests
+mkdir -p "$OUT"
+
+if [[ ! -e target/release/libmpi.so ]]; then
+    echo "run-c-tests: target/release/libmpi.so missing: run cargo build --release -p mpicd-capi" >&2
+    exit 1
+fi
+
+names=("$@")
+if [[ ${#names[@]} -eq 0 ]]; then
+    for f in tests/c/*.c; do names+=("$(basename "$f" .c)"); done
+fi
+
+passed=0
+failed=0
+for name in "${names[@]}"; do
+    if ! bin/mpicc "${CFLAGS[@]}" -o "$OUT/$name" "tests/c/$name.c"; then
+        echo "FAIL $name: does not compile"
+        failed=$((failed + 1))
+        continue
+    fi
+    for mode in $MODES; do
+        env_mode=()
+        [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo)
+        for n in $RANKS; do
+            log="$OUT/$name.$mode.n$n.log"
+            if [[ $n == 1 ]]; then
+                cmd=("${env_mode[@]}" "$OUT/$name")
+            else
+                cmd=("${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" "$OUT/$name")
+            fi
+            if timeout "$TIMEOUT" "${cmd[@]}" >"$log" 2>&1 && grep -aq "$name: all checks passed" "$log"; then
+                echo "ok   $name ($mode, $n ranks)"
+                passed=$((passed + 1))
+            else
+                echo "FAIL $name ($mode, $n ranks): see $log"
+                grep -av "UCX  WARN" "$log" | tail -n 5 | sed 's/^/     /'
+                failed=$((failed + 1))
+            fi
+        done
+    done
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
