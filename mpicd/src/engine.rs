@@ -499,11 +499,15 @@ impl Engine {
 
     /// Progresses the transport and the multi-step operations.
     pub(crate) fn progress(&mut self) {
-        self.worker.progress();
-        if self.watch.due() {
+        let active = self.worker.progress();
+        let due = self.watch.due();
+        if due {
             self.check_local_peers();
         }
-        self.handle_failures();
+        if active || due {
+            // Failures are reported by UCX callbacks during progress, or by the local check.
+            self.handle_failures();
+        }
         self.progress_custom();
         if !self.orphans.is_empty() {
             self.reap_orphans();
@@ -514,6 +518,9 @@ impl Engine {
     /// messages are posted by mpicd, not by UCX, so without this a pending receive would stall
     /// a blocking send to the same process (MPI's progress rule).
     fn progress_custom(&mut self) {
+        if self.custom_active.is_empty() {
+            return;
+        }
         let active = std::mem::take(&mut self.custom_active);
         for id in active {
             let Ok(mut op) = self.take(id) else { continue };
@@ -590,6 +597,19 @@ impl Engine {
 
     /// Tests an operation; on completion it is removed and its outcome returned.
     pub(crate) fn test(&mut self, id: OpId) -> Result<Option<Result<Status>>> {
+        // Fast path: a contiguous operation still in flight is polled in place.
+        let slot = self.slots.get_mut(id.index as usize).ok_or(Error::InvalidRequest)?;
+        if slot.generation == id.generation {
+            let pending = match &mut slot.op {
+                Some(Op::Send { req: Some(r), .. }) | Some(Op::Recv { req: Some(r), .. }) => {
+                    self.worker.is_pending(r)
+                }
+                _ => false,
+            };
+            if pending {
+                return Ok(None);
+            }
+        }
         let mut op = self.take(id)?;
         let failed = |engine: &Engine, peer: Option<u32>| {
             peer.filter(|p| engine.peers.get(*p as usize).is_some_and(|x| x.failed))

@@ -77,7 +77,7 @@ impl FailureLog {
 
     /// Takes the ranks reported since the last call.
     pub(crate) fn take(&self) -> Vec<u32> {
-        if !self.pending.swap(false, Ordering::AcqRel) {
+        if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
             return Vec::new();
         }
         std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
@@ -389,6 +389,12 @@ impl Worker {
         };
         UcxRequest::from_status_ptr(ptr)?
             .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// True while a request is in flight (a cheap check that releases nothing).
+    pub(crate) fn is_pending(&self, req: &UcxRequest) -> bool {
+        // SAFETY: req is a live request of this worker.
+        unsafe { ucx::ucp_request_check_status(req.0.as_ptr()) == ucx::UCS_INPROGRESS }
     }
 
     /// Tests a send request: pending, or its outcome. The request is released on completion.
