@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test demo bench-p2p fmt clean
+.PHONY: all deps build test test-slurm demo bench-p2p fmt clean
 
 all: build
 
@@ -51,6 +51,11 @@ test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
 	bash tests/run-c-tests.sh
+
+# test-slurm: the same test programs under Slurm's srun --mpi=pmix, on a one-node Slurm cluster
+# made on this machine (installs slurm-wlm and munge, starts their daemons; not part of `test`).
+test-slurm: build
+	bash tests/slurm/run.sh
 
 # The Open MPI peer of the ping-pong benchmark, built with Open MPI's own mpicc.
 $(OMPI_PINGPONG): bench/peers/ompi_pingpong.c | deps
