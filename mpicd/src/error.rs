@@ -79,11 +79,13 @@ pub mod class {
     pub const ERR_TRUNCATE: i32 = 15;
     pub const ERR_OTHER: i32 = 16;
     pub const ERR_INTERN: i32 = 17;
-    pub const ERR_IN_STATUS: i32 = 18;
-    pub const ERR_PENDING: i32 = 19;
-    pub const ERR_NO_MEM: i32 = 34;
-    pub const ERR_PROC_ABORTED: i32 = 74;
+    pub const ERR_PENDING: i32 = 18;
+    pub const ERR_IN_STATUS: i32 = 19;
+    pub const ERR_NO_MEM: i32 = 39;
+    pub const ERR_PROC_ABORTED: i32 = 44;
+    /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h.
     pub const ERR_PROC_FAILED: i32 = 75;
+    /// Not in the standard ABI: `MPIX_ERR_NOT_INITIALIZED` in mpi.h.
     pub const ERR_NOT_INITIALIZED: i32 = 76;
 }
 
