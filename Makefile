@@ -25,7 +25,11 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm demo bench-p2p fmt clean
+.PHONY: all deps build test test-slurm test-memcheck install demo bench-p2p fmt clean
+
+# Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
+# include/mpi.h would shadow Open MPI's for a plain cc.
+PREFIX ?= /opt/mpicd
 
 all: build
 
@@ -46,11 +50,24 @@ build: deps
 
 # test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
 # over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
-# tests/c built with our mpicc against libmpi (tests/run-c-tests.sh).
+# tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
+# ctest), and an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi.
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
 	bash tests/run-c-tests.sh
+	bash cpp/run-tests.sh
+	bash tests/run-install-test.sh
+
+# test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
+# (~1 min), every rank under valgrind.
+test-memcheck: build
+	MPICD_C_TESTS_VALGRIND=1 bash tests/run-c-tests.sh
+	MPICD_CPP_TESTS_VALGRIND=1 CPP_TEST_RANKS=2 bash cpp/run-tests.sh
+
+# install: libmpi (+ libmpi_abi.so.1), mpi.h, mpicd/custom.hpp, mpicc/mpicxx, pkg-config files.
+install: build
+	bash scripts/install.sh $(PREFIX)
 
 # test-slurm: the same test programs under Slurm's srun --mpi=pmix, on a one-node Slurm cluster
 # made on this machine (installs slurm-wlm and munge, starts their daemons; not part of `test`).

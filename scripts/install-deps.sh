@@ -20,6 +20,8 @@ PACKAGES=(
     pkg-config       # finds UCX and PMIx
     build-essential  # cc, make
     valgrind         # memory checks of the C API
+    cmake            # builds the C++ tests (cpp/), checks FindMPI against our wrappers
+    patchelf         # install.sh: libmpi_abi.so.1 with its own SONAME
     python3          # the benchmark table formatter (stdlib only)
 )
 

@@ -64,11 +64,6 @@ impl<T> Table<T> {
         self.lock().map.remove(&handle)
     }
 
-    /// Every handle value in use.
-    pub(crate) fn handles(&self) -> Vec<usize> {
-        self.lock().map.keys().copied().collect()
-    }
-
     /// Takes every object out (finalize).
     pub(crate) fn drain(&self) -> Vec<T> {
         std::mem::take(&mut self.lock().map).into_values().collect()

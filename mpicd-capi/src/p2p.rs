@@ -7,7 +7,7 @@ use crate::comms::{errh, run_on};
 use crate::custom::Operation;
 use crate::env::out;
 use crate::errors::{fail, CResult};
-use crate::requests::{complete_now, insert, outcome_to_c, wait_progressing};
+use crate::requests::{complete_now, insert, outcome_to_c};
 use crate::types::{self, byte_len, Dtype};
 use mpicd::{Communicator, Request, SendMode};
 use std::ffi::{c_int, c_void};
@@ -118,8 +118,7 @@ unsafe fn send_blocking(
     run_on(name, comm, |c| {
         // SAFETY: forwarded from the caller.
         let req = unsafe { start_send(&c, buf, count as i64, datatype, dest, tag, mode) }?;
-        let outcome = wait_progressing(vec![req]).pop();
-        outcome.unwrap_or(Err(mpicd::Error::InvalidRequest))?;
+        req.wait()?;
         Ok(())
     })
 }
@@ -385,7 +384,7 @@ pub unsafe extern "C" fn MPI_Sendrecv(
                 return Err(f);
             }
         };
-        let mut outcomes = wait_progressing(vec![recv, send]).into_iter();
+        let mut outcomes = mpicd::wait_all_outcomes(&mut [recv, send]).into_iter();
         let received = outcomes.next().unwrap_or(Err(mpicd::Error::InvalidRequest));
         outcomes
             .next()

@@ -3,9 +3,9 @@
 //! Testall that could not complete all, its outcome) and the error handler of its
 //! communicator.
 //!
-//! Progress: the core advances a custom-typed operation only when its own request is tested,
-//! so every blocking wait here also polls the other pending requests of the table
-//! ([`wait_progressing`]); otherwise `MPI_Isend(custom); MPI_Recv(...)` would stall.
+//! Progress is the core's: every test or wait progresses the whole engine (UCX and every
+//! custom-typed operation, waited on or not), so a blocking call waits for its own request
+//! only.
 
 use crate::abi::*;
 use crate::comms::default_errh;
@@ -60,55 +60,11 @@ impl ReqEntry {
     /// Blocks until done; the C status and the failure, if any.
     fn finish(self) -> (MPI_Status, Option<Fail>) {
         let outcome = match self.slot {
-            Slot::Active(r) => wait_progressing(vec![r]).pop().unwrap_or(Ok(empty())),
+            Slot::Active(r) => r.wait(),
             Slot::Done(o) => o,
         };
         outcome_to_c(outcome, self.custom_count)
     }
-}
-
-fn empty() -> mpicd::Status {
-    mpicd::Status::empty()
-}
-
-/// Polls every pending request of the table and those freed while pending.
-fn poll_pending() {
-    for h in REQUESTS.handles() {
-        if let Some(mut e) = REQUESTS.remove(h) {
-            e.poll();
-            REQUESTS.insert_at(h, e);
-        }
-    }
-    sweep_detached();
-}
-
-/// Waits for all of `reqs`, advancing every other pending request meanwhile; their outcomes
-/// in order.
-pub(crate) fn wait_progressing(reqs: Vec<Request<'static>>) -> Vec<mpicd::Result<mpicd::Status>> {
-    let mut slots: Vec<Slot> = reqs.into_iter().map(Slot::Active).collect();
-    loop {
-        let mut pending = 0;
-        for slot in slots.iter_mut() {
-            if let Slot::Active(r) = slot {
-                match r.test() {
-                    Ok(None) => pending += 1,
-                    Ok(Some(s)) => *slot = Slot::Done(Ok(s)),
-                    Err(e) => *slot = Slot::Done(Err(e)),
-                }
-            }
-        }
-        if pending == 0 {
-            break;
-        }
-        poll_pending();
-    }
-    slots
-        .into_iter()
-        .map(|s| match s {
-            Slot::Done(o) => o,
-            Slot::Active(_) => Err(mpicd::Error::InvalidRequest),
-        })
-        .collect()
 }
 
 /// The C status of an outcome, with MPI_ERROR set, and the failure if any.
@@ -136,7 +92,7 @@ pub(crate) unsafe fn complete_now(
     custom_count: Option<i64>,
     out: *mut MPI_Status,
 ) -> CResult<()> {
-    let outcome = wait_progressing(vec![req]).pop().unwrap_or(Ok(empty()));
+    let outcome = req.wait();
     let (s, failure) = outcome_to_c(outcome, custom_count);
     match failure {
         Some(f) => Err(f),
@@ -383,7 +339,6 @@ fn any(
             out(index, MPI_UNDEFINED)?;
             return out(flag, 0);
         }
-        poll_pending();
     }
 }
 
@@ -438,7 +393,6 @@ fn some(
             return out(outcount, MPI_UNDEFINED);
         }
         if done.is_empty() && block {
-            poll_pending();
             continue;
         }
         let mut first: Option<Fail> = None;
