@@ -304,12 +304,15 @@ unsafe impl UnpackState for Operation {
         let Some(f) = self.ty.resizefn() else {
             return Ok(());
         };
-        let lens: Vec<MPI_Count> = shape.regions.iter().map(|r| r.len() as MPI_Count).collect();
-        let dtypes: Vec<MPI_Datatype> = shape
-            .regions
-            .iter()
-            .map(|r| types::handle_of(r.elem))
-            .collect();
+        let n = shape.region_count();
+        let mut lens: Vec<MPI_Count> = Vec::new();
+        let mut dtypes: Vec<MPI_Datatype> = Vec::new();
+        lens.try_reserve_exact(n).map_err(|_| Error::NoMemory)?;
+        dtypes.try_reserve_exact(n).map_err(|_| Error::NoMemory)?;
+        for r in shape.regions() {
+            lens.push(r.len() as MPI_Count);
+            dtypes.push(types::handle_of(r.elem));
+        }
         // SAFETY: application callback; both arrays have region_count entries.
         check("resize", unsafe {
             f(

@@ -256,8 +256,8 @@ pub unsafe extern "C" fn MPIX_Message_shape(
             .ok_or_else(|| fail(MPI_ERR_REQUEST, "unknown or already received message"))??
             .ok_or_else(|| fail(MPI_ERR_TYPE, "not a custom-typed message"))?;
         out(packed_size, shape.packed_bytes as MPI_Count)?;
-        out(region_count, shape.regions.len() as MPI_Count)?;
-        for (i, r) in shape.regions.iter().take(max_regions as usize).enumerate() {
+        out(region_count, shape.region_count() as MPI_Count)?;
+        for (i, r) in shape.regions().take(max_regions as usize).enumerate() {
             // SAFETY: the caller gives room for `max_regions` entries in each array.
             unsafe {
                 region_lens.add(i).write(r.len() as MPI_Count);

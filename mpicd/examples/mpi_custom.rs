@@ -75,16 +75,13 @@ fn ragged(seed: u64, lens: &[usize]) -> Vec<Vec<i32>> {
 }
 
 fn shape_of_ragged(lens: &[usize]) -> Shape {
-    Shape {
-        packed_bytes: 0,
-        regions: lens
-            .iter()
-            .map(|&n| RegionShape {
-                bytes: 4 * n as u64,
-                elem: ElementType::I32,
-            })
-            .collect(),
-    }
+    Shape::new(
+        0,
+        lens.iter().map(|&n| RegionShape {
+            bytes: 4 * n as u64,
+            elem: ElementType::I32,
+        }),
+    )
 }
 
 // ----- a pack-only type: bytes generated on demand -----
@@ -324,7 +321,7 @@ impl<const N: usize> CustomSend for Recs<N> {
 
 impl<const N: usize> CustomRecv for Recs<N> {
     fn resize(&mut self, shape: &Shape) -> mpicd::Result<()> {
-        let n = shape.regions.len();
+        let n = shape.region_count();
         if shape.packed_bytes != (REC_PACKED * n) as u64 {
             return Err(Error::InvalidDatatype(format!(
                 "{} packed bytes for {n} records",
@@ -458,6 +455,69 @@ impl CustomRecv for Guarded {
             consumed = start + len;
         }
         Ok(parts)
+    }
+}
+
+/// Guarded regions of a fixed shape: the receive takes its parts when it is posted, and
+/// must never call `resize`.
+struct FixedGuarded(Guarded);
+
+impl CustomRecv for FixedGuarded {
+    fn resizes(&self) -> bool {
+        false
+    }
+    fn resize(&mut self, _shape: &Shape) -> mpicd::Result<()> {
+        Err(Error::InvalidArgument(
+            "resize called on a fixed-shape receive".into(),
+        ))
+    }
+    fn parts(&mut self) -> mpicd::Result<RecvParts<'_>> {
+        self.0.parts()
+    }
+}
+
+/// A generated packed part that fails at stream offset `fail_at`, and `copies` times the same
+/// region (zero-copy if large).
+struct ManyRegions {
+    seed: u64,
+    len: usize,
+    fail_at: u64,
+    region: Vec<i32>,
+    copies: usize,
+}
+
+impl CustomSend for ManyRegions {
+    fn parts(&self) -> mpicd::Result<SendParts<'_>> {
+        let (seed, len, fail_at) = (self.seed, self.len, self.fail_at);
+        Ok(SendParts::new()
+            .packed(len, move |offset, dst| {
+                if offset <= fail_at && fail_at < offset + dst.len() as u64 {
+                    return Err(injected("pack"));
+                }
+                for (k, b) in dst.iter_mut().enumerate() {
+                    *b = gen(seed, offset + k as u64);
+                }
+                Ok(dst.len())
+            })
+            .regions(std::iter::repeat(&self.region[..]).take(self.copies)))
+    }
+}
+
+/// A packed part (collected) and regions.
+struct PackedAndRegions {
+    packed: Collected,
+    regions: Vec<Vec<i32>>,
+}
+
+impl CustomRecv for PackedAndRegions {
+    fn parts(&mut self) -> mpicd::Result<RecvParts<'_>> {
+        let (data, capacity) = (&mut self.packed.data, self.packed.capacity);
+        Ok(RecvParts::new()
+            .packed(capacity, move |_, src| {
+                data.extend_from_slice(src);
+                Ok(())
+            })
+            .regions(self.regions.iter_mut().map(|r| &mut r[..])))
     }
 }
 
@@ -889,6 +949,92 @@ fn many_small_regions(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
+/// More zero-copy regions than the window of regions in flight (`zcopy_depth`), coalesced
+/// ones between them: into a dynamic receive, into a fixed-shape one (parts taken when posted),
+/// into one too short (truncation, nothing written), and from a sender that fails mid-way.
+fn zero_copy_window(w: &Communicator) -> CaseResult {
+    let (next, prev) = next_prev(w);
+    let tag = 31;
+    let depth = config().zcopy_depth;
+    let zero_copy = |i: usize| i % 3 != 2;
+    let lens: Vec<usize> = (0..5 * depth + 7)
+        .map(|i| if zero_copy(i) { 10_000 + i } else { i % 5 })
+        .collect();
+    let out = ragged(w.rank() as u64 + 70, &lens);
+    let expect = ragged(prev as u64 + 70, &lens);
+
+    let mut inc: Vec<Vec<i32>> = Vec::new();
+    exchange(w, &out, &mut inc, tag)?;
+    check!(inc == expect, "{} regions arrived damaged", lens.len());
+
+    // Fixed shape, regions one element longer than the sender's.
+    let mine: Vec<usize> = lens.iter().map(|n| n + 1).collect();
+    let mut inc = FixedGuarded(Guarded::new(&mine, 2));
+    let st = exchange(w, &out, &mut inc, tag)?;
+    check!(st.bytes == Some(4 * lens.iter().sum::<usize>() as u64));
+    for (i, e) in expect.iter().enumerate() {
+        check!(
+            inc.0.region(i)[..e.len()] == e[..],
+            "region {i} of a fixed-shape receive arrived damaged"
+        );
+    }
+    check!(
+        inc.0.guards_intact(&lens),
+        "written past the sender's lengths"
+    );
+
+    // Fixed shape, one zero-copy region late in the message one element short.
+    let mut short = lens.clone();
+    let victim = (4 * depth..lens.len()).find(|&i| zero_copy(i)).unwrap_or(0);
+    short[victim] -= 1;
+    let mut inc = FixedGuarded(Guarded::new(&short, 2));
+    let reqs = vec![
+        w.irecv_custom(&mut inc, prev, tag)?,
+        w.isend_custom(&out, next, tag)?,
+    ];
+    let outcome = wait_each(reqs);
+    check!(
+        matches!(outcome[0], Err(Error::Truncated { .. })),
+        "a short fixed-shape receive got {:?}",
+        outcome[0]
+    );
+    check!(outcome[1].is_ok(), "sender got {:?}", outcome[1]);
+    check!(inc.0.guards_intact(&[]), "a truncated receive wrote");
+    follow_up_arrives(w, tag, 700)?;
+
+    // The pack callback fails while zero-copy regions are in flight.
+    let copies = 4 * depth + 3;
+    let len = fragment_start(6) as usize;
+    let failing = ManyRegions {
+        seed: 5,
+        len,
+        fail_at: fragment_start(3) + 1,
+        region: ragged(6, &[10_000]).remove(0),
+        copies,
+    };
+    let mut inc = PackedAndRegions {
+        packed: Collected::with_capacity(len),
+        regions: vec![vec![0; 10_000]; copies],
+    };
+    let reqs = vec![
+        w.irecv_custom(&mut inc, prev, tag)?,
+        w.isend_custom(&failing, next, tag)?,
+    ];
+    let outcome = wait_each(reqs);
+    check!(
+        outcome[1] == Err(injected("pack")),
+        "failing sender got {:?}",
+        outcome[1]
+    );
+    check!(
+        outcome[0] == Err(Error::RemoteFailure),
+        "receiver of a failing sender got {:?}",
+        outcome[0]
+    );
+    follow_up_arrives(w, tag, 701)?;
+    Ok(())
+}
+
 fn dynamic_vec_vec(w: &Communicator) -> CaseResult {
     let (_, prev) = next_prev(w);
     let lens = [0usize, 1, 3, 0, 1000, 0, 70_000, 5, 0, 8192, 0];
@@ -925,11 +1071,7 @@ fn matched_probe_shape(w: &Communicator) -> CaseResult {
     );
     let shape = msg.shape()?.ok_or("no shape for a custom message")?;
     check!(shape == shape_of_ragged(&lens), "shape {shape:?}");
-    let mut inc: Vec<Vec<i32>> = shape
-        .regions
-        .iter()
-        .map(|r| vec![0; r.len() as usize])
-        .collect();
+    let mut inc: Vec<Vec<i32>> = shape.regions().map(|r| vec![0; r.len() as usize]).collect();
     let r1 = msg.irecv_custom(&mut inc)?;
 
     // improbe with wildcards, then a mixed type's shape.
@@ -944,10 +1086,9 @@ fn matched_probe_shape(w: &Communicator) -> CaseResult {
         "a matched message must be invisible to probes"
     );
     let shape = msg.shape()?.ok_or("no shape")?;
-    check!(shape.packed_bytes == (3 * REC_PACKED) as u64 && shape.regions.len() == 3);
+    check!(shape.packed_bytes == (3 * REC_PACKED) as u64 && shape.region_count() == 3);
     check!(shape
-        .regions
-        .iter()
+        .regions()
         .all(|r| r.len() == 2048 && r.elem == ElementType::I32));
     let mut recs_in = Recs::<2048>::empty();
     let r2 = msg.irecv_custom(&mut recs_in)?;
@@ -1513,6 +1654,10 @@ fn main() {
         (
             "thousands of small regions, small and large mixed",
             &many_small_regions,
+        ),
+        (
+            "zero-copy regions beyond the window, fixed-shape receives",
+            &zero_copy_window,
         ),
         ("dynamic Vec<Vec<i32>> receive", &dynamic_vec_vec),
         ("matched probe reports the shape", &matched_probe_shape),

@@ -34,7 +34,7 @@ impl CustomRecv for StructVec {
     fn resize(&mut self, shape: &mpicd::Shape) -> Result<()> {
         // Dynamic receive: the sender's region length arrives with the message.
         self.data
-            .resize(shape.regions.first().map_or(0, |r| r.len()) as usize, 0);
+            .resize(shape.region(0).map_or(0, |r| r.len()) as usize, 0);
         Ok(())
     }
     fn parts(&mut self) -> Result<RecvParts<'_>> {

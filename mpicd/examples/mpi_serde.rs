@@ -209,9 +209,17 @@ fn matched_probe(w: &Communicator) -> CaseResult {
     check!(st.kind == mpicd::MessageKind::Custom);
     let shape = msg.shape()?.ok_or("no shape")?;
     // field, mask, small, then the four layers.
-    check!(shape.regions.len() == 7, "{} regions", shape.regions.len());
-    check!(shape.regions[0].len() == 50_000 && shape.regions[0].elem == mpicd::ElementType::F64);
-    check!(shape.regions[1].elem == mpicd::ElementType::U8);
+    check!(
+        shape.region_count() == 7,
+        "{} regions",
+        shape.region_count()
+    );
+    let (first, second) = (
+        shape.region(0).ok_or("no region 0")?,
+        shape.region(1).ok_or("no region 1")?,
+    );
+    check!(first.len() == 50_000 && first.elem == mpicd::ElementType::F64);
+    check!(second.elem == mpicd::ElementType::U8);
     check!(shape.packed_bytes > 0 && shape.packed_bytes < 200);
     // Received through the matched message while the send is still pending: completed together.
     let mut buffer = SerdeBuffer::new();

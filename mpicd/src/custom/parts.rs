@@ -25,8 +25,8 @@
 //! }
 //! ```
 
-use super::{PackState, RawRegion, RawRegionMut, Shape, UnpackState};
-use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
+use super::{PackState, RawRegion, RawRegionMut, RegionShape, Shape, UnpackState};
+use crate::datatype::{bytes_of, bytes_of_mut, ElementType, Primitive};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
 
@@ -46,6 +46,13 @@ pub trait CustomRecv: Send {
     }
     /// Splits `self` into an unpacker and regions for one receive.
     fn parts(&mut self) -> Result<RecvParts<'_>>;
+    /// False for a type whose [`CustomRecv::resize`] does nothing (its parts do not depend on
+    /// what arrives): a receive then takes the parts as soon as it is posted, so that building
+    /// them overlaps with the sender's work, and `resize` is not called. The default, true,
+    /// suits every type; return false only from a type that does not implement `resize`.
+    fn resizes(&self) -> bool {
+        true
+    }
 }
 
 type Packer<'a> = Box<dyn FnMut(u64, &mut [u8]) -> Result<usize> + Send + 'a>;
@@ -56,6 +63,8 @@ pub struct SendParts<'a> {
     packed_bytes: u64,
     packer: Option<Packer<'a>>,
     regions: Vec<RawRegion>,
+    /// The regions' lengths, tracked as they are added (the engine's shape hint).
+    shape: Shape,
     _borrow: PhantomData<&'a [u8]>,
 }
 
@@ -68,6 +77,7 @@ impl Default for SendParts<'_> {
             packed_bytes: 0,
             packer: None,
             regions: Vec::new(),
+            shape: Shape::default(),
             _borrow: PhantomData,
         }
     }
@@ -93,9 +103,14 @@ impl<'a> SendParts<'a> {
 
     /// Adds a region sent without packing.
     pub fn region<T: Primitive>(mut self, data: &'a [T]) -> Self {
+        let bytes = std::mem::size_of_val(data);
         self.regions.push(RawRegion {
             ptr: bytes_of(data).as_ptr(),
-            bytes: std::mem::size_of_val(data),
+            bytes,
+            elem: T::TYPE,
+        });
+        self.shape.push(RegionShape {
+            bytes: bytes as u64,
             elem: T::TYPE,
         });
         self
@@ -103,9 +118,19 @@ impl<'a> SendParts<'a> {
 
     /// Adds several regions.
     pub fn regions<T: Primitive>(mut self, all: impl IntoIterator<Item = &'a [T]>) -> Self {
-        for r in all {
-            self = self.region(r);
-        }
+        let all = all.into_iter();
+        self.regions.reserve(all.size_hint().0);
+        let mut runs = RunCounter::new(&mut self.shape, T::TYPE);
+        self.regions.extend(all.map(|data| {
+            let bytes = std::mem::size_of_val(data);
+            runs.add(bytes);
+            RawRegion {
+                ptr: bytes_of(data).as_ptr(),
+                bytes,
+                elem: T::TYPE,
+            }
+        }));
+        runs.finish();
         self
     }
 }
@@ -125,7 +150,51 @@ unsafe impl PackState for SendParts<'_> {
         }
     }
     fn regions(&mut self) -> Result<Vec<RawRegion>> {
-        Ok(self.regions.clone())
+        // Called once per operation: the list is handed over, not copied.
+        Ok(std::mem::take(&mut self.regions))
+    }
+    fn shape_hint(&mut self) -> Option<Shape> {
+        Some(std::mem::take(&mut self.shape))
+    }
+}
+
+/// Counts runs of equal region lengths while a list is built, touching the shape once per run.
+struct RunCounter<'s> {
+    shape: &'s mut Shape,
+    elem: ElementType,
+    bytes: usize,
+    count: usize,
+}
+
+impl<'s> RunCounter<'s> {
+    fn new(shape: &'s mut Shape, elem: ElementType) -> Self {
+        RunCounter {
+            shape,
+            elem,
+            bytes: 0,
+            count: 0,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, bytes: usize) {
+        if bytes != self.bytes {
+            self.flush();
+            self.bytes = bytes;
+        }
+        self.count += 1;
+    }
+
+    fn flush(&mut self) {
+        let region = RegionShape {
+            bytes: self.bytes as u64,
+            elem: self.elem,
+        };
+        self.shape.push_run(region, std::mem::take(&mut self.count));
+    }
+
+    fn finish(mut self) {
+        self.flush();
     }
 }
 
@@ -134,6 +203,8 @@ pub struct RecvParts<'a> {
     capacity: u64,
     unpacker: Option<Unpacker<'a>>,
     regions: Vec<RawRegionMut>,
+    /// The regions' lengths, tracked as they are added (the engine's shape hint).
+    shape: Shape,
     _borrow: PhantomData<&'a mut [u8]>,
 }
 
@@ -146,6 +217,7 @@ impl Default for RecvParts<'_> {
             capacity: 0,
             unpacker: None,
             regions: Vec::new(),
+            shape: Shape::default(),
             _borrow: PhantomData,
         }
     }
@@ -177,14 +249,28 @@ impl<'a> RecvParts<'a> {
             bytes,
             elem: T::TYPE,
         });
+        self.shape.push(RegionShape {
+            bytes: bytes as u64,
+            elem: T::TYPE,
+        });
         self
     }
 
     /// Adds several regions.
     pub fn regions<T: Primitive>(mut self, all: impl IntoIterator<Item = &'a mut [T]>) -> Self {
-        for r in all {
-            self = self.region(r);
-        }
+        let all = all.into_iter();
+        self.regions.reserve(all.size_hint().0);
+        let mut runs = RunCounter::new(&mut self.shape, T::TYPE);
+        self.regions.extend(all.map(|data| {
+            let bytes = std::mem::size_of_val(data);
+            runs.add(bytes);
+            RawRegionMut {
+                bytes,
+                ptr: bytes_of_mut(data).as_mut_ptr(),
+                elem: T::TYPE,
+            }
+        }));
+        runs.finish();
         self
     }
 }
@@ -222,6 +308,13 @@ impl<'a, T: CustomRecv + ?Sized> RecvAdapter<'a, T> {
 // SAFETY: regions come from `RecvParts`, i.e. from exclusive borrows that live for 'a, which
 // the request holding this adapter outlives.
 unsafe impl<T: CustomRecv + ?Sized> UnpackState for RecvAdapter<'_, T> {
+    fn resizes(&self) -> bool {
+        if self.parts.is_some() {
+            return true; // the target is borrowed by its parts: not looked at again
+        }
+        // SAFETY: no parts exist yet, so this is the only live access to the target.
+        unsafe { &*self.target }.resizes()
+    }
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         if self.parts.is_some() {
             return Err(Error::InvalidArgument(
@@ -243,7 +336,12 @@ unsafe impl<T: CustomRecv + ?Sized> UnpackState for RecvAdapter<'_, T> {
         }
     }
     fn regions(&mut self) -> Result<Vec<RawRegionMut>> {
-        Ok(self.parts()?.regions.clone())
+        // Called once per operation: the list is handed over, not copied.
+        Ok(std::mem::take(&mut self.parts()?.regions))
+    }
+    fn shape_hint(&mut self) -> Option<Shape> {
+        let parts = self.parts.as_mut()?;
+        Some(std::mem::take(&mut parts.shape))
     }
 }
 
@@ -257,10 +355,10 @@ impl<T: Primitive> CustomSend for Vec<T> {
 impl<T: Primitive> CustomRecv for Vec<T> {
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         check_regions::<T>(shape, Some(1))?;
-        self.resize(
-            shape.regions.first().map_or(0, |r| r.len()) as usize,
-            unsafe_zero(),
-        );
+        let n = elements(shape.region(0).map_or(0, |r| r.len()))?;
+        self.try_reserve(n.saturating_sub(self.len()))
+            .map_err(|_| Error::NoMemory)?;
+        self.resize(n, unsafe_zero());
         Ok(())
     }
     fn parts(&mut self) -> Result<RecvParts<'_>> {
@@ -278,15 +376,26 @@ impl<T: Primitive> CustomSend for Vec<Vec<T>> {
 impl<T: Primitive> CustomRecv for Vec<Vec<T>> {
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         check_regions::<T>(shape, None)?;
-        self.resize_with(shape.regions.len(), Vec::new);
-        for (v, r) in self.iter_mut().zip(&shape.regions) {
-            v.resize(r.len() as usize, unsafe_zero());
+        let n = shape.region_count();
+        self.try_reserve(n.saturating_sub(self.len()))
+            .map_err(|_| Error::NoMemory)?;
+        self.resize_with(n, Vec::new);
+        for (v, r) in self.iter_mut().zip(shape.regions()) {
+            let len = elements(r.len())?;
+            v.try_reserve(len.saturating_sub(v.len()))
+                .map_err(|_| Error::NoMemory)?;
+            v.resize(len, unsafe_zero());
         }
         Ok(())
     }
     fn parts(&mut self) -> Result<RecvParts<'_>> {
         Ok(RecvParts::new().regions(self.iter_mut().map(|v| &mut v[..])))
     }
+}
+
+/// A length in elements as a `usize`.
+fn elements(len: u64) -> Result<usize> {
+    usize::try_from(len).map_err(|_| Error::NoMemory)
 }
 
 /// The zero value of a primitive.
@@ -304,15 +413,15 @@ fn check_regions<T: Primitive>(shape: &Shape, count: Option<usize>) -> Result<()
         )));
     }
     if let Some(n) = count {
-        if shape.regions.len() > n {
+        if shape.region_count() > n {
             return Err(Error::Truncated {
                 message_bytes: shape.total_bytes(),
                 buffer_bytes: 0,
             });
         }
     }
-    match shape.regions.iter().find(|r| r.elem != T::TYPE) {
-        Some(r) => Err(Error::InvalidDatatype(format!(
+    match shape.runs().find(|(r, _)| r.elem != T::TYPE) {
+        Some((r, _)) => Err(Error::InvalidDatatype(format!(
             "region of {:?} received as {:?}",
             r.elem,
             T::TYPE

@@ -1,11 +1,12 @@
 //! The receive side of a custom-typed message: match the lead, learn the shape, let the state
 //! resize, check sizes (truncation is an error, never an overrun), then take the inline bytes,
-//! the fragments in order and the zero-copy regions straight into the receiver's memory.
+//! the fragments in order (a bounded pipeline) and the zero-copy regions straight into the
+//! receiver's memory (a bounded window, posted in order).
 //!
 //! Whatever goes wrong after the lead matched, every private message of the sender is still
 //! received (into a discarding sink if need be), so the sender always completes.
 
-use super::stream::StreamReader;
+use super::stream::{RegionList, StreamReader};
 use super::wire::WirePlan;
 use super::{RawRegionMut, Shape, UnpackState};
 use crate::engine::{Engine, Route};
@@ -16,7 +17,7 @@ use crate::transport::{Collector, MessageHandle, RecvInfo, TagMatch, UcxRequest,
 use std::collections::VecDeque;
 use std::task::Poll;
 
-/// A fragment receive: its index, its buffer, and how it ended.
+/// A fragment receive: its index, its buffer (empty for a drain), and how it ended.
 struct Fragment {
     req: Option<UcxRequest>,
     index: u64,
@@ -24,28 +25,62 @@ struct Fragment {
     outcome: Option<Result<RecvInfo>>,
 }
 
+/// What a receive's state provides: its packed capacity, its regions and (if it tracked them)
+/// their shape.
+struct Provided {
+    capacity: u64,
+    regions: RegionList<RawRegionMut>,
+    hint: Option<Shape>,
+}
+
+impl Provided {
+    fn from(state: &mut dyn UnpackState) -> Result<Provided> {
+        let capacity = state.packed_capacity()?;
+        let regions = state.regions()?;
+        let hint = state
+            .shape_hint()
+            .filter(|h| h.region_count() == regions.len());
+        Ok(Provided {
+            capacity,
+            regions: RegionList(regions),
+            hint,
+        })
+    }
+}
+
 /// A private receive whose content lands elsewhere (a region) or nowhere (a drain).
 struct Direct {
     req: Option<UcxRequest>,
     expected: usize,
-    done: bool,
 }
 
 pub(crate) struct RecvOp {
     // Requests first: they are released before the memory they point to.
     lead_req: Option<UcxRequest>,
     fragments: VecDeque<Fragment>,
-    directs: Vec<Direct>,
+    /// Zero-copy region receives (or their drains) in flight, at most `zcopy_depth`.
+    directs: VecDeque<Direct>,
     lead: Box<Collector>,
     drain_sink: Box<Collector>,
     spare: Vec<Vec<u8>>,
     route: Route,
     source: Option<u32>,
     tag: i32,
-    plan: Option<(WirePlan, usize)>,
+    /// The decoded lead and where its inline stream bytes start.
+    plan: Option<WirePlan>,
+    inline_at: usize,
+    /// The receiver's regions, taken once from the state.
+    regions: RegionList<RawRegionMut>,
     reader: Option<StreamReader>,
+    /// A fixed-shape state's parts, taken when the receive was posted.
+    early: Option<Result<Provided>>,
     next_fragment: u64,
+    /// Zero-copy region receives posted so far, and where to look for the next zero-copy
+    /// region: a run of the sender's shape and a region index.
+    regions_posted: u64,
+    next_region: (usize, usize),
     depth: usize,
+    zcopy_depth: usize,
     started: bool,
     discarding: bool,
     error: Option<Error>,
@@ -62,7 +97,7 @@ impl RecvOp {
         RecvOp {
             lead_req: None,
             fragments: VecDeque::new(),
-            directs: Vec::new(),
+            directs: VecDeque::new(),
             lead: Box::new(Collector {
                 keep: usize::MAX,
                 ..Collector::default()
@@ -73,9 +108,15 @@ impl RecvOp {
             source,
             tag: 0,
             plan: None,
+            inline_at: 0,
+            regions: RegionList(Vec::new()),
             reader: None,
+            early: None,
             next_fragment: 0,
-            depth: engine.custom.pipeline_depth,
+            regions_posted: 0,
+            next_region: (0, 0),
+            depth: engine.custom.pipeline_depth.max(1),
+            zcopy_depth: engine.custom.zcopy_depth.max(1),
             started: false,
             discarding: false,
             error: None,
@@ -94,6 +135,10 @@ impl RecvOp {
         let mut op = RecvOp::new(engine, route, source, state);
         // SAFETY: the collector is boxed in the op and outlives the request.
         op.lead_req = Some(unsafe { engine.worker.tag_recv_collect(&mut *op.lead, m) }?);
+        if let Some(state) = op.state.as_mut().filter(|s| !s.resizes()) {
+            // A fixed shape: its parts are built now, while the sender builds its own.
+            op.early = Some(Provided::from(&mut **state));
+        }
         Ok(op)
     }
 
@@ -133,8 +178,8 @@ impl RecvOp {
     /// Waits for the lead, then reports the sender's shape.
     pub(crate) fn shape(&mut self, engine: &mut Engine) -> Result<Option<Shape>> {
         loop {
-            if let Some((plan, _)) = &self.plan {
-                return Ok(Some(plan.shape()));
+            if let Some(plan) = &self.plan {
+                return Ok(Some(plan.shape.clone()));
             }
             if let Poll::Ready(Err(e)) = self.poll_lead(engine) {
                 return Err(e);
@@ -156,75 +201,75 @@ impl RecvOp {
                 let status = Status::from_tag(info.sender_tag, &self.route.group, None)?;
                 self.tag = status.tag;
                 self.source = Some(self.route.group.world_rank(status.source)?);
-                let lead = std::mem::take(&mut self.lead.bytes);
-                self.plan = Some(WirePlan::decode(&lead)?);
-                self.lead.bytes = lead;
+                let (plan, inline_at) = WirePlan::decode(&self.lead.bytes)?;
+                self.plan = Some(plan);
+                self.inline_at = inline_at;
                 Poll::Ready(Ok(()))
             }
         }
     }
 
-    /// Learns the shape, lets the state size itself, checks sizes, and posts the private
-    /// receives. Any failure switches to draining.
+    /// Learns the shape, lets the state size itself, checks sizes, takes the inline bytes and
+    /// posts the first private receives. Any failure switches to draining.
     fn start_body(&mut self, engine: &mut Engine) {
         self.started = true;
-        let Some((plan, inline_at)) = self.plan.clone() else {
+        let Some(plan) = self.plan.take() else {
             return;
         };
-        let regions = if plan.failed {
+        let prepared = if plan.failed {
             Err(Error::RemoteFailure)
         } else if self.discarding {
             Err(Error::Cancelled)
         } else {
             self.prepare(&plan)
         };
-        let source = self.source.unwrap_or(0);
-        let first_region_seq = plan.seq_base + plan.fragments();
-        match regions {
-            Ok(regions) => {
-                let inline = &self.lead.bytes[inline_at..];
+        match prepared {
+            Ok(()) => {
+                let inline = &self.lead.bytes[self.inline_at..];
                 if let (Some(reader), Some(state)) = (&mut self.reader, &mut self.state) {
-                    if let Err(e) = reader.consume(&mut **state, 0, inline) {
+                    if let Err(e) =
+                        reader.consume(&mut **state, &plan.shape, &self.regions, 0, inline)
+                    {
                         self.error = Some(e);
                     }
-                }
-                for (k, i) in plan.zero_copy_regions().enumerate() {
-                    let bytes = plan.regions[i].0.bytes as usize;
-                    let m = private_match(source, first_region_seq + k as u64);
-                    // SAFETY: the region was checked to hold `bytes` bytes, and UnpackState
-                    // guarantees it stays valid and exclusive until the state is dropped.
-                    let req = unsafe { engine.worker.tag_recv(regions[i].ptr, bytes, m) };
-                    self.push_direct(req, bytes);
                 }
             }
             Err(e) => {
                 self.error.get_or_insert(e);
-                for k in 0..plan.zero_copy_regions().count() as u64 {
-                    let m = private_match(source, first_region_seq + k);
-                    // SAFETY: the drain sink is boxed in the op and outlives the request.
-                    let req = unsafe { engine.worker.tag_recv_collect(&mut *self.drain_sink, m) };
-                    self.push_direct(req, usize::MAX);
-                }
             }
         }
+        self.lead.bytes = Vec::new();
+        self.plan = Some(plan);
         self.pump(&engine.worker);
     }
 
-    /// Resizes, checks the incoming shape against the receiver's buffers, and sets up the
-    /// stream reader. Returns the receiver's regions.
-    fn prepare(&mut self, plan: &WirePlan) -> Result<Vec<RawRegionMut>> {
+    /// Resizes (unless the state gave its parts when posted), checks the incoming shape against
+    /// the receiver's buffers, and sets up the stream reader and the receiver's regions.
+    fn prepare(&mut self, plan: &WirePlan) -> Result<()> {
         let state = self.state.as_mut().ok_or(Error::InvalidMessage)?;
-        let shape = plan.shape();
-        state.resize(&shape)?;
-        let capacity = state.packed_capacity()?;
-        let regions = state.regions()?;
-        let fits = plan.packed_bytes <= capacity
-            && plan.regions.len() <= regions.len()
-            && plan
-                .regions
-                .iter()
-                .zip(&regions)
-                .all(|((r, _), mine)| r.bytes <= mine.bytes as u64);
+        let shape = &plan.shape;
+        let Provided {
+            capacity,
+            regions,
+            hint,
+        } = match self.early.take() {
+            Some(provided) => provided?,
+            None => {
+                state.resize(shape)?;
+                Provided::from(&mut **state)?
+            }
+        };
+        let fits = shape.packed_bytes <= capacity
+            && shape.region_count() <= regions.len()
+            && match &hint {
+                Some(mine) => runs_fit(shape, mine),
+                None => shape.run_slice().iter().all(|run| {
+                    let start = run.end - run.count;
+                    regions[start..run.end]
+                        .iter()
+                        .all(|mine| run.region.bytes <= mine.bytes as u64)
+                }),
+            };
         if !fits {
             let buffer_bytes =
                 capacity.min(u64::MAX / 2) + regions.iter().map(|r| r.bytes as u64).sum::<u64>();
@@ -235,65 +280,98 @@ impl RecvOp {
         }
         // A coalesced region occupies the sender's length in the stream; the receiver's region
         // may be longer (checked above), and the rest of it is left untouched.
-        let coalesced = plan
-            .regions
-            .iter()
-            .zip(&regions)
-            .filter(|((_, zc), _)| !zc)
-            .map(|((sent, _), mine)| (mine.ptr, sent.bytes as usize));
-        self.reader = Some(StreamReader::new(plan.packed_bytes, coalesced));
-        Ok(regions)
+        self.reader = Some(StreamReader::new(shape.packed_bytes, plan.zcopy_threshold));
+        self.regions = regions;
+        Ok(())
     }
 
-    fn push_direct(&mut self, req: Result<UcxRequest>, expected: usize) {
-        match req {
-            Ok(r) => self.directs.push(Direct {
-                req: Some(r),
-                expected,
-                done: false,
-            }),
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
-        }
-    }
-
-    /// Posts fragment receives while fewer than the pipeline depth are outstanding; once an
-    /// error is recorded, the rest are drained instead.
+    /// Posts fragment receives while fewer than the pipeline depth are outstanding, and zero-copy
+    /// region receives while fewer than the zero-copy depth are; once an error is recorded,
+    /// the rest are drained instead (through the same windows).
     fn pump(&mut self, worker: &Worker) {
-        let Some((plan, _)) = &self.plan else { return };
-        let (fragments, seq_base) = (plan.fragments(), plan.seq_base);
+        let Some(plan) = &self.plan else { return };
         let source = self.source.unwrap_or(0);
-        while self.next_fragment < fragments {
+        while self.next_fragment < plan.fragments() && self.fragments.len() < self.depth {
             let i = self.next_fragment;
-            let m = private_match(source, seq_base + i);
-            if self.error.is_some() {
-                // SAFETY: the drain sink is boxed in the op and outlives the request.
-                let req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
-                self.push_direct(req, usize::MAX);
-            } else if self.fragments.len() < self.depth {
-                let mut buffer = self.spare.pop().unwrap_or_default();
-                let Some(plan) = self.plan.as_ref().map(|(p, _)| p) else {
-                    return;
-                };
+            let m = private_match(source, plan.seq_base + i);
+            self.next_fragment += 1;
+            let mut buffer = self.spare.pop().unwrap_or_default();
+            let mut req = Err(Error::Cancelled);
+            if self.error.is_none() {
                 buffer.resize(plan.fragment_len(i), 0);
                 // SAFETY: the buffer is kept in `fragments` until the receive completes.
-                match unsafe { worker.tag_recv(buffer.as_mut_ptr(), buffer.len(), m) } {
-                    Ok(req) => self.fragments.push_back(Fragment {
-                        req: Some(req),
-                        index: i,
-                        buffer,
-                        outcome: None,
+                req = unsafe { worker.tag_recv(buffer.as_mut_ptr(), buffer.len(), m) };
+                if let Err(e) = &req {
+                    self.error.get_or_insert(e.clone());
+                }
+            }
+            if req.is_err() {
+                // Drained instead (after an error), so that the sender completes.
+                buffer.clear();
+                // SAFETY: the drain sink is boxed in the op and outlives the request.
+                req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
+            }
+            match req {
+                Ok(req) => self.fragments.push_back(Fragment {
+                    req: Some(req),
+                    index: i,
+                    buffer,
+                    outcome: None,
+                }),
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                    self.spare.push(buffer);
+                }
+            }
+        }
+        while self.regions_posted < plan.zero_copy_count && self.directs.len() < self.zcopy_depth {
+            let m = private_match(source, plan.region_seq(self.regions_posted));
+            self.regions_posted += 1;
+            // The next zero-copy region; none after an error.
+            let target = match self.error {
+                None => plan.next_zero_copy(&mut self.next_region),
+                Some(_) => None,
+            };
+            if target.is_none() {
+                self.error.get_or_insert(Error::InvalidMessage);
+            }
+            let mut req = Err(Error::Cancelled);
+            let mut expected = usize::MAX;
+            if let Some((i, bytes)) = target {
+                let bytes = bytes as usize;
+                req = match self.regions.get(i) {
+                    // SAFETY: the region holds at least the sender's `bytes` bytes, and
+                    // UnpackState guarantees it stays valid and exclusive until the state is
+                    // dropped.
+                    Some(mine) if mine.bytes >= bytes => unsafe {
+                        worker.tag_recv(mine.ptr, bytes, m)
+                    },
+                    Some(mine) => Err(Error::Truncated {
+                        message_bytes: bytes as u64,
+                        buffer_bytes: mine.bytes as u64,
                     }),
+                    None => Err(Error::InvalidMessage),
+                };
+                match &req {
+                    Ok(_) => expected = bytes,
                     Err(e) => {
-                        self.error.get_or_insert(e);
-                        continue;
+                        self.error.get_or_insert(e.clone());
                     }
                 }
-            } else {
-                break;
             }
-            self.next_fragment += 1;
+            if req.is_err() {
+                // SAFETY: the drain sink is boxed in the op and outlives the request.
+                req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
+            }
+            match req {
+                Ok(r) => self.directs.push_back(Direct {
+                    req: Some(r),
+                    expected,
+                }),
+                Err(e) => {
+                    self.error.get_or_insert(e);
+                }
+            }
         }
     }
 
@@ -327,30 +405,29 @@ impl RecvOp {
             };
             self.deliver(f);
         }
-        for d in &mut self.directs {
-            if !d.done {
-                if let Poll::Ready(r) = worker.poll_recv(&mut d.req) {
-                    d.done = true;
-                    let r = r.and_then(|info| check_length(info, d.expected));
-                    if let Err(e) = r {
-                        self.error.get_or_insert(e);
+        let error = &mut self.error;
+        self.directs
+            .retain_mut(|d| match worker.poll_recv(&mut d.req) {
+                Poll::Pending => true,
+                Poll::Ready(r) => {
+                    if let Err(e) = r.and_then(|info| check_length(info, d.expected)) {
+                        error.get_or_insert(e);
                     }
+                    false
                 }
-            }
-        }
+            });
         self.pump(worker);
-        let all_posted = self
-            .plan
-            .as_ref()
-            .map_or(true, |(p, _)| self.next_fragment >= p.fragments());
-        if all_posted && self.fragments.is_empty() && self.directs.iter().all(|d| d.done) {
+        let all_posted = self.plan.as_ref().map_or(true, |p| {
+            self.next_fragment >= p.fragments() && self.regions_posted >= p.zero_copy_count
+        });
+        if all_posted && self.fragments.is_empty() && self.directs.is_empty() {
             return Poll::Ready(self.finish());
         }
         Poll::Pending
     }
 
     fn deliver(&mut self, f: Fragment) {
-        let Some((plan, _)) = &self.plan else { return };
+        let Some(plan) = &self.plan else { return };
         let expected = plan.fragment_len(f.index);
         let offset = plan.fragment_offset(f.index);
         let outcome = f
@@ -363,7 +440,10 @@ impl RecvOp {
             }
             Ok(()) if self.error.is_none() => {
                 if let (Some(reader), Some(state)) = (&mut self.reader, &mut self.state) {
-                    if let Err(e) = reader.consume(&mut **state, offset, &f.buffer) {
+                    let shape = &plan.shape;
+                    if let Err(e) =
+                        reader.consume(&mut **state, shape, &self.regions, offset, &f.buffer)
+                    {
                         self.error = Some(e);
                     }
                 }
@@ -377,7 +457,7 @@ impl RecvOp {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        let (plan, _) = self.plan.as_ref().ok_or(Error::InvalidMessage)?;
+        let plan = self.plan.as_ref().ok_or(Error::InvalidMessage)?;
         let source = self
             .source
             .and_then(|w| self.route.group.comm_rank(w))
@@ -385,7 +465,7 @@ impl RecvOp {
         Ok(Status {
             source,
             tag: self.tag,
-            bytes: Some(plan.shape().total_bytes()),
+            bytes: Some(plan.shape.total_bytes()),
             kind: crate::tag::MessageKind::Custom,
             cancelled: false,
         })
@@ -402,8 +482,9 @@ impl RecvOp {
     /// Stops early: cancels every outstanding receive; completes with `error`.
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
         self.error.get_or_insert(error);
-        if let Some((plan, _)) = &self.plan {
+        if let Some(plan) = &self.plan {
             self.next_fragment = plan.fragments();
+            self.regions_posted = plan.zero_copy_count;
         }
         self.started = self.plan.is_some();
         let pending = self
@@ -414,6 +495,29 @@ impl RecvOp {
             worker.cancel(r);
         }
     }
+}
+
+/// True if every region of `sent` fits the region at the same index of `mine` (which may have
+/// more regions): a walk over both run lists, not over the regions.
+fn runs_fit(sent: &Shape, mine: &Shape) -> bool {
+    let mut ours = mine.run_slice().iter().peekable();
+    let mut at = 0usize; // regions of `sent` checked so far
+    for run in sent.run_slice() {
+        while at < run.end {
+            let Some(m) = ours.peek() else {
+                return false;
+            };
+            if m.end <= at {
+                ours.next();
+                continue;
+            }
+            if run.region.bytes > m.region.bytes {
+                return false;
+            }
+            at = run.end.min(m.end);
+        }
+    }
+    true
 }
 
 /// A private message must be exactly as long as announced; an empty one means the sender
@@ -428,5 +532,68 @@ fn check_length(info: RecvInfo, expected: usize) -> Result<()> {
             "private message of {} bytes, expected {expected}",
             info.length
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::custom::RegionShape;
+    use crate::datatype::ElementType;
+
+    fn shape(lens: &[u64]) -> Shape {
+        Shape::new(
+            0,
+            lens.iter().map(|&bytes| RegionShape {
+                bytes,
+                elem: ElementType::U8,
+            }),
+        )
+    }
+
+    fn brute(sent: &[u64], mine: &[u64]) -> bool {
+        sent.len() <= mine.len() && sent.iter().zip(mine).all(|(s, m)| s <= m)
+    }
+
+    #[test]
+    fn runs_fit_agrees_with_region_by_region() {
+        let cases: &[(&[u64], &[u64])] = &[
+            (&[8, 8, 8, 16, 16], &[8, 8, 16, 16, 16]),
+            (&[8, 8, 8, 16, 16], &[8, 8, 8, 8, 16]),
+            (&[8, 8], &[8]),
+            (&[8, 8], &[8, 8, 0, 0]),
+            (&[], &[]),
+            (&[], &[1]),
+            (&[0, 0, 5], &[0, 0, 4]),
+        ];
+        for (sent, mine) in cases {
+            let fits = runs_fit(&shape(sent), &shape(mine));
+            assert_eq!(fits, brute(sent, mine), "{sent:?} into {mine:?}");
+        }
+        // Random run structures.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..2000 {
+            let gen = |next: &mut dyn FnMut(u64) -> u64| {
+                let mut v = Vec::new();
+                for _ in 0..next(6) {
+                    let len = next(4);
+                    v.extend(std::iter::repeat(len).take(1 + next(4) as usize));
+                }
+                v
+            };
+            let sent = gen(&mut next);
+            let mine = gen(&mut next);
+            assert_eq!(
+                runs_fit(&shape(&sent), &shape(&mine)),
+                brute(&sent, &mine),
+                "{sent:?} into {mine:?}"
+            );
+        }
     }
 }

@@ -419,11 +419,13 @@ impl CustomRecv for SerdeBuffer {
         let packed = usize::try_from(shape.packed_bytes).map_err(|_| Error::NoMemory)?;
         self.packed.clear();
         self.packed.resize(packed, 0);
-        self.regions = shape
-            .regions
-            .iter()
-            .map(region_buffer)
-            .collect::<Result<_>>()?;
+        self.regions.clear();
+        self.regions
+            .try_reserve_exact(shape.region_count())
+            .map_err(|_| Error::NoMemory)?;
+        for r in shape.regions() {
+            self.regions.push(region_buffer(&r)?);
+        }
         Ok(())
     }
 
@@ -494,16 +496,13 @@ mod tests {
         let mut sent = encode(value)?.into_parts();
         let packed_bytes = sent.packed_size()?;
         let regions = PackState::regions(&mut sent)?;
-        let shape = Shape {
+        let shape = Shape::new(
             packed_bytes,
-            regions: regions
-                .iter()
-                .map(|r| RegionShape {
-                    bytes: r.bytes as u64,
-                    elem: r.elem,
-                })
-                .collect(),
-        };
+            regions.iter().map(|r| RegionShape {
+                bytes: r.bytes as u64,
+                elem: r.elem,
+            }),
+        );
         let mut buffer = SerdeBuffer::new();
         {
             let mut recv = RecvAdapter::new(&mut buffer);
