@@ -51,13 +51,15 @@ build: deps
 # test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
 # over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
 # tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
-# ctest), and an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi.
+# ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, and
+# the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy).
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
 	bash tests/run-c-tests.sh
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh
+	bash python/run-tests.sh
 
 # test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
 # (~1 min), every rank under valgrind.

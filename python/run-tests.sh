@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# run-tests.sh: installs the Python package (pip install ./python) with what its tests need
+# (pytest, numpy), then runs the pytest suite under the launcher with 2 and 4 ranks over UCX's
+# default transports (shared memory), and with 2 ranks over UCX_TLS=tcp.
+#
+# Usage: python/run-tests.sh [PYTEST ARGS...]
+# Environment:
+#   MPIRUN            launcher (default: Open MPI's mpirun, allowed as root, oversubscribed)
+#   PYTHON            interpreter (default: python3)
+#   PY_TEST_RUNS      runs as "ranks:mode" words (default "2:shm 4:shm 2:tcp")
+#   PY_TEST_TIMEOUT   seconds per run (default 600)
+#   PY_TEST_NO_INSTALL=1  skip the pip installs (use what is installed)
+# Needs target/release/libmpi.so (cargo build --release --workspace); the package finds it in
+# the checkout it was installed from, or through MPICD_LIBMPI.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+PYTHON=${PYTHON:-python3}
+MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
+read -r -a MPIRUN_CMD <<<"$MPIRUN"
+RUNS=${PY_TEST_RUNS:-2:shm 4:shm 2:tcp}
+TIMEOUT=${PY_TEST_TIMEOUT:-600}
+
+if [[ ! -e "$ROOT/target/release/libmpi.so" && -z "${MPICD_LIBMPI:-}" ]]; then
+    echo "run-tests: $ROOT/target/release/libmpi.so missing: run cargo build --release --workspace" >&2
+    exit 1
+fi
+
+if [[ "${PY_TEST_NO_INSTALL:-0}" != 1 ]]; then
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check pytest numpy || exit 1
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$HERE" || exit 1
+fi
+
+# Run from outside the source tree so that the installed package is the one tested.
+cd "$ROOT/target" 2>/dev/null || cd /tmp
+failed=0
+for run in $RUNS; do
+    n=${run%%:*}
+    mode=${run#*:}
+    env_mode=()
+    [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo)
+    start=$(date +%s)
+    echo "== python tests: $n ranks, $mode"
+    if timeout "$TIMEOUT" "${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" \
+        "$PYTHON" -m pytest -q -x --color=no -p no:cacheprovider "$HERE/tests" "$@"; then
+        echo "ok   python tests ($n ranks, $mode) in $(( $(date +%s) - start )) s"
+    else
+        echo "FAIL python tests ($n ranks, $mode) after $(( $(date +%s) - start )) s"
+        failed=$((failed + 1))
+    fi
+done
+exit $(( failed > 0 ))
