@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm test-memcheck install demo bench-p2p fmt clean
+.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-p2p fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -52,7 +52,8 @@ build: deps
 # over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
 # tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
 # ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, and
-# the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy).
+# the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy),
+# and a smoke run of every benchmark (tiny sizes, data checked, nothing timed).
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
@@ -60,6 +61,7 @@ test: build
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh
 	bash python/run-tests.sh
+	bash bench/run-all.sh --smoke
 
 # test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
 # (~1 min), every rank under valgrind.
@@ -84,6 +86,12 @@ $(OMPI_PINGPONG): bench/peers/ompi_pingpong.c | deps
 # demo: builds, then the p2p comparison: mpicd beside ucx_perftest and Open MPI, best of 3.
 demo: build $(OMPI_PINGPONG)
 	bash bench/pingpong-compare.sh
+
+# bench: the paper's evaluation on 2 local ranks (bench/run-all.sh, about 25 minutes): datatype
+# benchmarks against rsmpi on Open MPI, DDTBench against Open MPI's derived datatypes, criterion,
+# peak memory; CSVs, plots and summary.md in bench/results/.
+bench: build $(OMPI_PINGPONG)
+	bash bench/run-all.sh
 
 # bench-p2p: the same comparison alone (table on stdout, rows in bench/results/p2p.csv).
 bench-p2p: build $(OMPI_PINGPONG)

@@ -1,23 +1,8 @@
-//! Shared pieces of the mpicd benchmarks: command-line options and result lines in the format
-//! the comparison scripts read (`RESULT <impl> <metric> <bytes> <value>`).
+//! Shared pieces of the mpicd benchmarks: command-line options, result lines in the format the
+//! comparison scripts read (`RESULT <impl> <metric> <bytes> <value>`), and the datatypes of the
+//! paper's Rust evaluation ([`messages`]) with what the rsmpi peer shares ([`shared`]).
 
-use std::str::FromStr;
+pub mod messages;
+pub mod shared;
 
-/// Reads `-x VALUE` style options; exits with a usage line on a malformed value.
-pub fn option<T: FromStr>(args: &[String], flag: &str, default: T) -> T {
-    match args.iter().position(|a| a == flag) {
-        None => default,
-        Some(i) => match args.get(i + 1).and_then(|v| v.parse().ok()) {
-            Some(v) => v,
-            None => {
-                eprintln!("option {flag} needs a value of the right type");
-                std::process::exit(2);
-            }
-        },
-    }
-}
-
-/// Prints one result line.
-pub fn report(implementation: &str, metric: &str, bytes: usize, value: f64) {
-    println!("RESULT {implementation} {metric} {bytes} {value:.3}");
-}
+pub use shared::{option, report};
