@@ -87,7 +87,7 @@ $(OMPI_PINGPONG): bench/peers/ompi_pingpong.c | deps
 demo: build $(OMPI_PINGPONG)
 	bash bench/pingpong-compare.sh
 
-# bench: the paper's evaluation on 2 local ranks (bench/run-all.sh, about 25 minutes): datatype
+# bench: the paper's evaluation on 2 local ranks (bench/run-all.sh, about 10-15 minutes): datatype
 # benchmarks against rsmpi on Open MPI, DDTBench against Open MPI's derived datatypes, criterion,
 # peak memory; CSVs, plots and summary.md in bench/results/.
 bench: build $(OMPI_PINGPONG)

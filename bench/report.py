@@ -243,6 +243,7 @@ def plots(d, out, crit):
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.lines  # noqa: F401 (the DDTBench legend)
     import matplotlib.pyplot as plt
 
     pdir = os.path.join(out, "plots")
@@ -253,6 +254,7 @@ def plots(d, out, crit):
         for method in sorted(methods, key=order_key):
             pts = sorted(methods[method].items())
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=method,
+                    color=f"C{order_key(method)[0] % 10}",
                     linestyle="--" if method.startswith("rsmpi") else "-")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -278,7 +280,8 @@ def plots(d, out, crit):
         if bound:
             ax.axhline(bound / KIB, color="red", label="CustomConfig::memory_bound()")
         ax.set_xscale("log", base=2)
-        ax.set_yscale("symlog")
+        ax.set_yscale("symlog", linthresh=4)
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("message size (bytes)")
         ax.set_ylabel("extra peak RSS per rank (KiB)")
         ax.set_title("peak memory of one exchange (VmHWM growth)")
@@ -289,6 +292,7 @@ def plots(d, out, crit):
         plt.close(fig)
         made.append("memory.png")
     if d.ddt:
+        colors = {m: f"C{i}" for i, m in enumerate(DDT_ORDER)}
         tests = sorted(d.ddt)
         cols = 4
         nrows = (len(tests) + cols - 1) // cols
@@ -299,19 +303,23 @@ def plots(d, out, crit):
             for method in methods:
                 pts = sorted((b, v[method]) for b, v in d.ddt[test].items() if method in v)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=method,
+                        color=colors.get(method),
                         linestyle="--" if not method.startswith(("mpicd", "custom")) else "-")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title(test, fontsize=9)
             ax.tick_params(labelsize=7)
             ax.grid(True, which="both", alpha=0.3)
-            if i == 0:
-                ax.legend(fontsize=6)
         for j in range(len(tests), nrows * cols):
             axes[j // cols][j % cols].axis("off")
+        present = [m for m in DDT_ORDER if any(m in b for t in d.ddt.values() for b in t.values())]
+        handles = [matplotlib.lines.Line2D([], [], color=colors[m], marker="o", ms=3,
+                                           linestyle="--" if not m.startswith(("mpicd", "custom"))
+                                           else "-") for m in present]
+        fig.legend(handles, present, loc="lower center", ncol=len(present), fontsize=8)
         fig.suptitle("DDTBench: bandwidth (MB/s, median round trip) against message bytes; "
                      "dashed: Open MPI, solid: mpicd")
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
         fig.savefig(os.path.join(pdir, "ddtbench.png"), dpi=100)
         plt.close(fig)
         made.append("ddtbench.png")
