@@ -598,7 +598,10 @@ impl Engine {
     /// Tests an operation; on completion it is removed and its outcome returned.
     pub(crate) fn test(&mut self, id: OpId) -> Result<Option<Result<Status>>> {
         // Fast path: a contiguous operation still in flight is polled in place.
-        let slot = self.slots.get_mut(id.index as usize).ok_or(Error::InvalidRequest)?;
+        let slot = self
+            .slots
+            .get_mut(id.index as usize)
+            .ok_or(Error::InvalidRequest)?;
         if slot.generation == id.generation {
             let pending = match &mut slot.op {
                 Some(Op::Send { req: Some(r), .. }) | Some(Op::Recv { req: Some(r), .. }) => {
