@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-p2p fmt clean
+.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-p2p bench-python fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -93,6 +93,11 @@ demo: build $(OMPI_PINGPONG)
 bench: build $(OMPI_PINGPONG)
 	bash bench/run-all.sh
 
+# bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
+# CSV and plot in python/bench/results/.
+bench-python: build
+	bash python/bench/run.sh
+
 # bench-p2p: the same comparison alone (table on stdout, rows in bench/results/p2p.csv).
 bench-p2p: build $(OMPI_PINGPONG)
 	bash bench/pingpong-compare.sh
@@ -103,4 +108,4 @@ fmt:
 
 # clean: removes build outputs, test logs and raw benchmark runs (keeps bench/results/p2p.csv).
 clean:
-	rm -rf target bench/results/tmp
+	rm -rf target bench/results/tmp python/bench/results/tmp python/build

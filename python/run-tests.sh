@@ -30,6 +30,7 @@ fi
 if [[ "${PY_TEST_NO_INSTALL:-0}" != 1 ]]; then
     "$PYTHON" -m pip install --quiet --disable-pip-version-check pytest numpy || exit 1
     "$PYTHON" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$HERE" || exit 1
+    rm -rf "$HERE/build" "$HERE/src/mpicd.egg-info"  # setuptools' in-tree build leftovers
 fi
 
 # Run from outside the source tree so that the installed package is the one tested.

@@ -9,8 +9,9 @@ Cases: ``single`` (one NumPy uint8 array of the size) and ``many`` (a list of 12
 adding up to the size). Methods:
 
 - mpicd:  ``raw`` (Send/Recv of a preallocated buffer), ``raw-multi`` (the many case's 128 KiB
-  buffers as raw messages, preallocated: the transport's limit for that shape), ``pickle-inband`` (pickle protocol 5,
-  every buffer in the stream, one message, received after Mprobe), ``pickle-oob-multi``
+  buffers as raw messages, preallocated: the transport's limit for that shape),
+  ``pickle-inband`` (pickle protocol 5, every buffer in the stream, one message, received
+  after Mprobe), ``pickle-oob-multi``
   (protocol 5 with the same out-of-band threshold as ours, a lengths header then one message
   for the stream and one per buffer: the pkl5 design on mpicd), ``ours`` (comm.send/recv: the
   stream and the buffers in one custom-datatype message);
@@ -19,9 +20,10 @@ adding up to the size). Methods:
   buffer).
 
 One round trip sends the object and gets it back (the echo re-serializes what it received);
-bandwidth = size / (round-trip time / 2). Each point is the best of ``--batches`` batches, each
-of enough round trips to last ``--seconds`` (the machines are shared and noisy: best-of-batches
-is the least noisy estimate; compare ratios from the same run). Rank 0 writes the CSV.
+bandwidth = size / (round-trip time / 2). At each size the methods run batch after batch in
+turn; each point is the best of ``--batches`` batches of enough round trips to last
+``--seconds`` (the machines are shared and noisy: best-of-batches is the least noisy
+estimate; compare ratios from the same run). Rank 0 writes the CSV.
 """
 
 import argparse
@@ -202,24 +204,50 @@ def check_echo(case, size, back):
         raise SystemExit(f"pingpong: wrong echo for {case} {size}")
 
 
-def measure(comm, method, case, size, seconds, batches, min_iters):
-    """Best seconds per round trip over ``batches`` batches of about ``seconds`` each (the
-    number of round trips adapts to the best time seen so far; rank 0's timing decides)."""
-    prepare, send, recv = method
-    obj = prepare(case, size)
-    comm.Barrier()
-    _, back = round_trips(comm, send, recv, obj, 2)  # warm-up (connections, allocator, pool)
-    if comm.Get_rank() == 0:
-        check_echo(case, size, back)
-    best, iters, total = float("inf"), 1, 0
-    for _ in range(batches + 1):  # the first batch, of one round trip, sizes the others
+class Point:
+    """One method at one size: its object and the best seconds per round trip so far."""
+
+    def __init__(self, comm, name, method, case, size):
+        self.name = name
+        self.prepare, self.send, self.recv = method
+        self.case, self.size = case, size
+        self.obj = self.prepare(case, size)
+        self.best = float("inf")
+        self.iters = 1
+        self.total = 0
+        self.spent = 0.0
+
+    def warm_up(self, comm):
+        """Round trips not timed (connections, allocator, receive pool), and the echo check."""
+        _, back = round_trips(comm, self.send, self.recv, self.obj, 1 if self.size >= (64 << 20) else 2)
+        if comm.Get_rank() == 0:
+            check_echo(self.case, self.size, back)
+
+    def batch(self, comm, seconds, min_iters):
         comm.Barrier()
-        t, back = round_trips(comm, send, recv, obj, iters)
-        total += iters
-        best = min(best, comm.bcast(t / iters, root=0))
-        iters = max(min_iters, min(5000, int(seconds / best)))
-    del back, obj
-    return total, best
+        t, _ = round_trips(comm, self.send, self.recv, self.obj, self.iters)
+        t = comm.bcast(t, root=0)  # rank 0's clock decides
+        self.total += self.iters
+        self.spent += t
+        self.best = min(self.best, t / self.iters)
+        self.iters = max(min_iters, min(5000, int(seconds / self.best)))
+
+
+def measure_size(comm, methods, case, size, seconds, batches, min_iters):
+    """Measures every method at one size, batch after batch in turn, so that the machine's
+    noise falls on all of them alike; each keeps its best batch. A method slower than the
+    budget (``batches`` x ``seconds``) stops after 3 batches."""
+    points = [Point(comm, name, m, case, size) for name, m in methods]
+    for p in points:
+        p.warm_up(comm)
+    for b in range(batches + 1):  # the first batch, of one round trip, sizes the others
+        for p in points:
+            over = b >= 3 and p.spent > batches * seconds
+            if not comm.bcast(over, root=0):
+                p.batch(comm, seconds, min_iters)
+    out = [(p.name, p.total, p.best) for p in points]
+    del points
+    return out
 
 
 def main():
@@ -230,7 +258,7 @@ def main():
     ap.add_argument("--max-size", default="256M")
     ap.add_argument("--seconds", type=float, default=0.1, help="per batch")
     ap.add_argument("--batches", type=int, default=5)
-    ap.add_argument("--min-iters", type=int, default=3)
+    ap.add_argument("--min-iters", type=int, default=1)
     ap.add_argument("--methods", default="", help="comma-separated subset")
     ap.add_argument("--cases", default="single,many")
     args = ap.parse_args()
@@ -245,13 +273,15 @@ def main():
         for size in sizes:
             if case == "many" and size < 2 * CHUNK:
                 continue
+            todo = []
             for name in wanted:
                 if name not in methods or (case == "many" and name == "raw"):
                     continue  # raw: one buffer of the size, measured in the single case
                 if case == "single" and name == "raw-multi":
                     continue
-                iters, rt = measure(comm, methods[name], case, size, args.seconds,
-                                    args.batches, args.min_iters)
+                todo.append((name, methods[name]))
+            for name, iters, rt in measure_size(comm, todo, case, size, args.seconds,
+                                                args.batches, args.min_iters):
                 mbps = size / (rt / 2) / 1e6
                 rows.append({"impl": args.impl, "case": case, "method": name, "bytes": size,
                              "iters": iters, "roundtrip_s": f"{rt:.9f}", "MBps": f"{mbps:.1f}"})

@@ -12,7 +12,7 @@
 #   --repeat N   run each implementation N times, alternating, keep each point's best (default 2)
 # Environment: MPIRUN (launcher, default Open MPI's mpirun as root, oversubscribed), PYTHON,
 #   BENCH_NO_INSTALL=1 (use what is installed), BENCH_ARGS (more pingpong.py options).
-# The default run takes about 5-8 minutes on 2 cores (plus ~8 min once to compile mpi4py).
+# The default run takes about 3-6 minutes on 2 cores (plus ~8 min once to compile mpi4py).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,6 +47,7 @@ if [[ "${BENCH_NO_INSTALL:-0}" != 1 ]]; then
         "${pip[@]}" --no-binary mpi4py mpi4py
     fi
     "${pip[@]}" --force-reinstall --no-deps "$ROOT/python"
+    rm -rf "$ROOT/python/build" "$ROOT/python/src/mpicd.egg-info"  # in-tree build leftovers
 fi
 
 OUT="$HERE/results"

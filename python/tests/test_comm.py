@@ -49,6 +49,16 @@ def test_dup_split_free(comm):
         assert x == MPI.COMM_NULL
 
 
+def test_predefined_cannot_be_freed(comm):
+    for c in (MPI.COMM_WORLD, MPI.COMM_SELF, MPI.COMM_NULL):
+        with pytest.raises(MPI.Exception) as e:
+            c.Free()
+        assert e.value.Get_error_class() == MPI.ERR_COMM
+    assert comm.allgather(comm.rank) == list(range(comm.size))  # still usable
+    alias = MPI.Comm(comm)
+    assert alias == comm and alias.bcast("x") == "x"
+
+
 def test_status_object():
     st = MPI.Status()
     assert st.source == MPI.ANY_SOURCE and st.tag == MPI.ANY_TAG

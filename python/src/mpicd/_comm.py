@@ -11,8 +11,8 @@ import ctypes
 from . import _objcoll, _pickled
 from ._buffer import message
 from ._errors import check
-from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, ERRORS_RETURN, IN_PLACE_ADDR,
-                      REQUEST_NULL, MPI_Status, lib)
+from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, COMM_SELF, COMM_WORLD, ERRORS_RETURN,
+                      IN_PLACE_ADDR, REQUEST_NULL, MPI_Status, lib)
 from ._request import Message, Request
 from ._status import c_status
 from ._types import PREDEFINED_OPS, Op
@@ -71,7 +71,9 @@ class Comm:
     __slots__ = ("_h", "_coll", "_rank", "_size", "__weakref__")
 
     def __init__(self, handle=COMM_NULL, coll=None):
-        self._h = handle
+        if isinstance(handle, Comm):  # MPI.Comm(comm): another reference to the same handle
+            handle, coll = handle._h, handle._coll
+        self._h = int(handle)
         self._coll = coll
         self._rank = None
         self._size = None
@@ -141,6 +143,10 @@ class Comm:
         return Intracomm(new.value)._setup()
 
     def Free(self):
+        if self._h in (COMM_NULL, COMM_WORLD, COMM_SELF):
+            from ._errors import Exception as MPIException
+
+            raise MPIException(5, "COMM_NULL, COMM_WORLD and COMM_SELF cannot be freed")
         if self._coll is not None:
             coll = ctypes.c_void_p(self._coll)
             check(lib.MPI_Comm_free(ctypes.byref(coll)))
