@@ -284,7 +284,7 @@ pub unsafe trait UnpackState: Send {
     /// state tracked them while building its list (as [`RecvParts`] does): the engine then
     /// checks the incoming shape against it run by run instead of region by region. Called
     /// once, after `regions`; `packed_bytes` is ignored. The engine still never writes past a
-    /// region whatever this says: a wrong shape only makes a truncation show up later. The
+    /// region whatever this says: a wrong shape only gives a wrong or late truncation error. The
     /// default, `None`, lets the engine walk the list.
     fn shape_hint(&mut self) -> Option<Shape> {
         None

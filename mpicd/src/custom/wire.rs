@@ -48,9 +48,13 @@ pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`).
+    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`). Small, so that the lead
+    /// is one eager UCX message and leaves at once: the receiver prepares while the sender
+    /// packs the fragments.
     pub inline_bytes: usize,
-    /// Bytes per fragment message (`MPICD_FRAGMENT_BYTES`).
+    /// Largest fragment message (`MPICD_FRAGMENT_BYTES`). A short stream is cut in smaller
+    /// fragments, in 8 at least but none under 8000 bytes, so that its packing and unpacking
+    /// overlap.
     pub fragment_bytes: usize,
     /// Fragments in flight per operation (`MPICD_PIPELINE_DEPTH`).
     pub pipeline_depth: usize,
@@ -65,7 +69,7 @@ pub struct CustomConfig {
 impl Default for CustomConfig {
     fn default() -> Self {
         CustomConfig {
-            inline_bytes: 16 << 10,
+            inline_bytes: 4000,
             fragment_bytes: 256 << 10,
             pipeline_depth: 4,
             zcopy_threshold: 32 << 10,
