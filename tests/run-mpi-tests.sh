@@ -11,6 +11,7 @@
 #        process's messages to itself over tcp/lo when "self" is left out (checked with
 #        `UCX_TLS=tcp ucx_perftest -l`), so plain `tcp` works and keeps every byte on the
 #        network transport. The loopback device keeps all traffic on this machine.
+#        MPICD_CMA=0 turns off the same-node region pull, as between two nodes.
 #
 # A program can say which rank counts it needs with one comment line in its source:
 #   // mpi-test: ranks=1          singleton only: run WITHOUT mpirun (MPI singleton mode)
@@ -88,11 +89,11 @@ run_one() {
     timeout_s=$(directive "$name" timeout "$DEFAULT_TIMEOUT")
     log="$LOG_DIR/$name-n$ranks-$mode.log"
 
-    local -a envs=(env -u UCX_TLS -u UCX_NET_DEVICES)
+    local -a envs=(env -u UCX_TLS -u UCX_NET_DEVICES -u MPICD_CMA)
     local -a export_flags=()
     if [[ $mode == tcp ]]; then
-        envs+=(UCX_TLS=tcp UCX_NET_DEVICES=lo)
-        export_flags=(-x UCX_TLS -x UCX_NET_DEVICES)
+        envs+=(UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_CMA=0)
+        export_flags=(-x UCX_TLS -x UCX_NET_DEVICES -x MPICD_CMA)
     fi
 
     local -a cmd

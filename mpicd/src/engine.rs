@@ -105,6 +105,8 @@ pub(crate) struct Engine {
     next_context: u32,
     identity: Identity,
     watch: Watch,
+    /// This process may read same-node peers' memory (see [`crate::cma`]).
+    cma: bool,
 }
 
 impl Engine {
@@ -148,6 +150,7 @@ impl Engine {
             next_context: crate::comm::FIRST_FREE_CONTEXT,
             identity: Identity::current(),
             watch: Watch::new(),
+            cma: crate::cma::available(),
         })
     }
 
@@ -181,6 +184,23 @@ impl Engine {
             .get(peer as usize)
             .filter(|p| !p.failed)
             .and_then(|p| p.endpoint.as_ref())
+    }
+
+    /// The pid of connected world rank `peer` if it runs on this node.
+    pub(crate) fn local_pid(&self, peer: u32) -> Option<u32> {
+        self.peers.get(peer as usize).and_then(|p| p.local_pid)
+    }
+
+    /// How a receiver at connected world rank `peer` can pull this process's regions, if it
+    /// runs on this node and cross-memory reads work here (the region list comes later).
+    pub(crate) fn pull_source(&self, peer: u32) -> Option<crate::custom::wire::PullSource> {
+        self.local_pid(peer)
+            .filter(|_| self.cma)
+            .map(|_| crate::custom::wire::PullSource {
+                pid: self.identity.pid,
+                stride: std::mem::size_of::<crate::custom::RawRegion>() as u32,
+                table: 0,
+            })
     }
 
     /// Reserves `n` private sequence numbers.

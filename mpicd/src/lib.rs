@@ -22,6 +22,7 @@
 //! `prterun`); started alone, a program is a singleton of size 1.
 
 mod bootstrap;
+mod cma;
 pub mod collective;
 pub mod comm;
 pub mod custom;

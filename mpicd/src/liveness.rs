@@ -22,8 +22,8 @@ pub(crate) struct Identity {
 }
 
 impl Identity {
-    /// This process. The node is the host name and the kernel's boot id, so two machines that
-    /// share a host name are not taken for one.
+    /// This process. The node is the host name, the kernel's boot id (so two machines that
+    /// share a host name are not taken for one) and the pid namespace.
     pub(crate) fn current() -> Identity {
         let read = |path: &str| {
             std::fs::read_to_string(path)
@@ -31,8 +31,13 @@ impl Identity {
                 .trim()
                 .to_string()
         };
+        // Processes in different pid namespaces (containers) cannot name each other by pid:
+        // they count as different nodes.
+        let pid_namespace = std::fs::read_link("/proc/self/ns/pid")
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         let node = format!(
-            "{}/{}",
+            "{}/{}/{pid_namespace}",
             read("/proc/sys/kernel/hostname"),
             read("/proc/sys/kernel/random/boot_id")
         );

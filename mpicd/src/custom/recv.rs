@@ -6,13 +6,14 @@
 //! Whatever goes wrong after the lead matched, every private message of the sender is still
 //! received (into a discarding sink if need be), so the sender always completes.
 
+use super::pull::Pull;
 use super::stream::{RegionList, StreamReader};
 use super::wire::WirePlan;
 use super::{RawRegionMut, Shape, UnpackState};
 use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
-use crate::tag::private_match;
+use crate::tag::{private_match, private_reply_tag};
 use crate::transport::{Collector, MessageHandle, RecvInfo, TagMatch, UcxRequest, Worker};
 use std::collections::VecDeque;
 use std::task::Poll;
@@ -57,6 +58,8 @@ struct Direct {
 pub(crate) struct RecvOp {
     // Requests first: they are released before the memory they point to.
     lead_req: Option<UcxRequest>,
+    /// The reply that lets a sender whose regions were pulled complete.
+    reply_req: Option<UcxRequest>,
     fragments: VecDeque<Fragment>,
     /// Zero-copy region receives (or their drains) in flight, at most `zcopy_depth`.
     directs: VecDeque<Direct>,
@@ -83,6 +86,12 @@ pub(crate) struct RecvOp {
     zcopy_depth: usize,
     started: bool,
     discarding: bool,
+    /// Reading the sender's regions from its memory (see [`super::pull`]).
+    pull: Option<Pull>,
+    /// The sender waits for a reply (its regions were to be pulled) that has not left yet.
+    reply_owed: bool,
+    /// Reading the sender's memory failed (the sender then fails too).
+    pull_failed: bool,
     error: Option<Error>,
     state: Option<Box<dyn UnpackState>>,
 }
@@ -96,6 +105,7 @@ impl RecvOp {
     ) -> RecvOp {
         RecvOp {
             lead_req: None,
+            reply_req: None,
             fragments: VecDeque::new(),
             directs: VecDeque::new(),
             lead: Box::new(Collector {
@@ -119,6 +129,9 @@ impl RecvOp {
             zcopy_depth: engine.custom.zcopy_depth.max(1),
             started: false,
             discarding: false,
+            pull: None,
+            reply_owed: false,
+            pull_failed: false,
             error: None,
             state,
         }
@@ -216,12 +229,14 @@ impl RecvOp {
         let Some(plan) = self.plan.take() else {
             return;
         };
+        self.reply_owed = plan.pull.is_some();
         let prepared = if plan.failed {
             Err(Error::RemoteFailure)
         } else if self.discarding {
             Err(Error::Cancelled)
         } else {
             self.prepare(&plan)
+                .and_then(|()| self.start_pull(engine, &plan))
         };
         match prepared {
             Ok(()) => {
@@ -241,6 +256,62 @@ impl RecvOp {
         self.lead.bytes = Vec::new();
         self.plan = Some(plan);
         self.pump(&engine.worker);
+    }
+
+    /// Sets up the pull of the sender's regions, if the lead asks for one: the sender must be
+    /// the process on this node that the lead names.
+    fn start_pull(&mut self, engine: &mut Engine, plan: &WirePlan) -> Result<()> {
+        let Some(source) = plan.pull else {
+            return Ok(());
+        };
+        let rank = self.source.ok_or(Error::InvalidMessage)?;
+        engine.connect(rank)?;
+        if engine.local_pid(rank) != Some(source.pid) {
+            return Err(Error::Transport(format!(
+                "rank {rank} asked to have its regions read from pid {}, not its own",
+                source.pid
+            )));
+        }
+        self.pull = Some(Pull::new(source, rank)?);
+        Ok(())
+    }
+
+    /// Reads the next part of the pulled regions; once all are read, or on any error, sends
+    /// the reply that releases the sender.
+    fn advance_pull(&mut self, engine: &mut Engine) {
+        let Some(plan) = &self.plan else { return };
+        if let (Some(pull), None) = (&mut self.pull, &self.error) {
+            if !pull.finished(plan) {
+                if let Err(e) = pull.step(plan, &self.regions) {
+                    self.pull_failed = !matches!(e, Error::ProcFailed { .. });
+                    self.error = Some(e);
+                }
+            }
+        }
+        let done = self.pull.as_ref().is_some_and(|p| p.finished(plan));
+        if !self.reply_owed || (self.error.is_none() && !done) {
+            return;
+        }
+        self.reply_owed = false;
+        // An empty reply: done (or failed on this side, which the sender need not know). One
+        // byte: the sender's memory could not be read, the sender fails too.
+        static READ_FAILED: [u8; 1] = [1];
+        let len = usize::from(self.pull_failed);
+        let (Some(rank), me) = (self.source, engine.rank) else {
+            return;
+        };
+        let tag = private_reply_tag(me, plan.reply_seq());
+        let sent = match engine.existing_endpoint(rank) {
+            // SAFETY: a static outlives the request.
+            Some(ep) => unsafe { engine.worker.tag_send(ep, READ_FAILED.as_ptr(), len, tag, false) },
+            None => Err(Error::ProcFailed { rank: rank as i32 }),
+        };
+        match sent {
+            Ok(req) => self.reply_req = req,
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
     }
 
     /// Resizes (unless the state gave its parts when posted), checks the incoming shape against
@@ -324,7 +395,8 @@ impl RecvOp {
                 }
             }
         }
-        while self.regions_posted < plan.zero_copy_count && self.directs.len() < self.zcopy_depth {
+        while self.regions_posted < plan.region_messages() && self.directs.len() < self.zcopy_depth
+        {
             let m = private_match(source, plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
             // The next zero-copy region; none after an error.
@@ -417,10 +489,21 @@ impl RecvOp {
                 }
             });
         self.pump(worker);
+        self.advance_pull(engine);
+        let replied = !self.reply_owed
+            && match engine.worker.poll_send(&mut self.reply_req) {
+                Poll::Pending => false,
+                Poll::Ready(r) => {
+                    if let Err(e) = r {
+                        self.error.get_or_insert(e);
+                    }
+                    true
+                }
+            };
         let all_posted = self.plan.as_ref().map_or(true, |p| {
-            self.next_fragment >= p.fragments() && self.regions_posted >= p.zero_copy_count
+            self.next_fragment >= p.fragments() && self.regions_posted >= p.region_messages()
         });
-        if all_posted && self.fragments.is_empty() && self.directs.is_empty() {
+        if all_posted && replied && self.fragments.is_empty() && self.directs.is_empty() {
             return Poll::Ready(self.finish());
         }
         Poll::Pending
@@ -484,12 +567,14 @@ impl RecvOp {
         self.error.get_or_insert(error);
         if let Some(plan) = &self.plan {
             self.next_fragment = plan.fragments();
-            self.regions_posted = plan.zero_copy_count;
+            self.regions_posted = plan.region_messages();
         }
+        self.reply_owed = false;
         self.started = self.plan.is_some();
         let pending = self
             .lead_req
             .iter()
+            .chain(self.reply_req.iter())
             .chain(self.fragments.iter().filter_map(|f| f.req.as_ref()));
         for r in pending.chain(self.directs.iter().filter_map(|d| d.req.as_ref())) {
             worker.cancel(r);

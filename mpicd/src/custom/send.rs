@@ -3,13 +3,13 @@
 //! transport drains them.
 
 use super::stream::{RegionList, StreamWriter};
-use super::wire::WirePlan;
+use super::wire::{PullSource, WirePlan};
 use super::{PackState, RawRegion, RegionShape, Shape};
 use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
-use crate::tag::{private_tag, MessageKind, UserTag};
-use crate::transport::{Endpoint, UcxRequest, Worker};
+use crate::tag::{private_reply_match, private_tag, MessageKind, UserTag};
+use crate::transport::{Collector, Endpoint, UcxRequest, Worker};
 use std::collections::VecDeque;
 use std::task::Poll;
 
@@ -22,6 +22,9 @@ struct InFlight {
 pub(crate) struct SendOp {
     // Requests first: they must be released before the memory they point to.
     lead_req: Option<UcxRequest>,
+    /// The receiver's reply when it pulls the regions (see [`super::pull`]).
+    reply_req: Option<UcxRequest>,
+    reply: Box<Collector>,
     /// Zero-copy region sends in flight (at most `zcopy_depth`).
     region_reqs: VecDeque<Option<UcxRequest>>,
     in_flight: VecDeque<InFlight>,
@@ -61,7 +64,9 @@ impl SendOp {
         synchronous: bool,
     ) -> Result<SendOp> {
         let cfg = engine.custom;
-        let mut op = match Self::prepare(engine, &mut *state) {
+        engine.connect(dest)?;
+        let pull = engine.pull_source(dest);
+        let mut op = match Self::prepare(engine, &mut *state, pull) {
             Ok((plan, writer, lead, regions)) => SendOp::new(plan, writer, lead, regions, state),
             Err(e) => {
                 // Nothing left yet: tell the receiver with a failure lead, so it does not wait
@@ -87,7 +92,11 @@ impl SendOp {
             tag,
         }
         .encode();
-        engine.connect(dest)?;
+        if op.plan.pull.is_some() {
+            let m = private_reply_match(dest, op.plan.reply_seq());
+            // SAFETY: the reply collector is boxed in the op and outlives the request.
+            op.reply_req = Some(unsafe { engine.worker.tag_recv_collect(&mut *op.reply, m) }?);
+        }
         let ep = engine
             .existing_endpoint(dest)
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
@@ -107,6 +116,7 @@ impl SendOp {
     fn prepare(
         engine: &mut Engine,
         state: &mut dyn PackState,
+        pull: Option<PullSource>,
     ) -> Result<(WirePlan, StreamWriter, Vec<u8>, Vec<RawRegion>)> {
         let packed_bytes = state.packed_size()?;
         let regions = state.regions()?;
@@ -123,7 +133,12 @@ impl SendOp {
                 }),
             ),
         };
-        let mut plan = WirePlan::choose(shape, &engine.custom)?;
+        // The receiver reads the list itself; its heap buffer stays put while the op owns it.
+        let pull = pull.map(|p| PullSource {
+            table: regions.as_ptr() as u64,
+            ..p
+        });
+        let mut plan = WirePlan::choose(shape, &engine.custom, pull)?;
         plan.seq_base = engine.reserve_sequence(plan.private_messages());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
@@ -145,6 +160,8 @@ impl SendOp {
     ) -> SendOp {
         SendOp {
             lead_req: None,
+            reply_req: None,
+            reply: Box::default(),
             region_reqs: VecDeque::new(),
             in_flight: VecDeque::new(),
             spare: Vec::new(),
@@ -183,7 +200,7 @@ impl SendOp {
     /// flight. After an error each remaining region tag gets an empty message instead, which
     /// the receiver reads as "the sender failed".
     fn pump_regions(&mut self, worker: &Worker, ep: &Endpoint, me: u32) {
-        while self.regions_posted < self.plan.zero_copy_count
+        while self.regions_posted < self.plan.region_messages()
             && self.region_reqs.len() < self.zcopy_depth
         {
             let tag = private_tag(me, self.plan.region_seq(self.regions_posted));
@@ -291,6 +308,22 @@ impl SendOp {
             }
         };
         let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.error);
+        // No reply request: none expected, or it came.
+        let replied = self.reply_req.is_none()
+            || match worker.poll_recv(&mut self.reply_req) {
+            Poll::Pending => false,
+            Poll::Ready(Ok(info)) if info.length == 0 => true,
+            Poll::Ready(Ok(_)) => {
+                self.error.get_or_insert(Error::Transport(
+                    "the receiver could not read this message's regions".into(),
+                ));
+                true
+            }
+            Poll::Ready(Err(e)) => {
+                self.error.get_or_insert(e);
+                true
+            }
+        };
         let error = &mut self.error;
         self.region_reqs
             .retain_mut(|r| !record(worker.poll_send(r), error));
@@ -309,13 +342,14 @@ impl SendOp {
         }
         let me = engine.rank;
         if self.next_fragment < self.plan.fragments()
-            || self.regions_posted < self.plan.zero_copy_count
+            || self.regions_posted < self.plan.region_messages()
         {
             self.pump(&engine.worker, engine.existing_endpoint(self.peer), me);
         }
         if lead_done
+            && replied
             && self.region_reqs.is_empty()
-            && self.regions_posted >= self.plan.zero_copy_count
+            && self.regions_posted >= self.plan.region_messages()
             && self.in_flight.is_empty()
             && self.next_fragment >= self.plan.fragments()
         {
@@ -331,10 +365,11 @@ impl SendOp {
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
         self.error.get_or_insert(error);
         self.next_fragment = self.plan.fragments();
-        self.regions_posted = self.plan.zero_copy_count;
+        self.regions_posted = self.plan.region_messages();
         for r in self
             .lead_req
             .iter()
+            .chain(self.reply_req.iter())
             .chain(self.region_reqs.iter().flatten())
         {
             worker.cancel(r);

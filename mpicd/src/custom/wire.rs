@@ -9,6 +9,10 @@
 //! regions:   one contiguous message per zero-copy region (the private tags that follow)
 //! stream:    packed part (pack callback) | small regions coalesced, in region order
 //! ```
+//! Between two processes of one node the regions are *pulled* instead (see
+//! [`crate::custom::pull`]): the lead names the sender's pid and where its region list lies,
+//! the receiver reads the regions straight from the sender's memory (one kernel copy, up to
+//! 1024 regions per system call), then sends one empty reply that lets the sender complete.
 //! A private message of zero bytes where data was expected means the sender failed after the
 //! lead left; the receiver then completes with [`Error::RemoteFailure`].
 //!
@@ -23,11 +27,13 @@ use crate::datatype::ElementType;
 use crate::error::{Error, Result};
 
 const MAGIC: u32 = 0x4443_504d; // "MPCD"
-const VERSION: u16 = 2;
-/// Fixed part of the lead: magic, version, flags, six sizes and the run count.
-pub(crate) const HEADER_BYTES: usize = 64;
+const VERSION: u16 = 3;
+/// Fixed part of the lead: magic, version, flags, six sizes, the run count and the pull source.
+pub(crate) const HEADER_BYTES: usize = 80;
 /// Header flag: the sender failed before sending data (see [`WirePlan::failure`]).
 const FLAG_FAILED: u16 = 1;
+/// Header flag: the zero-copy regions are pulled by the receiver (see [`PullSource`]).
+const FLAG_PULL: u16 = 2;
 const ELEM_SHIFT: u32 = 56;
 const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 /// Bytes of one encoded run.
@@ -44,6 +50,9 @@ const FRAGMENTS_PER_STREAM: u64 = 8;
 /// (a UCX request, and the receiver's unexpected-message descriptor; a region below UCX's
 /// rendezvous threshold travels eagerly, but then it is under this size on shm and tcp).
 pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
+/// Memory a receive uses while pulling regions: a batch of the sender's region descriptors and
+/// the iovec lists of one system call (see [`crate::custom::pull`]).
+pub(crate) const PULL_BYTES: usize = 64 << 10;
 
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +73,9 @@ pub struct CustomConfig {
     /// Zero-copy region messages in flight per operation, on each side
     /// (`MPICD_ZCOPY_DEPTH`): more are posted, in order, as these complete.
     pub zcopy_depth: usize,
+    /// Between processes of one node, regions of at least this many bytes are pulled by the
+    /// receiver from the sender's memory; smaller ones are coalesced (`MPICD_PULL_THRESHOLD`).
+    pub pull_threshold: usize,
 }
 
 impl Default for CustomConfig {
@@ -74,6 +86,7 @@ impl Default for CustomConfig {
             pipeline_depth: 4,
             zcopy_threshold: 32 << 10,
             zcopy_depth: 16,
+            pull_threshold: 1 << 10,
         }
     }
 }
@@ -101,18 +114,20 @@ impl CustomConfig {
         read("MPICD_PIPELINE_DEPTH", &mut c.pipeline_depth, 1)?;
         read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1)?;
         read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1)?;
+        read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1)?;
         Ok(c)
     }
 
     /// The most extra memory one custom operation uses on either side: the lead, the
     /// fragments in flight, and up to `zcopy_depth` zero-copy region messages in flight
-    /// (their UCX requests; counted as 4 KiB each). Not counted: the region table (16 bytes
-    /// per run of equal regions, in the lead) and the region list the type itself provides.
+    /// (their UCX requests; counted as 4 KiB each) or the buffers of a pull (64 KiB). Not
+    /// counted: the region table (16 bytes per run of equal regions, in the lead) and the
+    /// region list the type itself provides.
     pub fn memory_bound(&self) -> usize {
         HEADER_BYTES
             + self.inline_bytes
             + self.pipeline_depth * self.fragment_bytes
-            + self.zcopy_depth * REGION_REQUEST_BYTES
+            + (self.zcopy_depth * REGION_REQUEST_BYTES).max(PULL_BYTES)
     }
 }
 
@@ -135,6 +150,17 @@ pub(crate) struct WirePlan {
     /// The sender's callbacks failed before any data could be sent: the lead carries nothing
     /// but this flag, and the receive fails with `RemoteFailure`.
     pub failed: bool,
+    /// Set when the receiver pulls the zero-copy regions from the sender's memory.
+    pub pull: Option<PullSource>,
+}
+
+/// Where a receiver on the sender's node reads the zero-copy regions: the sender's pid and its
+/// list of [`RawRegion`](super::RawRegion)s (`count` entries of `stride` bytes at `table`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PullSource {
+    pub pid: u32,
+    pub stride: u32,
+    pub table: u64,
 }
 
 /// Bytes coalesced into the stream and number of zero-copy regions of `shape` (`None` on
@@ -164,9 +190,18 @@ fn fragment_size(rest: u64, cfg: &CustomConfig) -> u64 {
 impl WirePlan {
     /// Chooses the plan for a message: regions at or above the zero-copy threshold travel as
     /// their own contiguous messages (UCX's zero-copy rendezvous); smaller ones are cheaper to
-    /// copy into the stream than to send one by one.
-    pub(crate) fn choose(shape: Shape, cfg: &CustomConfig) -> Result<WirePlan> {
-        let zcopy_threshold = cfg.zcopy_threshold.max(1) as u64;
+    /// copy into the stream than to send one by one. With a `pull` source (a receiver on this
+    /// node), regions from the lower pull threshold up are read by the receiver instead.
+    pub(crate) fn choose(
+        shape: Shape,
+        cfg: &CustomConfig,
+        pull: Option<PullSource>,
+    ) -> Result<WirePlan> {
+        let threshold = match pull {
+            Some(_) => cfg.pull_threshold,
+            None => cfg.zcopy_threshold,
+        };
+        let zcopy_threshold = threshold.max(1) as u64;
         let (coalesced, zero_copy_count) = split(&shape, zcopy_threshold)
             .ok_or_else(|| Error::InvalidDatatype("regions larger than 2^64 bytes".into()))?;
         let stream_bytes = shape
@@ -189,6 +224,7 @@ impl WirePlan {
             fragment_bytes: fragment_size(stream_bytes - inline_bytes, cfg),
             seq_base: 0,
             failed: false,
+            pull: pull.filter(|_| zero_copy_count > 0),
         })
     }
 
@@ -204,6 +240,7 @@ impl WirePlan {
             fragment_bytes: 1,
             seq_base: 0,
             failed: true,
+            pull: None,
         }
     }
 
@@ -249,9 +286,22 @@ impl WirePlan {
         self.seq_base + self.fragments() + k
     }
 
+    /// Number of zero-copy region messages (none when the regions are pulled).
+    pub(crate) fn region_messages(&self) -> u64 {
+        match self.pull {
+            Some(_) => 0,
+            None => self.zero_copy_count,
+        }
+    }
+
     /// Private sequence numbers this message uses.
     pub(crate) fn private_messages(&self) -> u64 {
-        self.fragments() + self.zero_copy_count
+        self.fragments() + self.region_messages()
+    }
+
+    /// Sequence number of the receiver's reply after a pull.
+    pub(crate) fn reply_seq(&self) -> u64 {
+        self.seq_base
     }
 
     /// Bytes of the lead message.
@@ -265,7 +315,10 @@ impl WirePlan {
         out.reserve(HEADER_BYTES + RUN_BYTES * runs.len());
         out.extend_from_slice(&MAGIC.to_le_bytes());
         out.extend_from_slice(&VERSION.to_le_bytes());
-        let flags: u16 = if self.failed { FLAG_FAILED } else { 0 };
+        let mut flags: u16 = if self.failed { FLAG_FAILED } else { 0 };
+        if self.pull.is_some() {
+            flags |= FLAG_PULL;
+        }
         out.extend_from_slice(&flags.to_le_bytes());
         for v in [
             self.shape.packed_bytes,
@@ -278,6 +331,14 @@ impl WirePlan {
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
+        let pull = self.pull.unwrap_or(PullSource {
+            pid: 0,
+            stride: 0,
+            table: 0,
+        });
+        out.extend_from_slice(&pull.pid.to_le_bytes());
+        out.extend_from_slice(&pull.stride.to_le_bytes());
+        out.extend_from_slice(&pull.table.to_le_bytes());
         for run in runs {
             let word = run.region.bytes | ((run.region.elem.code() as u64) << ELEM_SHIFT);
             out.extend_from_slice(&word.to_le_bytes());
@@ -303,6 +364,11 @@ impl WirePlan {
         let seq_base = r.u64()?;
         let zcopy_threshold = r.u64()?;
         let nruns = r.u64()?;
+        let pull = PullSource {
+            pid: r.u32()?,
+            stride: r.u32()?,
+            table: r.u64()?,
+        };
         if nruns > ((lead.len() - r.pos) / RUN_BYTES) as u64 {
             return Err(bad("region table longer than the message"));
         }
@@ -355,9 +421,10 @@ impl WirePlan {
             fragment_bytes,
             seq_base,
             failed: flags & FLAG_FAILED != 0,
+            pull: (flags & FLAG_PULL != 0).then_some(pull),
         };
         // Sequence numbers must not wrap (the sender reserved them).
-        let private = plan.fragments().checked_add(zero_copy_count);
+        let private = plan.fragments().checked_add(plan.region_messages());
         if private.and_then(|p| seq_base.checked_add(p)).is_none() {
             return Err(bad("sequence numbers overflow"));
         }
@@ -407,6 +474,7 @@ mod tests {
             pipeline_depth: 2,
             zcopy_threshold,
             zcopy_depth: 3,
+            pull_threshold: 16,
         }
     }
 
@@ -423,7 +491,7 @@ mod tests {
     #[test]
     fn plan_splits_regions_by_threshold_and_round_trips() {
         let regions = [region(8), region(8), region(4000), region(8)];
-        let mut plan = WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000)).unwrap();
+        let mut plan = WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000), None).unwrap();
         plan.seq_base = 77;
         assert_eq!(plan.stream_bytes, 50 + 24);
         assert_eq!(plan.inline_bytes, 74);
@@ -438,7 +506,7 @@ mod tests {
     #[test]
     fn equal_regions_compress_to_one_run() {
         let shape = Shape::new(0, std::iter::repeat(region(4096)).take(10_000));
-        let plan = WirePlan::choose(shape, &CustomConfig::default()).unwrap();
+        let plan = WirePlan::choose(shape, &CustomConfig::default(), None).unwrap();
         let mut lead = Vec::new();
         plan.encode_header(&mut lead);
         assert_eq!(lead.len(), HEADER_BYTES + 16);
@@ -472,7 +540,7 @@ mod tests {
     #[test]
     fn zero_copy_regions_are_found_run_by_run() {
         let sizes = [8, 2000, 2000, 8, 8, 0, 5000, 999, 1000];
-        let plan = WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000)).unwrap();
+        let plan = WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), None).unwrap();
         let mut cursor = (0, 0);
         let found: Vec<(usize, u64)> =
             std::iter::from_fn(|| plan.next_zero_copy(&mut cursor)).collect();
@@ -483,10 +551,32 @@ mod tests {
 
     #[test]
     fn fragments_cover_the_stream() {
-        let plan = WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20)).unwrap();
+        let plan = WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), None).unwrap();
         assert_eq!(plan.fragments(), 3);
         assert_eq!(plan.fragment_len(2), 5);
         assert_eq!(plan.fragment_offset(1), 10 + 4096);
+    }
+
+    #[test]
+    fn pulled_regions_use_the_pull_threshold_and_no_messages() {
+        let source = PullSource {
+            pid: 4242,
+            stride: 24,
+            table: 0xdead_beef,
+        };
+        let sizes = [8, 100, 100, 5000];
+        let mut plan =
+            WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), Some(source))
+                .unwrap();
+        plan.seq_base = 9;
+        assert_eq!(plan.zero_copy_count, 3);
+        assert_eq!(plan.stream_bytes, 8);
+        assert_eq!(plan.private_messages(), plan.fragments());
+        assert_eq!(plan.reply_seq(), 9);
+        assert_eq!(round_trip(&plan), plan);
+        // Nothing to pull: no pull, so no reply either.
+        let plan = WirePlan::choose(Shape::new(0, [region(8)]), &cfg(0, 1000), Some(source));
+        assert_eq!(plan.unwrap().pull, None);
     }
 
     #[test]
@@ -503,13 +593,13 @@ mod tests {
         assert!(WirePlan::decode(&[]).is_err());
         assert!(WirePlan::decode(&[0x4d, 0x50, 0x43, 0x44, 2, 0]).is_err());
         let mut lead = Vec::new();
-        let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default()).unwrap();
+        let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), None).unwrap();
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "inline bytes missing");
 
         // Runs whose sizes overflow, and absurd counts, are refused.
         let huge = Shape::new(0, [region(BYTES_MASK), region(1)]);
-        let mut plan = WirePlan::choose(huge, &cfg(0, 1)).unwrap();
+        let mut plan = WirePlan::choose(huge, &cfg(0, 1), None).unwrap();
         plan.shape = Shape::default();
         plan.shape.push_run(region(BYTES_MASK), MAX_RUN as usize);
         plan.shape.push_run(region(1), 1);
@@ -517,7 +607,7 @@ mod tests {
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "overflowing sizes");
         let mut lead = Vec::new();
-        let mut plan = WirePlan::choose(Shape::default(), &cfg(0, 1)).unwrap();
+        let mut plan = WirePlan::choose(Shape::default(), &cfg(0, 1), None).unwrap();
         plan.shape.push_run(region(0), MAX_RUN as usize + 1);
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "absurd count");
