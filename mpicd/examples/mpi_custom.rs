@@ -854,6 +854,28 @@ fn receiver_regions_longer(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
+/// Regions on both sides of the pull threshold, more of them than one batch of descriptors and
+/// one system call take, and one larger than a pull step: between processes of one node they
+/// are read from the sender's memory in several steps (see custom/pull.rs), otherwise they are
+/// coalesced or sent one by one; the data must arrive the same.
+fn regions_in_many_steps(w: &Communicator) -> CaseResult {
+    let (_, prev) = next_prev(w);
+    let mut lens: Vec<usize> = (0..3000).map(|i| [1, 255, 256, 300, 2000][i % 5]).collect();
+    lens[1500] = (5 << 20) / 4 + 3; // one region over 5 MiB
+    let out = ragged(w.rank() as u64 + 40, &lens);
+    let mut inc: Vec<Vec<i32>> = Vec::new();
+    let st = exchange(w, &out, &mut inc, 27)?;
+    check!(
+        st.bytes == Some(4 * lens.iter().sum::<usize>() as u64),
+        "status {st:?}"
+    );
+    check!(
+        inc == ragged(prev as u64 + 40, &lens),
+        "3000 regions of mixed sizes arrived damaged"
+    );
+    Ok(())
+}
+
 fn mixed_struct_vec(w: &Communicator) -> CaseResult {
     let (_, prev) = next_prev(w);
     // 2048-element arrays (8 KiB, coalesced into the stream)...
@@ -1650,6 +1672,7 @@ fn main() {
             &receiver_regions_longer,
         ),
         ("mixed: struct-vec records", &mixed_struct_vec),
+        ("regions in many pull steps", &regions_in_many_steps),
         ("empty message", &empty_message),
         (
             "thousands of small regions, small and large mixed",

@@ -77,7 +77,10 @@ pub(crate) unsafe fn read(pid: u32, pieces: &[Piece]) -> std::io::Result<usize> 
             let (l, r) = if done == 0 {
                 (Cow::Borrowed(&local[..]), Cow::Borrowed(&remote[..]))
             } else {
-                (Cow::Owned(skip(&local, done)), Cow::Owned(skip(&remote, done)))
+                (
+                    Cow::Owned(skip(&local, done)),
+                    Cow::Owned(skip(&remote, done)),
+                )
             };
             // SAFETY: the caller guarantees the local iovecs; the kernel checks the remote ones.
             let n = unsafe {

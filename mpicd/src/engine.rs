@@ -73,6 +73,24 @@ impl Op {
     }
 }
 
+/// A send to a dead peer that UCX may never complete (it cannot cancel sends, and endpoints to
+/// this node's processes have no error handling), with the memory it reads: kept here, not
+/// awaited, so that the operation fails at once; released when UCX is done with it, leaked if
+/// it never is.
+pub(crate) struct Stranded {
+    req: UcxRequest,
+    keep: std::mem::ManuallyDrop<Box<dyn std::any::Any + Send>>,
+}
+
+impl Stranded {
+    pub(crate) fn new(req: UcxRequest, keep: Box<dyn std::any::Any + Send>) -> Stranded {
+        Stranded {
+            req,
+            keep: std::mem::ManuallyDrop::new(keep),
+        }
+    }
+}
+
 struct Slot {
     generation: u32,
     op: Option<Op>,
@@ -95,6 +113,7 @@ pub(crate) struct Engine {
     orphans: Vec<OpId>,
     /// Custom-typed operations in flight, advanced by every progress call.
     custom_active: Vec<OpId>,
+    stranded: Vec<Stranded>,
     peers: Vec<Peer>,
     pub(crate) worker: Worker,
     boot: Bootstrap,
@@ -134,6 +153,7 @@ impl Engine {
             free: Vec::new(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
+            stranded: Vec::new(),
             peers: (0..size)
                 .map(|_| Peer {
                     endpoint: None,
@@ -201,6 +221,25 @@ impl Engine {
                 stride: std::mem::size_of::<crate::custom::RawRegion>() as u32,
                 table: 0,
             })
+    }
+
+    /// Keeps a send to a dead peer alive until UCX lets go of it (see [`Stranded`]).
+    pub(crate) fn strand(&mut self, stranded: Stranded) {
+        self.stranded.push(stranded);
+    }
+
+    /// Releases stranded sends that UCX has completed.
+    fn release_stranded(&mut self) {
+        let worker = &self.worker;
+        self.stranded.retain_mut(|s| {
+            let pending = worker.is_pending(&s.req);
+            if !pending {
+                // SAFETY: UCX is done with the request, so nothing reads this memory any more;
+                // it is dropped once, as the entry is removed.
+                unsafe { std::mem::ManuallyDrop::drop(&mut s.keep) };
+            }
+            pending
+        });
     }
 
     /// Reserves `n` private sequence numbers.
@@ -527,6 +566,9 @@ impl Engine {
         if active || due {
             // Failures are reported by UCX callbacks during progress, or by the local check.
             self.handle_failures();
+            if !self.stranded.is_empty() {
+                self.release_stranded();
+            }
         }
         self.progress_custom();
         if !self.orphans.is_empty() {
@@ -576,9 +618,8 @@ impl Engine {
     fn reap_orphans(&mut self) {
         let orphans = std::mem::take(&mut self.orphans);
         for id in orphans {
-            match self.test(id) {
-                Ok(None) => self.orphans.push(id),
-                _ => {}
+            if let Ok(None) = self.test(id) {
+                self.orphans.push(id);
             }
         }
     }
@@ -600,7 +641,14 @@ impl Engine {
                 if op.peer() == Some(rank) {
                     match &mut op {
                         Op::Recv { req: Some(r), .. } => self.worker.cancel(r),
-                        Op::Send { req: Some(r), .. } => self.worker.cancel(r),
+                        Op::Send { req, .. } => {
+                            // Released now (UCX frees a pending request when it completes);
+                            // the user's buffer is not kept: a dead peer reads nothing more.
+                            if let Some(r) = req.take() {
+                                self.worker.cancel(&r);
+                            }
+                            op = Op::Finished(Err(Error::ProcFailed { rank: rank as i32 }));
+                        }
                         Op::CustomSend(s) => {
                             s.abort(&self.worker, Error::ProcFailed { rank: rank as i32 })
                         }

@@ -212,6 +212,9 @@ mod tests {
         assert_ne!(p & any.mask, any.tag);
         assert_eq!(p & u64::MAX, private_match(9, 12345).tag);
         assert_ne!(private_reply_tag(9, 12345), p);
-        assert_eq!(private_reply_tag(9, 12345) >> (SEQ_BITS + 1), p >> (SEQ_BITS + 1));
+        assert_eq!(
+            private_reply_tag(9, 12345) >> (SEQ_BITS + 1),
+            p >> (SEQ_BITS + 1)
+        );
     }
 }

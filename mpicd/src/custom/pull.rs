@@ -79,12 +79,13 @@ impl Pull {
                     "the sender's regions differ from the shape it announced".into(),
                 ));
             }
-            let local = mine.get(i).filter(|r| r.bytes as u64 >= len).ok_or(
-                Error::Truncated {
+            let local = mine
+                .get(i)
+                .filter(|r| r.bytes as u64 >= len)
+                .ok_or(Error::Truncated {
                     message_bytes: len,
                     buffer_bytes: mine.get(i).map_or(0, |r| r.bytes as u64),
-                },
-            )?;
+                })?;
             let take = (len - at).min(STEP_BYTES - bytes);
             pieces.push(Piece {
                 // SAFETY: `at + take <= len <= local.bytes`: inside the receiver's region.

@@ -303,7 +303,11 @@ impl RecvOp {
         let tag = private_reply_tag(me, plan.reply_seq());
         let sent = match engine.existing_endpoint(rank) {
             // SAFETY: a static outlives the request.
-            Some(ep) => unsafe { engine.worker.tag_send(ep, READ_FAILED.as_ptr(), len, tag, false) },
+            Some(ep) => unsafe {
+                engine
+                    .worker
+                    .tag_send(ep, READ_FAILED.as_ptr(), len, tag, false)
+            },
             None => Err(Error::ProcFailed { rank: rank as i32 }),
         };
         match sent {
@@ -570,6 +574,11 @@ impl RecvOp {
             self.regions_posted = plan.region_messages();
         }
         self.reply_owed = false;
+        if matches!(self.error, Some(Error::ProcFailed { .. })) {
+            // A reply to a dead sender may never complete: released now (UCX frees a pending
+            // request when it completes; its payload is static).
+            self.reply_req = None;
+        }
         self.started = self.plan.is_some();
         let pending = self
             .lead_req

@@ -5,7 +5,7 @@
 use super::stream::{RegionList, StreamWriter};
 use super::wire::{PullSource, WirePlan};
 use super::{PackState, RawRegion, RegionShape, Shape};
-use crate::engine::{Engine, Route};
+use crate::engine::{Engine, Route, Stranded};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use crate::tag::{private_reply_match, private_tag, MessageKind, UserTag};
@@ -43,6 +43,8 @@ pub(crate) struct SendOp {
     depth: usize,
     zcopy_depth: usize,
     error: Option<Error>,
+    /// The peer died: what is in flight is handed to the engine, not awaited.
+    peer_failed: bool,
     state: Box<dyn PackState>,
 }
 
@@ -176,6 +178,7 @@ impl SendOp {
             depth: 1,
             zcopy_depth: 1,
             error: None,
+            peer_failed: false,
             state,
         }
     }
@@ -298,6 +301,13 @@ impl SendOp {
 
     /// Advances the pipeline; ready when every message has left.
     pub(crate) fn poll(&mut self, engine: &mut Engine) -> Poll<Result<Status>> {
+        if self.peer_failed {
+            self.strand(engine);
+            let dead = Error::ProcFailed {
+                rank: self.peer as i32,
+            };
+            return Poll::Ready(Err(self.error.take().unwrap_or(dead)));
+        }
         let worker = &engine.worker;
         let record = |r: Poll<Result<()>>, error: &mut Option<Error>| match r {
             Poll::Pending => false,
@@ -311,19 +321,19 @@ impl SendOp {
         // No reply request: none expected, or it came.
         let replied = self.reply_req.is_none()
             || match worker.poll_recv(&mut self.reply_req) {
-            Poll::Pending => false,
-            Poll::Ready(Ok(info)) if info.length == 0 => true,
-            Poll::Ready(Ok(_)) => {
-                self.error.get_or_insert(Error::Transport(
-                    "the receiver could not read this message's regions".into(),
-                ));
-                true
-            }
-            Poll::Ready(Err(e)) => {
-                self.error.get_or_insert(e);
-                true
-            }
-        };
+                Poll::Pending => false,
+                Poll::Ready(Ok(info)) if info.length == 0 => true,
+                Poll::Ready(Ok(_)) => {
+                    self.error.get_or_insert(Error::Transport(
+                        "the receiver could not read this message's regions".into(),
+                    ));
+                    true
+                }
+                Poll::Ready(Err(e)) => {
+                    self.error.get_or_insert(e);
+                    true
+                }
+            };
         let error = &mut self.error;
         self.region_reqs
             .retain_mut(|r| !record(worker.poll_send(r), error));
@@ -361,8 +371,30 @@ impl SendOp {
         Poll::Pending
     }
 
-    /// Stops early: cancels what is in flight; completes with `error`.
+    /// Hands every request still in flight, with the memory it uses, to the engine.
+    fn strand(&mut self, engine: &mut Engine) {
+        let lead = std::mem::take(&mut self.lead);
+        if let Some(r) = self.lead_req.take() {
+            engine.strand(Stranded::new(r, Box::new(lead)));
+        }
+        if let Some(r) = self.reply_req.take() {
+            let reply = std::mem::take(&mut self.reply);
+            engine.strand(Stranded::new(r, reply));
+        }
+        // Regions are the user's memory, which a dead peer no longer reads: their requests are
+        // released now (UCX frees a pending request when it completes).
+        self.region_reqs.clear();
+        for f in self.in_flight.drain(..) {
+            if let Some(r) = f.req {
+                engine.strand(Stranded::new(r, Box::new(f.buffer)));
+            }
+        }
+    }
+
+    /// Stops early: cancels what is in flight; completes with `error` (at once when the peer
+    /// died, without waiting for sends that UCX may never complete).
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
+        self.peer_failed = matches!(error, Error::ProcFailed { .. });
         self.error.get_or_insert(error);
         self.next_fragment = self.plan.fragments();
         self.regions_posted = self.plan.region_messages();

@@ -551,7 +551,8 @@ mod tests {
 
     #[test]
     fn fragments_cover_the_stream() {
-        let plan = WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), None).unwrap();
+        let plan =
+            WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), None).unwrap();
         assert_eq!(plan.fragments(), 3);
         assert_eq!(plan.fragment_len(2), 5);
         assert_eq!(plan.fragment_offset(1), 10 + 4096);
@@ -565,9 +566,12 @@ mod tests {
             table: 0xdead_beef,
         };
         let sizes = [8, 100, 100, 5000];
-        let mut plan =
-            WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), Some(source))
-                .unwrap();
+        let mut plan = WirePlan::choose(
+            Shape::new(0, sizes.map(region)),
+            &cfg(0, 1000),
+            Some(source),
+        )
+        .unwrap();
         plan.seq_base = 9;
         assert_eq!(plan.zero_copy_count, 3);
         assert_eq!(plan.stream_bytes, 8);
