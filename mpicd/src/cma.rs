@@ -15,11 +15,17 @@ use std::borrow::Cow;
 /// The most iovec entries one `process_vm_readv` call takes (the kernel's `UIO_MAXIOV`).
 pub(crate) const MAX_IOV: usize = 1024;
 
-/// One piece of a read: `len` bytes from `remote` (an address in the other process) to `local`.
+/// A range of this process's memory that a read writes into.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Piece {
-    pub local: *mut u8,
-    pub remote: u64,
+pub(crate) struct Local {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+
+/// A range of the other process's memory (an address there, only a number here).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Remote {
+    pub addr: u64,
     pub len: usize,
 }
 
@@ -35,75 +41,85 @@ pub(crate) fn available() -> bool {
     }
     let source = [0x5au8; 16];
     let mut copy = [0u8; 16];
-    let piece = Piece {
-        local: copy.as_mut_ptr(),
-        remote: source.as_ptr() as u64,
+    let local = Local {
+        ptr: copy.as_mut_ptr(),
+        len: copy.len(),
+    };
+    let remote = Remote {
+        addr: source.as_ptr() as u64,
         len: source.len(),
     };
     // SAFETY: both buffers are live locals of the right length; the read targets this process.
-    let read = unsafe { read(std::process::id(), &[piece]) };
+    let read = unsafe { read(std::process::id(), &[local], &[remote]) };
     read.is_ok_and(|n| n == source.len()) && copy == source
 }
 
-/// Reads the pieces from process `pid`, in order, in as few system calls as the kernel allows;
-/// returns the bytes read, which is less than asked only if the peer's memory ends early.
+/// Reads the `remote` ranges of process `pid` into the `local` ranges, both taken as one
+/// stream of bytes (the lists may cut it differently; at most [`MAX_IOV`] entries each), in as
+/// few system calls as the kernel allows. Returns the bytes read, less than asked only if the
+/// peer's memory ends early.
+///
+/// What costs is the number of *remote* ranges (the kernel pins each one's pages); local ranges
+/// are cheap, so a caller may read across a small gap between two remote ranges into a scratch
+/// local range.
 ///
 /// # Safety
-/// Every `local` pointer must be valid for writes of `len` bytes and not aliased by anything
-/// the caller reads during the call. The remote addresses are checked by the kernel: a bad
-/// one is an error (`EFAULT`), never a write outside the local pieces.
-pub(crate) unsafe fn read(pid: u32, pieces: &[Piece]) -> std::io::Result<usize> {
-    let mut total = 0usize;
-    for batch in pieces.chunks(MAX_IOV) {
-        let local: Vec<libc::iovec> = batch
-            .iter()
-            .map(|p| libc::iovec {
-                iov_base: p.local.cast(),
-                iov_len: p.len,
-            })
-            .collect();
-        let remote: Vec<libc::iovec> = batch
-            .iter()
-            .map(|p| libc::iovec {
-                iov_base: p.remote as *mut libc::c_void,
-                iov_len: p.len,
-            })
-            .collect();
-        let want: usize = batch.iter().map(|p| p.len).sum();
-        let mut done = 0usize;
-        while done < want {
-            // A short read stops at an iovec boundary or a page the peer does not have; go on
-            // from where it stopped.
-            let (l, r) = if done == 0 {
-                (Cow::Borrowed(&local[..]), Cow::Borrowed(&remote[..]))
-            } else {
-                (
-                    Cow::Owned(skip(&local, done)),
-                    Cow::Owned(skip(&remote, done)),
-                )
-            };
-            // SAFETY: the caller guarantees the local iovecs; the kernel checks the remote ones.
-            let n = unsafe {
-                libc::process_vm_readv(
-                    pid as libc::pid_t,
-                    l.as_ptr(),
-                    l.len() as libc::c_ulong,
-                    r.as_ptr(),
-                    r.len() as libc::c_ulong,
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if n == 0 {
-                return Ok(total + done);
-            }
-            done += n as usize;
+/// Every `local` range must be valid for writes and not read by anyone during the call (ranges
+/// may repeat, e.g. a scratch range). The remote addresses are checked by the kernel: a bad one
+/// is an error (`EFAULT`), never a write outside the local ranges.
+pub(crate) unsafe fn read(pid: u32, local: &[Local], remote: &[Remote]) -> std::io::Result<usize> {
+    debug_assert!(local.len() <= MAX_IOV && remote.len() <= MAX_IOV);
+    let local: Vec<libc::iovec> = local
+        .iter()
+        .map(|l| libc::iovec {
+            iov_base: l.ptr.cast(),
+            iov_len: l.len,
+        })
+        .collect();
+    let remote: Vec<libc::iovec> = remote
+        .iter()
+        .map(|r| libc::iovec {
+            iov_base: r.addr as *mut libc::c_void,
+            iov_len: r.len,
+        })
+        .collect();
+    let want = remote
+        .iter()
+        .map(|r| r.iov_len)
+        .sum::<usize>()
+        .min(local.iter().map(|l| l.iov_len).sum());
+    let mut done = 0usize;
+    while done < want {
+        // A short read stops at an iovec boundary or a page the peer does not have; go on
+        // from where it stopped.
+        let (l, r) = if done == 0 {
+            (Cow::Borrowed(&local[..]), Cow::Borrowed(&remote[..]))
+        } else {
+            (
+                Cow::Owned(skip(&local, done)),
+                Cow::Owned(skip(&remote, done)),
+            )
+        };
+        // SAFETY: the caller guarantees the local iovecs; the kernel checks the remote ones.
+        let n = unsafe {
+            libc::process_vm_readv(
+                pid as libc::pid_t,
+                l.as_ptr(),
+                l.len() as libc::c_ulong,
+                r.as_ptr(),
+                r.len() as libc::c_ulong,
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        total += done;
+        if n == 0 {
+            break;
+        }
+        done += n as usize;
     }
-    Ok(total)
+    Ok(done)
 }
 
 /// The iovecs left after the first `bytes` bytes.
@@ -130,39 +146,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_scattered_pieces_of_this_process() {
+    fn reads_scattered_ranges_of_this_process() {
         assert!(available() || std::env::var("MPICD_CMA").is_ok());
         let source: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let mut dest = vec![0u8; 3000];
+        let mut gap = [0u8; 10];
         let (a, b) = dest.split_at_mut(1000);
-        let pieces = [
-            Piece {
-                local: a.as_mut_ptr(),
-                remote: source[5000..].as_ptr() as u64,
+        let local = [
+            Local {
+                ptr: a.as_mut_ptr(),
                 len: 1000,
             },
-            Piece {
-                local: b.as_mut_ptr(),
-                remote: source[17..].as_ptr() as u64,
+            Local {
+                ptr: gap.as_mut_ptr(),
+                len: 10,
+            },
+            Local {
+                ptr: b.as_mut_ptr(),
                 len: 2000,
             },
         ];
-        // SAFETY: the local pieces are disjoint parts of `dest`.
-        let n = unsafe { read(std::process::id(), &pieces) }.unwrap();
-        assert_eq!(n, 3000);
+        // One remote range across the gap, into two local ranges and a scratch one.
+        let remote = [Remote {
+            addr: source[5000..].as_ptr() as u64,
+            len: 3010,
+        }];
+        // SAFETY: the local ranges are disjoint live buffers.
+        let n = unsafe { read(std::process::id(), &local, &remote) }.unwrap();
+        assert_eq!(n, 3010);
         assert_eq!(&dest[..1000], &source[5000..6000]);
-        assert_eq!(&dest[1000..], &source[17..2017]);
+        assert_eq!(&gap[..], &source[6000..6010]);
+        assert_eq!(&dest[1000..], &source[6010..8010]);
     }
 
     #[test]
     fn a_bad_remote_address_is_an_error() {
         let mut dest = [0u8; 8];
-        let piece = Piece {
-            local: dest.as_mut_ptr(),
-            remote: 8, // unmapped
+        let local = Local {
+            ptr: dest.as_mut_ptr(),
             len: 8,
         };
-        // SAFETY: the local piece is `dest`.
-        assert!(unsafe { read(std::process::id(), &[piece]) }.is_err());
+        let remote = Remote { addr: 8, len: 8 }; // unmapped
+                                                 // SAFETY: the local range is `dest`.
+        assert!(unsafe { read(std::process::id(), &[local], &[remote]) }.is_err());
     }
 }

@@ -9,7 +9,7 @@
 
 use super::wire::{PullSource, WirePlan};
 use super::{RawRegion, RawRegionMut};
-use crate::cma::{self, Piece, MAX_IOV};
+use crate::cma::{self, Local, Remote, MAX_IOV};
 use crate::error::{Error, Result};
 use std::mem::{offset_of, size_of};
 
@@ -20,6 +20,11 @@ const _: () = assert!(size_of::<usize>() == 8 && size_of::<*const u8>() == 8);
 const STEP_BYTES: u64 = 4 << 20;
 /// Descriptors of the sender's region list read at a time.
 const DESCRIPTOR_BATCH: usize = 1024;
+/// Two of the sender's regions this close (say, two heap blocks and the allocator's header
+/// between them) are read as one remote range, the gap going to a scratch buffer: the kernel's
+/// cost is per remote range, not per byte. Below a page, so the gap lies on pages that hold
+/// region bytes, which the sender made readable.
+const MAX_GAP: usize = 256;
 
 /// Where a pull stands.
 pub(crate) struct Pull {
@@ -34,6 +39,8 @@ pub(crate) struct Pull {
     /// Descriptors `batch_start..` of the sender's list, as raw bytes.
     batch_start: usize,
     batch: Vec<u8>,
+    /// Where the bytes between merged remote ranges go.
+    gap_sink: Box<[u8; MAX_GAP]>,
 }
 
 impl Pull {
@@ -52,6 +59,7 @@ impl Pull {
             done: 0,
             batch_start: 0,
             batch: Vec::new(),
+            gap_sink: Box::new([0; MAX_GAP]),
         })
     }
 
@@ -60,12 +68,14 @@ impl Pull {
         self.done >= plan.zero_copy_count
     }
 
-    /// Reads the next regions: at most [`STEP_BYTES`] bytes and [`MAX_IOV`] pieces in one
-    /// system call. `mine` are the receiver's regions, already checked to hold the shape.
+    /// Reads the next regions: at most [`STEP_BYTES`] bytes in one system call. `mine` are the
+    /// receiver's regions, already checked to hold the shape.
     pub(crate) fn step(&mut self, plan: &WirePlan, mine: &[RawRegionMut]) -> Result<()> {
-        let mut pieces = Vec::new();
+        let (mut local, mut remote) = (Vec::<Local>::new(), Vec::<Remote>::new());
         let (mut bytes, mut completed) = (0u64, 0u64);
-        while pieces.len() < MAX_IOV && bytes < STEP_BYTES {
+        let sink = self.gap_sink.as_mut_ptr();
+        // Room for a region and a gap on the local side, a new range on the remote side.
+        while local.len() + 2 <= MAX_IOV && remote.len() < MAX_IOV && bytes < STEP_BYTES {
             let (i, len, at) = match self.partial.take() {
                 Some(p) => p,
                 None => match plan.next_zero_copy(&mut self.cursor) {
@@ -73,13 +83,13 @@ impl Pull {
                     None => break,
                 },
             };
-            let (remote, remote_len) = self.descriptor(plan, i)?;
+            let (base, remote_len) = self.descriptor(plan, i)?;
             if remote_len != len {
                 return Err(Error::InvalidDatatype(
                     "the sender's regions differ from the shape it announced".into(),
                 ));
             }
-            let local = mine
+            let mine = mine
                 .get(i)
                 .filter(|r| r.bytes as u64 >= len)
                 .ok_or(Error::Truncated {
@@ -87,10 +97,31 @@ impl Pull {
                     buffer_bytes: mine.get(i).map_or(0, |r| r.bytes as u64),
                 })?;
             let take = (len - at).min(STEP_BYTES - bytes);
-            pieces.push(Piece {
-                // SAFETY: `at + take <= len <= local.bytes`: inside the receiver's region.
-                local: unsafe { local.ptr.add(at as usize) },
-                remote: remote.wrapping_add(at),
+            let from = base.wrapping_add(at);
+            // Extend the last remote range across a small gap, or start a new one.
+            let gap = remote
+                .last()
+                .map(|r| r.addr.wrapping_add(r.len as u64))
+                .and_then(|end| from.checked_sub(end))
+                .filter(|&g| g <= MAX_GAP as u64);
+            match (gap, remote.last_mut()) {
+                (Some(g), Some(last)) => {
+                    if g > 0 {
+                        local.push(Local {
+                            ptr: sink,
+                            len: g as usize,
+                        });
+                    }
+                    last.len += g as usize + take as usize;
+                }
+                _ => remote.push(Remote {
+                    addr: from,
+                    len: take as usize,
+                }),
+            }
+            local.push(Local {
+                // SAFETY: `at + take <= len <= mine.bytes`: inside the receiver's region.
+                ptr: unsafe { mine.ptr.add(at as usize) },
                 len: take as usize,
             });
             bytes += take;
@@ -100,12 +131,12 @@ impl Pull {
                 completed += 1;
             }
         }
-        // SAFETY: every local piece lies inside one of the receiver's regions (checked above),
-        // which UnpackState keeps valid and exclusive to this operation; the regions do not
-        // overlap the engine's own buffers.
-        let read = unsafe { cma::read(self.source.pid, &pieces) };
-        match read {
-            Ok(n) if n as u64 == bytes => {
+        let want: usize = remote.iter().map(|r| r.len).sum();
+        // SAFETY: every local range lies inside one of the receiver's regions (checked above),
+        // which UnpackState keeps valid and exclusive to this operation, or is the gap sink,
+        // owned here and never read.
+        match unsafe { cma::read(self.source.pid, &local, &remote) } {
+            Ok(n) if n == want => {
                 self.done += completed;
                 Ok(())
             }
@@ -126,13 +157,16 @@ impl Pull {
                 return Err(Error::InvalidMessage);
             }
             self.batch.resize(count * stride, 0);
-            let piece = Piece {
-                local: self.batch.as_mut_ptr(),
-                remote: self.source.table.wrapping_add((i * stride) as u64),
+            let local = Local {
+                ptr: self.batch.as_mut_ptr(),
                 len: self.batch.len(),
             };
-            // SAFETY: the local piece is `batch`, owned here and not otherwise borrowed.
-            match unsafe { cma::read(self.source.pid, &[piece]) } {
+            let remote = Remote {
+                addr: self.source.table.wrapping_add((i * stride) as u64),
+                len: self.batch.len(),
+            };
+            // SAFETY: the local range is `batch`, owned here and not otherwise borrowed.
+            match unsafe { cma::read(self.source.pid, &[local], &[remote]) } {
                 Ok(n) if n == self.batch.len() => {}
                 Ok(_) => {
                     return Err(Error::Transport(

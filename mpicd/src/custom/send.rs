@@ -265,13 +265,18 @@ impl SendOp {
             if self.error.is_some() {
                 buffer.clear();
             }
-            // Synchronous: the send completes only once the receiver matched the fragment. A
-            // fragment below UCX's rendezvous threshold otherwise completes as soon as it is
-            // copied out, the window stops limiting anything, and the whole stream can pile up
-            // in the receiver's unexpected queue (measured: +52 MiB for a 256 MiB message with
-            // 4 KiB fragments over tcp). Rendezvous-sized fragments are synchronous anyway.
+            // Synchronous after the first window: such a send completes only once the receiver
+            // matched the fragment. A fragment below UCX's rendezvous threshold otherwise
+            // completes as soon as it is copied out, the window stops limiting anything, and the
+            // whole stream can pile up in the receiver's unexpected queue (measured: +52 MiB for
+            // a 256 MiB message with 4 KiB fragments over tcp). The first `depth` fragments go
+            // eagerly: they are the window's worth the receiver may hold anyway, and a short
+            // message then costs no acknowledgement round trip. Rendezvous-sized fragments are
+            // synchronous anyway.
+            let synchronous = i >= self.depth as u64;
             // SAFETY: the buffer is kept in `in_flight` until its send completes.
-            let mut sent = unsafe { worker.tag_send(ep, buffer.as_ptr(), buffer.len(), tag, true) };
+            let mut sent =
+                unsafe { worker.tag_send(ep, buffer.as_ptr(), buffer.len(), tag, synchronous) };
             if let (Err(e), false) = (&sent, buffer.is_empty()) {
                 // Tell the receiver with an empty message rather than leave it waiting.
                 self.error.get_or_insert(e.clone());

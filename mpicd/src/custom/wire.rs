@@ -50,6 +50,9 @@ const FRAGMENTS_PER_STREAM: u64 = 8;
 /// (a UCX request, and the receiver's unexpected-message descriptor; a region below UCX's
 /// rendezvous threshold travels eagerly, but then it is under this size on shm and tcp).
 pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
+/// Regions are pulled only when at least this many bytes would be: a pull costs the receiver two
+/// system calls and the sender a reply round trip, more than copying a small stream.
+pub(crate) const PULL_MIN_BYTES: u64 = 64 << 10;
 /// Memory a receive uses while pulling regions: a batch of the sender's region descriptors and
 /// the iovec lists of one system call (see [`crate::custom::pull`]).
 pub(crate) const PULL_BYTES: usize = 64 << 10;
@@ -197,11 +200,18 @@ impl WirePlan {
         cfg: &CustomConfig,
         pull: Option<PullSource>,
     ) -> Result<WirePlan> {
-        let threshold = match pull {
-            Some(_) => cfg.pull_threshold,
-            None => cfg.zcopy_threshold,
+        let pull_threshold = cfg.pull_threshold.max(1) as u64;
+        let pull = pull.filter(|_| {
+            let pulled = shape.runs().filter(|(r, _)| r.bytes >= pull_threshold);
+            let bytes = pulled.fold(0u64, |sum, (r, n)| {
+                sum.saturating_add(r.bytes.saturating_mul(n as u64))
+            });
+            bytes >= PULL_MIN_BYTES
+        });
+        let zcopy_threshold = match pull {
+            Some(_) => pull_threshold,
+            None => cfg.zcopy_threshold.max(1) as u64,
         };
-        let zcopy_threshold = threshold.max(1) as u64;
         let (coalesced, zero_copy_count) = split(&shape, zcopy_threshold)
             .ok_or_else(|| Error::InvalidDatatype("regions larger than 2^64 bytes".into()))?;
         let stream_bytes = shape
@@ -565,7 +575,7 @@ mod tests {
             stride: 24,
             table: 0xdead_beef,
         };
-        let sizes = [8, 100, 100, 5000];
+        let sizes = [8, 100, 100, PULL_MIN_BYTES];
         let mut plan = WirePlan::choose(
             Shape::new(0, sizes.map(region)),
             &cfg(0, 1000),
@@ -578,9 +588,10 @@ mod tests {
         assert_eq!(plan.private_messages(), plan.fragments());
         assert_eq!(plan.reply_seq(), 9);
         assert_eq!(round_trip(&plan), plan);
-        // Nothing to pull: no pull, so no reply either.
-        let plan = WirePlan::choose(Shape::new(0, [region(8)]), &cfg(0, 1000), Some(source));
-        assert_eq!(plan.unwrap().pull, None);
+        // Too little to pull: no pull, so no reply either.
+        let few = Shape::new(0, [region(8), region(PULL_MIN_BYTES - 1)]);
+        let plan = WirePlan::choose(few, &cfg(0, 1000), Some(source)).unwrap();
+        assert_eq!((plan.pull, plan.zero_copy_count), (None, 1));
     }
 
     #[test]
