@@ -8,14 +8,14 @@
 use crate::bootstrap::Bootstrap;
 use crate::custom::recv::RecvOp as CustomRecvOp;
 use crate::custom::send::SendOp as CustomSendOp;
-use crate::custom::wire::CustomConfig;
+use crate::custom::wire::{CustomConfig, WirePlan};
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{Endpoint, MessageHandle, RecvInfo, UcxRequest, Worker};
+use crate::transport::{Endpoint, MessageHandle, RecvInfo, RecvTarget, UcxRequest, Worker};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
@@ -44,7 +44,9 @@ pub(crate) enum Op {
         peer: u32,
     },
     Recv {
+        // The request first: it is released before the target it writes to.
         req: Option<UcxRequest>,
+        target: RecvTarget,
         capacity: usize,
         route: Route,
         peer: Option<u32>,
@@ -344,7 +346,9 @@ impl Engine {
         })
     }
 
-    /// Posts a contiguous receive.
+    /// Posts a contiguous receive. It matches messages of both kinds (MPI matches on
+    /// communicator, source and tag only); one that takes a custom-typed message drains it and
+    /// fails with a datatype mismatch (see [`Engine::settle_contiguous`]).
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and untouched until the operation completes.
@@ -360,11 +364,13 @@ impl Engine {
             // Connecting now lets a dead sender be noticed while we wait.
             self.connect(peer)?;
         }
-        let m = UserTag::matcher(Some(MessageKind::Contiguous), route.context, source, tag);
-        // SAFETY: forwarded from the caller.
-        let req = unsafe { self.worker.tag_recv(buf, len, m) }?;
+        let m = UserTag::matcher(route.context, source, tag);
+        // SAFETY: forwarded from the caller; the target is kept in the op until the request
+        // completes.
+        let (req, target) = unsafe { self.worker.tag_recv_contiguous(buf, len, m) }?;
         Ok(Posted::Pending(self.insert(Op::Recv {
             req: Some(req),
+            target,
             capacity: len,
             route: route.clone(),
             peer: source,
@@ -384,7 +390,8 @@ impl Engine {
         Ok(self.insert(Op::CustomSend(Box::new(op))))
     }
 
-    /// Posts a custom-typed receive.
+    /// Posts a custom-typed receive. It matches messages of both kinds; one that takes a
+    /// contiguous message fails with a datatype mismatch.
     pub(crate) fn post_custom_recv(
         &mut self,
         route: &Route,
@@ -395,7 +402,7 @@ impl Engine {
         if let Some(peer) = source {
             self.connect(peer)?;
         }
-        let m = UserTag::matcher(Some(MessageKind::Custom), route.context, source, tag);
+        let m = UserTag::matcher(route.context, source, tag);
         let op = CustomRecvOp::post(self, route, source, m, Some(state))?;
         Ok(self.insert(Op::CustomRecv(Box::new(op))))
     }
@@ -410,7 +417,7 @@ impl Engine {
     ) -> Result<Option<(Status, Option<Matched>)>> {
         self.handle_failures();
         self.worker.progress();
-        let m = UserTag::matcher(None, route.context, source, tag);
+        let m = UserTag::matcher(route.context, source, tag);
         let Some((info, handle)) = self.worker.probe(m, remove) else {
             if let Some(peer) = source {
                 if self.peers.get(peer as usize).is_some_and(|p| p.failed) {
@@ -476,16 +483,19 @@ impl Engine {
                 let peer = route.group.world_rank(peer).ok();
                 Ok(self.insert(Op::Recv {
                     req: Some(req),
+                    // SAFETY: forwarded from the caller.
+                    target: unsafe { Worker::direct_target(buf, len) },
                     capacity: len,
                     route,
                     peer,
                 }))
             }
             Matched::Custom(id) => {
+                // Drained in the background, so that the sender completes.
                 self.discard_matched(id);
-                Err(Error::InvalidDatatype(
-                    "a custom-typed message needs a custom-typed receive".into(),
-                ))
+                Err(Error::DatatypeMismatch {
+                    message: MessageKind::Custom,
+                })
             }
         }
     }
@@ -507,9 +517,9 @@ impl Engine {
             }
             matched @ Matched::Contiguous { .. } => {
                 self.discard(matched);
-                Err(Error::InvalidDatatype(
-                    "a contiguous message cannot be received with a custom type".into(),
-                ))
+                Err(Error::DatatypeMismatch {
+                    message: MessageKind::Contiguous,
+                })
             }
         }
     }
@@ -570,10 +580,154 @@ impl Engine {
                 self.release_stranded();
             }
         }
+        if self.worker.take_custom_alert() {
+            self.settle_custom_leads();
+        }
         self.progress_custom();
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }
+    }
+
+    /// Settles every completed contiguous receive now, without waiting for its test: one of
+    /// them took a custom-typed lead (the transport raised its alert), and the drain that its
+    /// sender needs to complete must start even while this process waits on something else
+    /// (MPI's progress rule). Runs only after such a mismatch, so the scan costs nothing
+    /// otherwise.
+    fn settle_custom_leads(&mut self) {
+        for index in 0..self.slots.len() {
+            let slot = &self.slots[index];
+            let done = match &slot.op {
+                Some(Op::Recv { req: Some(r), .. }) => !self.worker.is_pending(r),
+                _ => false,
+            };
+            if !done {
+                continue;
+            }
+            let id = OpId {
+                index: index as u32,
+                generation: slot.generation,
+            };
+            let Ok(op) = self.take(id) else { continue };
+            // (None: turned into a drain, already back in its slot.)
+            if let Some(result) = self.poll_contiguous(id, op) {
+                self.put_back(id, Op::Finished(result));
+            }
+        }
+    }
+
+    /// Polls a contiguous receive taken out of its slot: its outcome once complete; `None` if
+    /// it is still pending or became a drain, and is back in its slot.
+    fn poll_contiguous(&mut self, id: OpId, mut op: Op) -> Option<Result<Status>> {
+        let Op::Recv { req, .. } = &mut op else {
+            self.put_back(id, op);
+            return None;
+        };
+        let outcome = match self.worker.poll_recv(req) {
+            Poll::Pending => {
+                self.put_back(id, op);
+                return None;
+            }
+            Poll::Ready(r) => r,
+        };
+        let Op::Recv {
+            mut target,
+            capacity,
+            route,
+            peer,
+            ..
+        } = op
+        else {
+            return Some(Err(Error::InvalidRequest));
+        };
+        match self.settle_contiguous(outcome, &mut target, capacity, &route, peer) {
+            Settled::Done(result) => Some(result),
+            Settled::Drain(drain) => {
+                self.put_back(id, Op::CustomRecv(drain));
+                self.custom_active.push(id);
+                None
+            }
+        }
+    }
+
+    /// The outcome of a completed contiguous receive, or the drain that replaces it when it
+    /// took a custom-typed message.
+    ///
+    /// A custom message is a lead followed by private messages that the sender sends
+    /// synchronously: unless they are received, the sender never completes. The lead's fixed
+    /// header names them (their first sequence number and how many there are), and the
+    /// transport guarantees that a contiguous receive holds that header whatever its size (see
+    /// [`Worker::tag_recv_contiguous`]). So the receive is turned into a drain of those private
+    /// messages, which completes with [`Error::DatatypeMismatch`] once the last has arrived.
+    /// Draining before reporting, rather than in the background, is what a custom receive that
+    /// fails does too, and it bounds what one failed receive leaves behind.
+    fn settle_contiguous(
+        &mut self,
+        outcome: Result<RecvInfo>,
+        target: &mut RecvTarget,
+        capacity: usize,
+        route: &Route,
+        peer: Option<u32>,
+    ) -> Settled {
+        let info = match outcome {
+            Ok(info) => info,
+            Err(e) => {
+                self.worker.recycle(target);
+                return Settled::Done(match e {
+                    Error::Truncated { .. } => Err(Error::Truncated {
+                        message_bytes: 0,
+                        buffer_bytes: capacity as u64,
+                    }),
+                    Error::Cancelled => match self.failed_peer(peer) {
+                        Some(e) => Err(e),
+                        None => Ok(Status::cancelled()),
+                    },
+                    e => Err(e),
+                });
+            }
+        };
+        let header = match UserTag::kind_of(info.sender_tag) {
+            Some(MessageKind::Custom) => Some(target.lead_header(info.length)),
+            _ => None,
+        };
+        self.worker.recycle(target);
+        let Some(header) = header else {
+            return Settled::Done(if info.length > capacity {
+                // Received through the transport's sink, which takes any length.
+                Err(Error::Truncated {
+                    message_bytes: info.length as u64,
+                    buffer_bytes: capacity as u64,
+                })
+            } else {
+                Status::from_tag(info.sender_tag, &route.group, Some(info.length as u64))
+            });
+        };
+        let mismatch = Error::DatatypeMismatch {
+            message: MessageKind::Custom,
+        };
+        let status = Status::from_tag(info.sender_tag, &route.group, None);
+        let source = status
+            .as_ref()
+            .ok()
+            .and_then(|s| route.group.world_rank(s.source).ok());
+        let plan = header.and_then(|h| WirePlan::decode_header(&h).ok());
+        match (status, source, plan) {
+            (Ok(status), Some(source), Some((plan, _)))
+                if plan.private_messages() > 0 || plan.pull.is_some() =>
+            {
+                let drain = CustomRecvOp::drain(self, route, source, status.tag, plan, mismatch);
+                Settled::Drain(Box::new(drain))
+            }
+            // Nothing follows the lead and no reply is owed, or its header is unreadable (then
+            // there is nothing this process could drain).
+            _ => Settled::Done(Err(mismatch)),
+        }
+    }
+
+    /// The error of an operation that depends on `peer` if that peer failed.
+    fn failed_peer(&self, peer: Option<u32>) -> Option<Error> {
+        peer.filter(|p| self.peers.get(*p as usize).is_some_and(|x| x.failed))
+            .map(|p| Error::ProcFailed { rank: p as i32 })
     }
 
     /// Advances every custom-typed operation, waited on or not: their fragments and region
@@ -689,40 +843,22 @@ impl Engine {
             }
         }
         let mut op = self.take(id)?;
-        let failed = |engine: &Engine, peer: Option<u32>| {
-            peer.filter(|p| engine.peers.get(*p as usize).is_some_and(|x| x.failed))
-                .map(|p| Error::ProcFailed { rank: p as i32 })
-        };
+        if matches!(op, Op::Recv { .. }) {
+            let outcome = self.poll_contiguous(id, op);
+            if outcome.is_some() {
+                self.retire(id);
+            }
+            return Ok(outcome);
+        }
         let outcome = match &mut op {
             Op::Send { req, peer } => match self.worker.poll_send(req) {
                 Poll::Pending => None,
                 Poll::Ready(r) => Some(
-                    r.map_err(|e| failed(self, Some(*peer)).unwrap_or(e))
+                    r.map_err(|e| self.failed_peer(Some(*peer)).unwrap_or(e))
                         .map(|()| Status::empty()),
                 ),
             },
-            Op::Recv {
-                req,
-                capacity,
-                route,
-                peer,
-            } => match self.worker.poll_recv(req) {
-                Poll::Pending => None,
-                Poll::Ready(r) => Some(match r {
-                    Ok(info) => {
-                        Status::from_tag(info.sender_tag, &route.group, Some(info.length as u64))
-                    }
-                    Err(Error::Truncated { .. }) => Err(Error::Truncated {
-                        message_bytes: 0,
-                        buffer_bytes: *capacity as u64,
-                    }),
-                    Err(Error::Cancelled) => match failed(self, *peer) {
-                        Some(e) => Err(e),
-                        None => Ok(Status::cancelled()),
-                    },
-                    Err(e) => Err(e),
-                }),
-            },
+            Op::Recv { .. } => None,
             // Custom operations are advanced by every progress call (which every waiting loop
             // makes between tests), and then become `Finished`.
             Op::CustomSend(_) | Op::CustomRecv(_) => None,
@@ -750,7 +886,8 @@ impl Engine {
                 Ok(())
             }
             Op::CustomRecv(r) => r.cancel(&self.worker),
-            Op::Recv { .. } => Ok(()),
+            // Already complete (possibly settled during progress): nothing to cancel.
+            Op::Recv { .. } | Op::Finished(_) => Ok(()),
             _ => Err(Error::InvalidArgument(
                 "only receives can be cancelled".into(),
             )),
@@ -832,6 +969,14 @@ impl Engine {
     pub(crate) fn abort(&self, code: i32, message: &str) -> ! {
         self.boot.abort(code, message)
     }
+}
+
+/// What a completed contiguous receive comes to.
+enum Settled {
+    Done(Result<Status>),
+    /// It took a custom-typed message: this drain of that message's private messages takes
+    /// its place and reports the datatype mismatch.
+    Drain(Box<CustomRecvOp>),
 }
 
 /// A posted operation: in flight, or already complete.

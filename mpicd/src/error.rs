@@ -1,6 +1,7 @@
 //! The one error type of mpicd. Every fallible call returns [`Result<T>`]; the C layer maps each
 //! variant to an MPI error class with [`Error::class`].
 
+use crate::tag::MessageKind;
 use std::fmt;
 
 /// Result alias used across mpicd.
@@ -30,9 +31,16 @@ pub enum Error {
     InvalidRequest,
     /// A message handle that is unknown or was already received.
     InvalidMessage,
-    /// A datatype that does not fit the operation (for example a contiguous receive of a
-    /// custom-typed message, or mismatching element sizes).
+    /// A datatype that does not fit the operation (for example mismatching element sizes, or a
+    /// custom type whose callbacks describe an impossible message).
     InvalidDatatype(String),
+    /// A receive matched a message of the other kind: a custom-typed message (`message` is
+    /// [`MessageKind::Custom`]) taken by a contiguous receive, or a contiguous message taken by
+    /// a custom-typed receive. The message is consumed and all of its data drained, so its
+    /// sender completes. A custom receive's unpack and resize callbacks are not called; a
+    /// contiguous receive's buffer may hold the custom message's lead (its contents are
+    /// undefined, as after any failed receive).
+    DatatypeMismatch { message: MessageKind },
     /// An argument that does not fit any of the more specific cases.
     InvalidArgument(String),
     /// The incoming message is larger than the receive buffer; nothing was written past it.
@@ -101,7 +109,7 @@ impl Error {
             Error::InvalidCount(_) => ERR_COUNT,
             Error::InvalidCommunicator => ERR_COMM,
             Error::InvalidRequest | Error::InvalidMessage => ERR_REQUEST,
-            Error::InvalidDatatype(_) => ERR_TYPE,
+            Error::InvalidDatatype(_) | Error::DatatypeMismatch { .. } => ERR_TYPE,
             Error::InvalidArgument(_) => ERR_ARG,
             Error::Truncated { .. } => ERR_TRUNCATE,
             Error::Callback { code, .. } => *code,
@@ -135,6 +143,18 @@ impl fmt::Display for Error {
             Error::InvalidRequest => write!(f, "unknown, inactive or freed request"),
             Error::InvalidMessage => write!(f, "unknown or already received message handle"),
             Error::InvalidDatatype(why) => write!(f, "invalid datatype: {why}"),
+            Error::DatatypeMismatch {
+                message: MessageKind::Custom,
+            } => write!(
+                f,
+                "datatype mismatch: a custom-typed message received with a contiguous datatype"
+            ),
+            Error::DatatypeMismatch {
+                message: MessageKind::Contiguous,
+            } => write!(
+                f,
+                "datatype mismatch: a contiguous message received with a custom datatype"
+            ),
             Error::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
             Error::Truncated {
                 message_bytes,

@@ -1,14 +1,19 @@
 //! The one tag encoder: how MPI's (communicator, source, tag) and mpicd's private data messages
-//! are laid out in UCX's 64-bit tag, and the masks that receives and probes match with.
+//! are laid out in UCX's 64-bit tag, and the mask that receives and probes match with.
 //!
 //! ```text
 //! user message:  0 | kind:1 | context:20 | source:20 | tag:22
 //! private data:  1 | source:20 | reply:1 | sequence:42
 //! ```
-//! `kind` tells a contiguous message from the lead message of a custom-typed one. Every user
-//! receive requires the private bit to be 0, so no user receive can ever match the fragments
-//! and regions that follow a custom message's lead. A private message goes from the sender of
-//! a custom message to its receiver, numbered in the sender's sequence; a *reply* goes back from
+//! `kind` tells a contiguous message from the lead message of a custom-typed one. It is never
+//! part of a match: as MPI requires, a receive or probe matches on (communicator, source, tag)
+//! alone, so contiguous and custom-typed messages between two processes keep their order (MPI's
+//! non-overtaking rule). The receiver reads `kind` from the matched message's tag; a receive
+//! whose datatype does not fit it fails with [`crate::Error::DatatypeMismatch`] after draining
+//! the message (see `Engine::settle_contiguous` and `custom::recv`). Every user receive
+//! requires the private bit to be 0, so no user receive can ever match the fragments and
+//! regions that follow a custom message's lead. A private message goes from the sender of a
+//! custom message to its receiver, numbered in the sender's sequence; a *reply* goes back from
 //! the receiver, numbered in the sender's sequence too (see [`private_reply_tag`]), so the two
 //! directions never meet.
 
@@ -85,25 +90,11 @@ impl UserTag {
         })
     }
 
-    /// The match for a receive or probe: `source`/`tag` of `None` mean any; `kind` of `None`
-    /// (probes only) matches both kinds.
-    pub(crate) fn matcher(
-        kind: Option<MessageKind>,
-        context: u32,
-        source: Option<u32>,
-        tag: Option<i32>,
-    ) -> TagMatch {
+    /// The match for a receive or probe: `source`/`tag` of `None` mean any. Both kinds of
+    /// message match.
+    pub(crate) fn matcher(context: u32, source: Option<u32>, tag: Option<i32>) -> TagMatch {
         let mut mask = PRIVATE_BIT | CONTEXT_MASK;
-        let mut bits = UserTag {
-            kind: kind.unwrap_or(MessageKind::Contiguous),
-            context,
-            source: 0,
-            tag: 0,
-        }
-        .encode();
-        if kind.is_some() {
-            mask |= KIND_MASK;
-        }
+        let mut bits = (context as u64) << CONTEXT_SHIFT;
         if let Some(s) = source {
             mask |= SOURCE_MASK;
             bits |= (s as u64) << SOURCE_SHIFT;
@@ -117,6 +108,17 @@ impl UserTag {
             mask,
         }
     }
+
+    /// The kind of the user message with tag `bits` (`None` for a private tag).
+    pub(crate) fn kind_of(bits: u64) -> Option<MessageKind> {
+        UserTag::decode(bits).map(|t| t.kind)
+    }
+}
+
+/// True if `bits` is the tag of a custom-typed message's lead (a user tag of kind
+/// [`MessageKind::Custom`]).
+pub(crate) const fn is_custom_lead(bits: u64) -> bool {
+    bits & (PRIVATE_BIT | KIND_MASK) == KIND_MASK
 }
 
 /// The tag of private data message number `seq` from world rank `source`.
@@ -172,43 +174,43 @@ mod tests {
 
     #[test]
     fn wildcards_match_what_they_should() {
-        let msg = UserTag {
-            kind: MessageKind::Custom,
-            context: 4,
-            source: 9,
-            tag: 77,
+        for kind in [MessageKind::Contiguous, MessageKind::Custom] {
+            let msg = UserTag {
+                kind,
+                context: 4,
+                source: 9,
+                tag: 77,
+            }
+            .encode();
+            let hits = |m: TagMatch| msg & m.mask == m.tag;
+            assert!(hits(UserTag::matcher(4, Some(9), Some(77))));
+            assert!(hits(UserTag::matcher(4, None, None)));
+            assert!(hits(UserTag::matcher(4, Some(9), None)));
+            assert!(hits(UserTag::matcher(4, None, Some(77))));
+            assert!(!hits(UserTag::matcher(5, None, None)));
+            assert!(!hits(UserTag::matcher(4, Some(8), None)));
+            assert!(!hits(UserTag::matcher(4, None, Some(78))));
+            assert_eq!(UserTag::kind_of(msg), Some(kind));
+            assert_eq!(is_custom_lead(msg), kind == MessageKind::Custom);
         }
-        .encode();
-        let hits = |m: TagMatch| msg & m.mask == m.tag;
-        assert!(hits(UserTag::matcher(
-            Some(MessageKind::Custom),
-            4,
-            Some(9),
-            Some(77)
-        )));
-        assert!(hits(UserTag::matcher(
-            Some(MessageKind::Custom),
-            4,
-            None,
-            None
-        )));
-        assert!(hits(UserTag::matcher(None, 4, Some(9), None)));
-        assert!(!hits(UserTag::matcher(
-            Some(MessageKind::Contiguous),
-            4,
-            None,
-            None
-        )));
-        assert!(!hits(UserTag::matcher(None, 5, None, None)));
-        assert!(!hits(UserTag::matcher(None, 4, Some(8), None)));
-        assert!(!hits(UserTag::matcher(None, 4, None, Some(78))));
+    }
+
+    #[test]
+    fn kind_is_never_matched_on() {
+        // A receive posted for either kind must take the other one too (and then fail with a
+        // datatype mismatch): otherwise both sides wait forever, and messages of the two kinds
+        // on one (communicator, source, tag) could overtake each other.
+        let m = UserTag::matcher(MAX_CONTEXTS - 1, Some(MAX_PROCESSES - 1), Some(TAG_UB));
+        assert_eq!(m.mask & KIND_MASK, 0);
+        assert_eq!(m.tag & KIND_MASK, 0);
     }
 
     #[test]
     fn private_tags_never_match_user_receives() {
         let p = private_tag(9, 12345);
         assert_eq!(UserTag::decode(p), None);
-        let any = UserTag::matcher(None, 0, None, None);
+        assert!(!is_custom_lead(p) && !is_custom_lead(p | KIND_MASK));
+        let any = UserTag::matcher(0, None, None);
         assert_ne!(p & any.mask, any.tag);
         assert_eq!(p & u64::MAX, private_match(9, 12345).tag);
         assert_ne!(private_reply_tag(9, 12345), p);

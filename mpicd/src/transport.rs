@@ -3,12 +3,16 @@
 //! says why it is sound. Everything above it speaks in [`Worker`], [`Endpoint`] and
 //! [`UcxRequest`], never in raw UCX pointers.
 //!
-//! Requests are polled (no completion callbacks): a pending operation is a [`UcxRequest`] that the
-//! engine tests after progressing the worker. That keeps Rust closures out of UCX and lets the
-//! engine own the order in which completions are observed.
+//! Requests are polled: a pending operation is a [`UcxRequest`] that the engine tests after
+//! progressing the worker. That keeps Rust closures out of UCX and lets the engine own the order
+//! in which completions are observed. The one completion callback, a plain function on user
+//! contiguous receives, only raises a flag when such a receive took a custom-typed lead (the
+//! engine then turns it into a drain without waiting for its test).
 
+use crate::custom::wire::{HEADER_BYTES, LEAD_MAX};
 use crate::error::{Error, Result};
 use mpicd_ucx_sys as ucx;
+use std::cell::RefCell;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,12 +109,41 @@ unsafe extern "C" fn endpoint_error(
         .push(ctx.rank);
 }
 
+/// Called by UCX when a contiguous receive completes: raises the worker's alert when the message
+/// it took is a custom-typed lead, so that progress turns that receive into a drain even if
+/// nobody tests it (see `Engine::progress`).
+unsafe extern "C" fn contiguous_recv_done(
+    _request: *mut c_void,
+    status: ucx::ucs_status_t,
+    info: *const ucx::ucp_tag_recv_info_t,
+    user_data: *mut c_void,
+) {
+    // SAFETY: UCX passes the receive's tag information, valid for the duration of the call
+    // (checked for null all the same).
+    let custom = status == ucx::UCS_OK
+        && !info.is_null()
+        && crate::tag::is_custom_lead(unsafe { (*info).sender_tag });
+    if custom {
+        // SAFETY: user_data is the worker's `custom_alert`, which lives as long as the worker
+        // (UCX calls this only during progress of that worker, or while destroying it).
+        let alert = unsafe { &*(user_data as *const AtomicBool) };
+        alert.store(true, Ordering::Release);
+    }
+}
+
 /// A UCP context and one worker on it, with the generic datatypes mpicd uses.
 pub(crate) struct Worker {
     context: ucx::ucp_context_h,
     worker: ucx::ucp_worker_h,
     collect_dt: ucx::ucp_datatype_t,
+    sink_dt: ucx::ucp_datatype_t,
     pub(crate) failures: Arc<FailureLog>,
+    /// Set when a contiguous receive took a custom-typed message (see [`contiguous_recv_done`]).
+    custom_alert: Arc<AtomicBool>,
+    /// Sinks of finished small contiguous receives, for reuse (boxed: a sink in use is handed
+    /// to UCX, so it lives in a box that a receive's target owns, and the box is what is reused).
+    #[allow(clippy::vec_box)]
+    spare_sinks: RefCell<Vec<Box<Sink>>>,
     peer_errors: bool,
 }
 
@@ -179,19 +212,28 @@ impl Worker {
             unsafe { ucx::ucp_cleanup(context) };
             return Err(e);
         }
-        let mut collect_dt: ucx::ucp_datatype_t = 0;
-        // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
-        let status =
-            unsafe { ucx::ucp_dt_create_generic(&COLLECT_OPS, ptr::null_mut(), &mut collect_dt) };
         let mut me = Worker {
             context,
             worker,
             collect_dt: 0,
+            sink_dt: 0,
             failures: Arc::default(),
+            custom_alert: Arc::default(),
+            spare_sinks: RefCell::default(),
             peer_errors,
         };
+        let mut collect_dt: ucx::ucp_datatype_t = 0;
+        // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
+        let status =
+            unsafe { ucx::ucp_dt_create_generic(&COLLECT_OPS, ptr::null_mut(), &mut collect_dt) };
         check(status, "ucp_dt_create_generic")?;
         me.collect_dt = collect_dt;
+        let mut sink_dt: ucx::ucp_datatype_t = 0;
+        // SAFETY: as above, with SINK_OPS.
+        let status =
+            unsafe { ucx::ucp_dt_create_generic(&SINK_OPS, ptr::null_mut(), &mut sink_dt) };
+        check(status, "ucp_dt_create_generic")?;
+        me.sink_dt = sink_dt;
         Ok(me)
     }
 
@@ -303,6 +345,97 @@ impl Worker {
         };
         UcxRequest::from_status_ptr(ptr)?
             .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
+    /// Posts a user's contiguous receive of at most `len` bytes into `buf`, matching both
+    /// kinds of user message, and returns the request with the [`RecvTarget`] that must be kept
+    /// (unmoved or boxed, as it is) until the request completes.
+    ///
+    /// A buffer of at least [`LEAD_MAX`] bytes is received into directly (UCX's zero-copy
+    /// rendezvous stays possible); a custom-typed lead always fits in it whole. A shorter buffer
+    /// is received through a sink (a generic datatype, which costs no extra copy) that accepts a
+    /// message of any length: the first `len` bytes land in the buffer, the rest are counted
+    /// and dropped, and the first [`HEADER_BYTES`] are also kept aside. Either way, when the
+    /// message turns out to be a custom-typed lead, [`RecvTarget::lead_header`] has its
+    /// header, which tells which private messages must be drained for its sender to complete.
+    /// (UCX itself would report a truncation and nothing else: the header would be lost.)
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and otherwise untouched until the request completes.
+    pub(crate) unsafe fn tag_recv_contiguous(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        m: TagMatch,
+    ) -> Result<(UcxRequest, RecvTarget)> {
+        let mut params = Self::request_params(
+            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL
+                | ucx::UCP_OP_ATTR_FIELD_CALLBACK
+                | ucx::UCP_OP_ATTR_FIELD_USER_DATA,
+        );
+        params.cb.recv = Some(contiguous_recv_done);
+        params.user_data = Arc::as_ptr(&self.custom_alert) as *mut c_void;
+        let mut target = RecvTarget {
+            buf,
+            len,
+            sink: None,
+        };
+        let ptr = if len >= LEAD_MAX {
+            // SAFETY: the caller keeps the buffer alive and exclusive.
+            unsafe {
+                ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params)
+            }
+        } else {
+            let mut sink = self.spare_sinks.borrow_mut().pop().unwrap_or_default();
+            *sink = Sink {
+                buf,
+                capacity: len,
+                ..Sink::default()
+            };
+            params.op_attr_mask |= ucx::UCP_OP_ATTR_FIELD_DATATYPE;
+            params.datatype = self.sink_dt;
+            let at: *mut Sink = &mut *sink;
+            target.sink = Some(sink);
+            // SAFETY: for a generic datatype the buffer is handed to start_unpack, which treats
+            // it as the Sink; the sink is boxed in the target, which the caller keeps until the
+            // request completes, and it writes only within the caller's buffer.
+            unsafe {
+                ucx::ucp_tag_recv_nbx(self.worker, at as *mut c_void, 1, m.tag, m.mask, &params)
+            }
+        };
+        let req = UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))?;
+        Ok((req, target))
+    }
+
+    /// A target for a receive that is not posted through [`Worker::tag_recv_contiguous`] (a
+    /// matched contiguous message, received straight into `buf`).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid until the receive that writes there is reported
+    /// complete ([`RecvTarget::lead_header`] may read it after UCX finished).
+    pub(crate) unsafe fn direct_target(buf: *mut u8, len: usize) -> RecvTarget {
+        RecvTarget {
+            buf,
+            len,
+            sink: None,
+        }
+    }
+
+    /// Takes the custom alert: true if some contiguous receive took a custom-typed lead since
+    /// the last call.
+    pub(crate) fn take_custom_alert(&self) -> bool {
+        self.custom_alert.load(Ordering::Acquire) && self.custom_alert.swap(false, Ordering::AcqRel)
+    }
+
+    /// Gives a finished receive's sink back for reuse.
+    pub(crate) fn recycle(&self, target: &mut RecvTarget) {
+        if let Some(sink) = target.sink.take() {
+            let mut spare = self.spare_sinks.borrow_mut();
+            if spare.len() < MAX_SPARE_SINKS {
+                spare.push(sink);
+            }
+        }
     }
 
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
@@ -477,6 +610,9 @@ impl Drop for Worker {
             if self.collect_dt != 0 {
                 ucx::ucp_dt_destroy(self.collect_dt);
             }
+            if self.sink_dt != 0 {
+                ucx::ucp_dt_destroy(self.sink_dt);
+            }
             ucx::ucp_worker_destroy(self.worker);
             ucx::ucp_cleanup(self.context);
         }
@@ -590,5 +726,102 @@ static COLLECT_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
     packed_size: Some(collect_packed_size),
     pack: Some(collect_pack),
     unpack: Some(collect_unpack),
+    finish: Some(collect_finish),
+};
+
+/// Finished sinks kept for reuse (more receives in flight just allocate).
+const MAX_SPARE_SINKS: usize = 64;
+
+/// The memory a user's contiguous receive writes to (see [`Worker::tag_recv_contiguous`]).
+pub(crate) struct RecvTarget {
+    buf: *mut u8,
+    len: usize,
+    sink: Option<Box<Sink>>,
+}
+
+// SAFETY: used only under the engine's mutex; the buffer belongs to the receive's caller, who
+// keeps it valid until the receive completes.
+unsafe impl Send for RecvTarget {}
+
+impl RecvTarget {
+    /// The header of the custom-typed lead that a completed receive took, if it holds one
+    /// (`length` is the message length the completion reported).
+    pub(crate) fn lead_header(&self, length: usize) -> Option<[u8; HEADER_BYTES]> {
+        if length < HEADER_BYTES {
+            return None;
+        }
+        if let Some(sink) = &self.sink {
+            return Some(sink.head);
+        }
+        if self.len < HEADER_BYTES || self.buf.is_null() {
+            return None;
+        }
+        let mut head = [0u8; HEADER_BYTES];
+        // SAFETY: the receive completed successfully with `length >= HEADER_BYTES` bytes, so
+        // UCX wrote at least that many into the buffer, which its caller keeps valid until the
+        // receive is reported complete (which has not happened yet); `len >= HEADER_BYTES`.
+        let src = unsafe { std::slice::from_raw_parts(self.buf as *const u8, HEADER_BYTES) };
+        head.copy_from_slice(src);
+        Some(head)
+    }
+}
+
+/// The receive buffer of a small contiguous receive, as a generic datatype sees it.
+struct Sink {
+    buf: *mut u8,
+    capacity: usize,
+    /// The first bytes of the message, whatever the buffer's size.
+    head: [u8; HEADER_BYTES],
+}
+
+impl Default for Sink {
+    fn default() -> Self {
+        Sink {
+            buf: ptr::null_mut(),
+            capacity: 0,
+            head: [0; HEADER_BYTES],
+        }
+    }
+}
+
+unsafe extern "C" fn sink_start_unpack(
+    _ctx: *mut c_void,
+    buf: *mut c_void,
+    _count: usize,
+) -> *mut c_void {
+    buf
+}
+
+unsafe extern "C" fn sink_unpack(
+    state: *mut c_void,
+    offset: usize,
+    src: *const c_void,
+    len: usize,
+) -> ucx::ucs_status_t {
+    // SAFETY: state is the Sink passed as the receive buffer, alive and exclusive until the
+    // request completes; src holds `len` readable bytes for the duration of the call.
+    let sink = unsafe { &mut *(state as *mut Sink) };
+    let src = unsafe { std::slice::from_raw_parts(src as *const u8, len) };
+    let end = offset.saturating_add(len);
+    if offset < HEADER_BYTES {
+        let n = end.min(HEADER_BYTES) - offset;
+        sink.head[offset..offset + n].copy_from_slice(&src[..n]);
+    }
+    if offset < sink.capacity {
+        let n = end.min(sink.capacity) - offset;
+        // SAFETY: offset + n <= capacity, and the buffer holds `capacity` writable bytes that
+        // the receive's caller keeps valid and untouched until the request completes.
+        unsafe { ptr::copy_nonoverlapping(src.as_ptr(), sink.buf.add(offset), n) };
+    }
+    ucx::UCS_OK
+}
+
+static SINK_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
+    start_pack: Some(collect_start_pack),
+    start_unpack: Some(sink_start_unpack),
+    // A receive through the sink accepts a message of any size: UCX never truncates it.
+    packed_size: Some(collect_packed_size),
+    pack: Some(collect_pack),
+    unpack: Some(sink_unpack),
     finish: Some(collect_finish),
 };

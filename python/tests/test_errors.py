@@ -1,8 +1,9 @@
 """Errors: MPI.Exception with its class, unpicklable objects (raise before anything is sent, and
 collectives fail on every rank instead of hanging), failures inside the serialization callbacks
-on either side (both sides complete with an error, nobody hangs), truncation, freed handles."""
+on either side (both sides complete with an error, nobody hangs), truncation, receives of the
+wrong kind (an object into a buffer receive and the reverse: MPI.ERR_TYPE, the sender completes),
+freed handles."""
 
-import os
 import threading
 import time
 
@@ -175,26 +176,49 @@ def test_truncation(comm, pair):
         assert e.value.Get_error_class() == MPI.ERR_TRUNCATE
 
 
-KIND_MISMATCH_HANGS = (
-    "libmpi: a contiguous receive never matches a custom-typed message (the message kind is "
-    "part of the UCX tag match), so both sides wait forever instead of failing; reported, "
-    "enable with MPICD_TEST_KIND_MISMATCH=1 once fixed"
-)
-
-
 def test_object_received_as_buffer_is_an_error(comm, pair):
-    if os.environ.get("MPICD_TEST_KIND_MISMATCH") != "1":
-        pytest.skip(KIND_MISMATCH_HANGS)
+    """A buffer receive that matches an object (a custom-typed message) fails with
+    MPI.ERR_TYPE; the sender completes (its out-of-band buffer is drained), and the tag still
+    works afterwards."""
+    r, peer = pair
+    if peer is None:
+        return
+    for size in (10, 100000):
+        if r % 2 == 0:
+            req = comm.isend({"a": np.ones(100000)}, peer, 9)
+            got = wait_or_fail(req, "object sent to a buffer receive")
+            assert got is None, got
+        else:
+            with pytest.raises(MPI.Exception) as e:
+                comm.Recv(bytearray(size), peer, 9)
+            assert e.value.Get_error_class() == MPI.ERR_TYPE
+    _tag_still_works(comm, r, peer, 9)
+
+
+def test_buffer_received_as_object_is_an_error(comm, pair):
+    """The reverse: an object receive that matches a buffer message fails with MPI.ERR_TYPE."""
     r, peer = pair
     if peer is None:
         return
     if r % 2 == 0:
-        req = comm.isend({"a": np.ones(100000)}, peer, 9)
-        got = wait_or_fail(req, "object sent to a buffer receive")
-        assert got is None or isinstance(got, MPI.Exception)
+        comm.Send(np.arange(1000, dtype=np.int64), peer, 10)
     else:
-        with pytest.raises(MPI.Exception):
-            comm.Recv(bytearray(10), peer, 9)
+        with pytest.raises(MPI.Exception) as e:
+            comm.recv(source=peer, tag=10)
+        assert e.value.Get_error_class() == MPI.ERR_TYPE
+    _tag_still_works(comm, r, peer, 10)
+
+
+def _tag_still_works(comm, r, peer, tag):
+    if r % 2 == 0:
+        comm.Send(np.arange(5, dtype=np.int32), peer, tag)
+        comm.send({"b": np.arange(50000)}, peer, tag)
+    else:
+        got = np.zeros(5, dtype=np.int32)
+        comm.Recv(got, peer, tag)
+        assert list(got) == [0, 1, 2, 3, 4]
+        obj = comm.recv(source=peer, tag=tag)
+        assert np.array_equal(obj["b"], np.arange(50000))
 
 
 def test_freed_communicator(comm):

@@ -4,16 +4,20 @@
 //! receiver's memory (a bounded window, posted in order).
 //!
 //! Whatever goes wrong after the lead matched, every private message of the sender is still
-//! received (into a discarding sink if need be), so the sender always completes.
+//! received (into a discarding sink if need be), so the sender always completes. That includes
+//! a custom-typed message matched by a contiguous receive: the engine then drains it through
+//! [`RecvOp::drain`]. A custom receive that matches a contiguous message fails with
+//! [`Error::DatatypeMismatch`]; that message was taken whole by the lead's collector, so there
+//! is nothing left to drain.
 
 use super::pull::Pull;
 use super::stream::{RegionList, StreamReader};
-use super::wire::WirePlan;
+use super::wire::{Lead, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES};
 use super::{RawRegionMut, Shape, UnpackState};
 use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
-use crate::tag::{private_match, private_reply_tag};
+use crate::tag::{private_match, private_reply_tag, MessageKind};
 use crate::transport::{Collector, MessageHandle, RecvInfo, TagMatch, UcxRequest, Worker};
 use std::collections::VecDeque;
 use std::task::Poll;
@@ -60,10 +64,15 @@ pub(crate) struct RecvOp {
     lead_req: Option<UcxRequest>,
     /// The reply that lets a sender whose regions were pulled complete.
     reply_req: Option<UcxRequest>,
+    /// The receive of the region table, when it travels apart from the lead.
+    table_req: Option<UcxRequest>,
     fragments: VecDeque<Fragment>,
     /// Zero-copy region receives (or their drains) in flight, at most `zcopy_depth`.
     directs: VecDeque<Direct>,
     lead: Box<Collector>,
+    table: Box<Collector>,
+    /// A lead whose region table is on its way: the plan so far and the number of runs.
+    awaiting_table: Option<(WirePlan, u64)>,
     drain_sink: Box<Collector>,
     spare: Vec<Vec<u8>>,
     route: Route,
@@ -106,12 +115,17 @@ impl RecvOp {
         RecvOp {
             lead_req: None,
             reply_req: None,
+            table_req: None,
             fragments: VecDeque::new(),
             directs: VecDeque::new(),
+            // A lead is at most LEAD_MAX bytes; anything longer (a contiguous message this
+            // receive matched) is drained past that, never held whole.
             lead: Box::new(Collector {
-                keep: usize::MAX,
+                keep: LEAD_MAX,
                 ..Collector::default()
             }),
+            table: Box::default(),
+            awaiting_table: None,
             drain_sink: Box::default(),
             spare: Vec::new(),
             route: route.clone(),
@@ -171,6 +185,40 @@ impl RecvOp {
         Ok(op)
     }
 
+    /// Drains a custom-typed message that a contiguous receive took by mistake (its lead is
+    /// consumed; `plan` comes from the lead's header): every private message of the sender is
+    /// received and dropped, then the operation completes with `error`.
+    pub(crate) fn drain(
+        engine: &mut Engine,
+        route: &Route,
+        source: u32,
+        tag: i32,
+        plan: WirePlan,
+        error: Error,
+    ) -> RecvOp {
+        let mut op = RecvOp::new(engine, route, Some(source), None);
+        op.tag = tag;
+        op.started = true;
+        op.discarding = true;
+        op.error = Some(error);
+        if plan.table_apart {
+            let m = private_match(source, plan.table_seq());
+            // SAFETY: the drain sink is boxed in the op and outlives the request.
+            match unsafe { engine.worker.tag_recv_collect(&mut *op.drain_sink, m) } {
+                Ok(req) => op.directs.push_back(Direct {
+                    req: Some(req),
+                    expected: usize::MAX,
+                }),
+                Err(e) => op.error = Some(e),
+            }
+        }
+        // A sender whose regions were to be pulled waits for the reply, sent on the first poll.
+        op.reply_owed = plan.pull.is_some();
+        op.plan = Some(plan);
+        op.pump(&engine.worker);
+        op
+    }
+
     /// Gives a matched message its receive state.
     pub(crate) fn attach(&mut self, engine: &mut Engine, state: Box<dyn UnpackState>) {
         self.state = Some(state);
@@ -203,20 +251,67 @@ impl RecvOp {
         }
     }
 
+    /// Waits for the lead (and the region table, if it travels apart) and decodes the plan.
     fn poll_lead(&mut self, engine: &mut Engine) -> Poll<Result<()>> {
         if self.plan.is_some() {
             return Poll::Ready(Ok(()));
         }
-        match engine.worker.poll_recv(&mut self.lead_req) {
+        if self.awaiting_table.is_none() {
+            let info = match engine.worker.poll_recv(&mut self.lead_req) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(info)) => info,
+            };
+            let status = Status::from_tag(info.sender_tag, &self.route.group, None)?;
+            self.tag = status.tag;
+            let source = self.route.group.world_rank(status.source)?;
+            self.source = Some(source);
+            if status.kind == MessageKind::Contiguous {
+                // A contiguous message: the collector took all of it (keeping at most
+                // LEAD_MAX bytes), and its sender completes normally.
+                self.lead.bytes = Vec::new();
+                return Poll::Ready(Err(Error::DatatypeMismatch {
+                    message: MessageKind::Contiguous,
+                }));
+            }
+            if self.lead.received > LEAD_MAX {
+                return Poll::Ready(Err(Error::InvalidDatatype(
+                    "malformed custom message: lead longer than the protocol allows".into(),
+                )));
+            }
+            match WirePlan::decode_lead(&self.lead.bytes)? {
+                Lead::Complete { plan, inline_at } => {
+                    self.plan = Some(plan);
+                    self.inline_at = inline_at;
+                    return Poll::Ready(Ok(()));
+                }
+                Lead::TableApart { plan, runs } => {
+                    let m = private_match(source, plan.table_seq());
+                    self.table.keep =
+                        usize::try_from(runs.saturating_mul(RUN_BYTES as u64)).unwrap_or(0);
+                    // SAFETY: the table collector is boxed in the op and outlives the request.
+                    self.table_req =
+                        Some(unsafe { engine.worker.tag_recv_collect(&mut *self.table, m) }?);
+                    self.inline_at = HEADER_BYTES;
+                    self.awaiting_table = Some((plan, runs));
+                }
+            }
+        }
+        match engine.worker.poll_recv(&mut self.table_req) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Ready(Ok(info)) => {
-                let status = Status::from_tag(info.sender_tag, &self.route.group, None)?;
-                self.tag = status.tag;
-                self.source = Some(self.route.group.world_rank(status.source)?);
-                let (plan, inline_at) = WirePlan::decode(&self.lead.bytes)?;
+            Poll::Ready(Ok(_)) => {
+                let Some((mut plan, runs)) = self.awaiting_table.take() else {
+                    return Poll::Ready(Err(Error::InvalidMessage));
+                };
+                let table = std::mem::take(&mut self.table.bytes);
+                if self.table.received != table.len() {
+                    return Poll::Ready(Err(Error::InvalidDatatype(
+                        "malformed custom message: region table of the wrong length".into(),
+                    )));
+                }
+                plan.decode_table(runs, &table)?;
                 self.plan = Some(plan);
-                self.inline_at = inline_at;
                 Poll::Ready(Ok(()))
             }
         }
@@ -368,7 +463,7 @@ impl RecvOp {
         let source = self.source.unwrap_or(0);
         while self.next_fragment < plan.fragments() && self.fragments.len() < self.depth {
             let i = self.next_fragment;
-            let m = private_match(source, plan.seq_base + i);
+            let m = private_match(source, plan.fragment_seq(i));
             self.next_fragment += 1;
             let mut buffer = self.spare.pop().unwrap_or_default();
             let mut req = Err(Error::Cancelled);
@@ -558,7 +653,7 @@ impl RecvOp {
         })
     }
 
-    /// Cancels a receive whose lead has not matched yet.
+    /// Cancels a receive whose lead has not matched yet (a matched one goes on).
     pub(crate) fn cancel(&mut self, worker: &Worker) -> Result<()> {
         if let Some(r) = &self.lead_req {
             worker.cancel(r);
@@ -584,6 +679,7 @@ impl RecvOp {
             .lead_req
             .iter()
             .chain(self.reply_req.iter())
+            .chain(self.table_req.iter())
             .chain(self.fragments.iter().filter_map(|f| f.req.as_ref()));
         for r in pending.chain(self.directs.iter().filter_map(|d| d.req.as_ref())) {
             worker.cancel(r);

@@ -1,6 +1,6 @@
-//! The send side of a custom-typed message: query, regions, plan, then the lead message, a
-//! bounded window of zero-copy regions and a bounded pipeline of fragments packed as the
-//! transport drains them.
+//! The send side of a custom-typed message: query, regions, plan, then the lead message (and
+//! the region table, when it is too long for the lead), a bounded window of zero-copy regions
+//! and a bounded pipeline of fragments packed as the transport drains them.
 
 use super::stream::{RegionList, StreamWriter};
 use super::wire::{PullSource, WirePlan};
@@ -25,11 +25,14 @@ pub(crate) struct SendOp {
     /// The receiver's reply when it pulls the regions (see [`super::pull`]).
     reply_req: Option<UcxRequest>,
     reply: Box<Collector>,
+    table_req: Option<UcxRequest>,
     /// Zero-copy region sends in flight (at most `zcopy_depth`).
     region_reqs: VecDeque<Option<UcxRequest>>,
     in_flight: VecDeque<InFlight>,
     spare: Vec<Vec<u8>>,
     lead: Vec<u8>,
+    /// The region table, when it travels apart from the lead.
+    table: Vec<u8>,
     plan: WirePlan,
     /// The state's regions, taken once.
     regions: RegionList<RawRegion>,
@@ -109,6 +112,26 @@ impl SendOp {
                 .worker
                 .tag_send(ep, op.lead.as_ptr(), op.lead.len(), bits, synchronous)
         }?;
+        if op.plan.table_apart {
+            op.plan.encode_table(&mut op.table);
+            let tag = private_tag(me, op.plan.table_seq());
+            // Synchronous, like the fragments: it completes once the receiver took it.
+            // SAFETY: `table` is owned by the op and kept until the send completes (the heap
+            // buffer does not move when the op does).
+            let sent = unsafe {
+                engine
+                    .worker
+                    .tag_send(ep, op.table.as_ptr(), op.table.len(), tag, true)
+            };
+            // The lead is in flight: a failure is recorded, not returned, so that the op (and
+            // the lead's buffer) lives until the lead's send completes.
+            match sent {
+                Ok(req) => op.table_req = req,
+                Err(e) => {
+                    op.error.get_or_insert(e);
+                }
+            }
+        }
         op.pump(&engine.worker, engine.existing_endpoint(dest), me);
         Ok(op)
     }
@@ -164,10 +187,12 @@ impl SendOp {
             lead_req: None,
             reply_req: None,
             reply: Box::default(),
+            table_req: None,
             region_reqs: VecDeque::new(),
             in_flight: VecDeque::new(),
             spare: Vec::new(),
             lead,
+            table: Vec::new(),
             plan,
             regions: RegionList(regions),
             writer,
@@ -249,7 +274,7 @@ impl SendOp {
         let depth = self.writer_depth();
         while self.next_fragment < self.plan.fragments() && self.in_flight.len() < depth {
             let i = self.next_fragment;
-            let tag = private_tag(me, self.plan.seq_base + i);
+            let tag = private_tag(me, self.plan.fragment_seq(i));
             let mut buffer = self.spare.pop().unwrap_or_default();
             if self.error.is_none() {
                 buffer.resize(self.plan.fragment_len(i), 0);
@@ -322,7 +347,8 @@ impl SendOp {
                 true
             }
         };
-        let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.error);
+        let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.error)
+            & record(worker.poll_send(&mut self.table_req), &mut self.error);
         // No reply request: none expected, or it came.
         let replied = self.reply_req.is_none()
             || match worker.poll_recv(&mut self.reply_req) {
@@ -386,6 +412,10 @@ impl SendOp {
             let reply = std::mem::take(&mut self.reply);
             engine.strand(Stranded::new(r, reply));
         }
+        let table = std::mem::take(&mut self.table);
+        if let Some(r) = self.table_req.take() {
+            engine.strand(Stranded::new(r, Box::new(table)));
+        }
         // Regions are the user's memory, which a dead peer no longer reads: their requests are
         // released now (UCX frees a pending request when it completes).
         self.region_reqs.clear();
@@ -407,6 +437,7 @@ impl SendOp {
             .lead_req
             .iter()
             .chain(self.reply_req.iter())
+            .chain(self.table_req.iter())
             .chain(self.region_reqs.iter().flatten())
         {
             worker.cancel(r);

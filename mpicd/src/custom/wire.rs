@@ -4,17 +4,26 @@
 //! no user receive can match (see [`crate::tag`]):
 //!
 //! ```text
-//! lead:      header | region runs | first `inline` bytes of the stream
-//! fragments: the rest of the stream, `fragment` bytes each (private tags seq, seq+1, ...)
-//! regions:   one contiguous message per zero-copy region (the private tags that follow)
+//! lead:      header | region runs | first `inline` bytes of the stream    (at most LEAD_MAX)
+//! table:     region runs, only when they do not fit in the lead (private tag seq)
+//! fragments: the rest of the stream, `fragment` bytes each (the private tags that follow)
+//! regions:   one contiguous message per zero-copy region (the private tags after those)
 //! stream:    packed part (pack callback) | small regions coalesced, in region order
 //! ```
 //! Between two processes of one node the regions are *pulled* instead (see
 //! [`crate::custom::pull`]): the lead names the sender's pid and where its region list lies,
 //! the receiver reads the regions straight from the sender's memory (one kernel copy, up to
 //! 1024 regions per system call), then sends one empty reply that lets the sender complete.
+//!
 //! A private message of zero bytes where data was expected means the sender failed after the
 //! lead left; the receiver then completes with [`Error::RemoteFailure`].
+//!
+//! The lead is never longer than [`LEAD_MAX`], and its fixed header alone tells which private
+//! messages follow (`seq_base` and their number). Both are what lets a receive that is not
+//! custom-typed still drain a custom message it matched by mistake (so that the sender
+//! completes): a contiguous receive of at least [`LEAD_MAX`] bytes always holds a whole lead,
+//! and a smaller one keeps the first [`HEADER_BYTES`] of whatever arrives (see
+//! `crate::transport::RecvTarget`).
 //!
 //! Regions are described by run-length encoded words (`bytes | elem << 56`, then a count), so a
 //! `Vec<Vec<i32>>` with equal inner lengths costs 16 bytes of header whatever its length. The
@@ -28,16 +37,25 @@ use crate::error::{Error, Result};
 
 const MAGIC: u32 = 0x4443_504d; // "MPCD"
 const VERSION: u16 = 3;
-/// Fixed part of the lead: magic, version, flags, six sizes, the run count and the pull source.
-pub(crate) const HEADER_BYTES: usize = 80;
+/// Fixed part of the lead: magic, version, flags, six sizes, the run count, the number of
+/// zero-copy regions and the pull source.
+pub(crate) const HEADER_BYTES: usize = 88;
+/// The longest lead message any mpicd process sends (a protocol constant, not a tunable: a
+/// receiver relies on it whatever the sender's configuration).
+pub(crate) const LEAD_MAX: usize = 8192;
+/// The most stream bytes a lead can carry.
+pub(crate) const MAX_INLINE_BYTES: usize = LEAD_MAX - HEADER_BYTES;
 /// Header flag: the sender failed before sending data (see [`WirePlan::failure`]).
 const FLAG_FAILED: u16 = 1;
+/// Header flag: the region runs travel as their own private message (`seq_base`), because the
+/// lead would otherwise exceed [`LEAD_MAX`].
+const FLAG_TABLE_APART: u16 = 2;
 /// Header flag: the zero-copy regions are pulled by the receiver (see [`PullSource`]).
-const FLAG_PULL: u16 = 2;
+const FLAG_PULL: u16 = 4;
 const ELEM_SHIFT: u32 = 56;
 const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 /// Bytes of one encoded run.
-const RUN_BYTES: usize = 16;
+pub(crate) const RUN_BYTES: usize = 16;
 /// The most regions one run may announce (a guard against absurd headers).
 const MAX_RUN: u64 = u32::MAX as u64;
 /// The smallest fragment cut for pipelining: just under UCX's eager limit on shm and tcp
@@ -60,9 +78,9 @@ pub(crate) const PULL_BYTES: usize = 64 << 10;
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`). Small, so that the lead
-    /// is one eager UCX message and leaves at once: the receiver prepares while the sender
-    /// packs the fragments.
+    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8120 so that
+    /// the lead stays within 8 KiB). Small, so that the lead is one eager UCX message and leaves
+    /// at once: the receiver prepares while the sender packs the fragments.
     pub inline_bytes: usize,
     /// Largest fragment message (`MPICD_FRAGMENT_BYTES`). A short stream is cut in smaller
     /// fragments, in 8 at least but none under 8000 bytes, so that its packing and unpacking
@@ -98,7 +116,7 @@ impl CustomConfig {
     /// Defaults overridden by `MPICD_*` environment variables.
     pub fn from_env() -> Result<CustomConfig> {
         let mut c = CustomConfig::default();
-        let read = |name: &str, value: &mut usize, min: usize| -> Result<()> {
+        let read = |name: &str, value: &mut usize, min: usize, max: usize| -> Result<()> {
             if let Ok(text) = std::env::var(name) {
                 let v: usize = text.trim().parse().map_err(|_| {
                     Error::InvalidArgument(format!("{name}={text} is not a number of bytes"))
@@ -108,27 +126,38 @@ impl CustomConfig {
                         "{name}={v} is below the minimum {min}"
                     )));
                 }
+                if v > max {
+                    return Err(Error::InvalidArgument(format!(
+                        "{name}={v} is above the maximum {max}"
+                    )));
+                }
                 *value = v;
             }
             Ok(())
         };
-        read("MPICD_INLINE_BYTES", &mut c.inline_bytes, 0)?;
-        read("MPICD_FRAGMENT_BYTES", &mut c.fragment_bytes, 4096)?;
-        read("MPICD_PIPELINE_DEPTH", &mut c.pipeline_depth, 1)?;
-        read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1)?;
-        read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1)?;
-        read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1)?;
+        let any = usize::MAX;
+        read(
+            "MPICD_INLINE_BYTES",
+            &mut c.inline_bytes,
+            0,
+            MAX_INLINE_BYTES,
+        )?;
+        read("MPICD_FRAGMENT_BYTES", &mut c.fragment_bytes, 4096, any)?;
+        read("MPICD_PIPELINE_DEPTH", &mut c.pipeline_depth, 1, any)?;
+        read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1, any)?;
+        read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1, any)?;
+        read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1, any)?;
         Ok(c)
     }
 
     /// The most extra memory one custom operation uses on either side: the lead, the
     /// fragments in flight, and up to `zcopy_depth` zero-copy region messages in flight
     /// (their UCX requests; counted as 4 KiB each) or the buffers of a pull (64 KiB). Not
-    /// counted: the region table (16 bytes per run of equal regions, in the lead) and the
-    /// region list the type itself provides.
+    /// counted: the region table (16 bytes per run of equal regions, in the lead or a message
+    /// of its own) and the region list the type itself provides.
     pub fn memory_bound(&self) -> usize {
         HEADER_BYTES
-            + self.inline_bytes
+            + self.inline_bytes.min(MAX_INLINE_BYTES)
             + self.pipeline_depth * self.fragment_bytes
             + (self.zcopy_depth * REGION_REQUEST_BYTES).max(PULL_BYTES)
     }
@@ -153,17 +182,27 @@ pub(crate) struct WirePlan {
     /// The sender's callbacks failed before any data could be sent: the lead carries nothing
     /// but this flag, and the receive fails with `RemoteFailure`.
     pub failed: bool,
+    /// The region runs travel as private message `seq_base` instead of inside the lead.
+    pub table_apart: bool,
     /// Set when the receiver pulls the zero-copy regions from the sender's memory.
     pub pull: Option<PullSource>,
 }
 
 /// Where a receiver on the sender's node reads the zero-copy regions: the sender's pid and its
-/// list of [`RawRegion`](super::RawRegion)s (`count` entries of `stride` bytes at `table`).
+/// list of [`RawRegion`](super::RawRegion)s (`stride` bytes each, at `table`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PullSource {
     pub pid: u32,
     pub stride: u32,
     pub table: u64,
+}
+
+/// What a lead message tells at first sight: either the whole plan, or (when the region table
+/// travels apart) a plan whose shape is still empty and the number of runs to expect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lead {
+    Complete { plan: WirePlan, inline_at: usize },
+    TableApart { plan: WirePlan, runs: u64 },
 }
 
 /// Bytes coalesced into the stream and number of zero-copy regions of `shape` (`None` on
@@ -194,7 +233,8 @@ impl WirePlan {
     /// Chooses the plan for a message: regions at or above the zero-copy threshold travel as
     /// their own contiguous messages (UCX's zero-copy rendezvous); smaller ones are cheaper to
     /// copy into the stream than to send one by one. With a `pull` source (a receiver on this
-    /// node), regions from the lower pull threshold up are read by the receiver instead.
+    /// node), regions from the lower pull threshold up are read by the receiver instead, when
+    /// they add up to [`PULL_MIN_BYTES`] at least.
     pub(crate) fn choose(
         shape: Shape,
         cfg: &CustomConfig,
@@ -224,7 +264,13 @@ impl WirePlan {
                 r.0.bytes
             )));
         }
-        let inline_bytes = stream_bytes.min(cfg.inline_bytes as u64);
+        let inline_bytes = stream_bytes.min(cfg.inline_bytes.min(MAX_INLINE_BYTES) as u64);
+        // The lead stays within LEAD_MAX: a region table too long for it goes apart (one
+        // more message, only for shapes of hundreds of distinct runs).
+        let table_apart = HEADER_BYTES as u64
+            + (RUN_BYTES as u64).saturating_mul(shape.run_slice().len() as u64)
+            + inline_bytes
+            > LEAD_MAX as u64;
         Ok(WirePlan {
             shape,
             zcopy_threshold,
@@ -234,7 +280,8 @@ impl WirePlan {
             fragment_bytes: fragment_size(stream_bytes - inline_bytes, cfg),
             seq_base: 0,
             failed: false,
-            pull: pull.filter(|_| zero_copy_count > 0),
+            table_apart,
+            pull,
         })
     }
 
@@ -250,6 +297,7 @@ impl WirePlan {
             fragment_bytes: 1,
             seq_base: 0,
             failed: true,
+            table_apart: false,
             pull: None,
         }
     }
@@ -280,6 +328,21 @@ impl WirePlan {
         (self.stream_bytes - self.inline_bytes).div_ceil(self.fragment_bytes.max(1))
     }
 
+    /// Private messages before the fragments: the region table, when it travels apart.
+    fn table_messages(&self) -> u64 {
+        self.table_apart as u64
+    }
+
+    /// Sequence number of the region table message (when [`WirePlan::table_apart`]).
+    pub(crate) fn table_seq(&self) -> u64 {
+        self.seq_base
+    }
+
+    /// Sequence number of fragment `i`.
+    pub(crate) fn fragment_seq(&self, i: u64) -> u64 {
+        self.seq_base + self.table_messages() + i
+    }
+
     /// Length of fragment `i`.
     pub(crate) fn fragment_len(&self, i: u64) -> usize {
         let start = self.inline_bytes + i * self.fragment_bytes;
@@ -293,7 +356,7 @@ impl WirePlan {
 
     /// Sequence number of the k-th zero-copy region message.
     pub(crate) fn region_seq(&self, k: u64) -> u64 {
-        self.seq_base + self.fragments() + k
+        self.seq_base + self.table_messages() + self.fragments() + k
     }
 
     /// Number of zero-copy region messages (none when the regions are pulled).
@@ -306,26 +369,44 @@ impl WirePlan {
 
     /// Private sequence numbers this message uses.
     pub(crate) fn private_messages(&self) -> u64 {
-        self.fragments() + self.region_messages()
+        self.table_messages() + self.fragments() + self.region_messages()
     }
 
-    /// Sequence number of the receiver's reply after a pull.
+    /// Sequence number of the receiver's reply after a pull (in the reply space of the
+    /// sender's numbering, see [`crate::tag::private_reply_tag`]).
     pub(crate) fn reply_seq(&self) -> u64 {
         self.seq_base
     }
 
-    /// Bytes of the lead message.
-    pub(crate) fn lead_bytes(&self) -> usize {
-        HEADER_BYTES + RUN_BYTES * self.shape.run_slice().len() + self.inline_bytes as usize
+    /// Bytes of the region table.
+    pub(crate) fn table_bytes(&self) -> usize {
+        RUN_BYTES * self.shape.run_slice().len()
     }
 
-    /// Encodes the lead header and region runs (the inline stream bytes follow).
+    /// Bytes of the lead message (at most [`LEAD_MAX`]).
+    pub(crate) fn lead_bytes(&self) -> usize {
+        let table = if self.table_apart {
+            0
+        } else {
+            self.table_bytes()
+        };
+        HEADER_BYTES + table + self.inline_bytes as usize
+    }
+
+    /// Encodes the lead header and, unless it travels apart, the region table (the inline
+    /// stream bytes follow).
     pub(crate) fn encode_header(&self, out: &mut Vec<u8>) {
         let runs = self.shape.run_slice();
         out.reserve(HEADER_BYTES + RUN_BYTES * runs.len());
         out.extend_from_slice(&MAGIC.to_le_bytes());
         out.extend_from_slice(&VERSION.to_le_bytes());
-        let mut flags: u16 = if self.failed { FLAG_FAILED } else { 0 };
+        let mut flags: u16 = 0;
+        if self.failed {
+            flags |= FLAG_FAILED;
+        }
+        if self.table_apart {
+            flags |= FLAG_TABLE_APART;
+        }
         if self.pull.is_some() {
             flags |= FLAG_PULL;
         }
@@ -338,6 +419,7 @@ impl WirePlan {
             self.seq_base,
             self.zcopy_threshold,
             runs.len() as u64,
+            self.zero_copy_count,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -349,22 +431,29 @@ impl WirePlan {
         out.extend_from_slice(&pull.pid.to_le_bytes());
         out.extend_from_slice(&pull.stride.to_le_bytes());
         out.extend_from_slice(&pull.table.to_le_bytes());
-        for run in runs {
+        if !self.table_apart {
+            self.encode_table(out);
+        }
+    }
+
+    /// Encodes the region runs (the table message, when it travels apart).
+    pub(crate) fn encode_table(&self, out: &mut Vec<u8>) {
+        for run in self.shape.run_slice() {
             let word = run.region.bytes | ((run.region.elem.code() as u64) << ELEM_SHIFT);
             out.extend_from_slice(&word.to_le_bytes());
             out.extend_from_slice(&(run.count as u64).to_le_bytes());
         }
     }
 
-    /// Decodes a lead message: the plan and where its inline stream bytes start.
-    pub(crate) fn decode(lead: &[u8]) -> Result<(WirePlan, usize)> {
-        let bad = |why: &str| Error::InvalidDatatype(format!("malformed custom message: {why}"));
-        let mut r = Reader { buf: lead, pos: 0 };
+    /// Decodes the fixed header at the start of a lead: a plan with an empty shape (enough to
+    /// find and drain every private message of the message) and the number of region runs.
+    pub(crate) fn decode_header(head: &[u8]) -> Result<(WirePlan, u64)> {
+        let mut r = Reader { buf: head, pos: 0 };
         if r.u32()? != MAGIC {
-            return Err(bad("not an mpicd custom-typed message"));
+            return Err(malformed("not an mpicd custom-typed message"));
         }
         if r.u16()? != VERSION {
-            return Err(bad("unsupported wire version"));
+            return Err(malformed("unsupported wire version"));
         }
         let flags = r.u16()?;
         let packed_bytes = r.u64()?;
@@ -373,34 +462,108 @@ impl WirePlan {
         let fragment_bytes = r.u64()?;
         let seq_base = r.u64()?;
         let zcopy_threshold = r.u64()?;
-        let nruns = r.u64()?;
+        let runs = r.u64()?;
+        let zero_copy_count = r.u64()?;
         let pull = PullSource {
             pid: r.u32()?,
             stride: r.u32()?,
             table: r.u64()?,
         };
-        if nruns > ((lead.len() - r.pos) / RUN_BYTES) as u64 {
-            return Err(bad("region table longer than the message"));
-        }
         if zcopy_threshold == 0 {
-            return Err(bad("zero-copy threshold of zero"));
+            return Err(malformed("zero-copy threshold of zero"));
         }
+        if inline_bytes > stream_bytes
+            || inline_bytes > MAX_INLINE_BYTES as u64
+            || (fragment_bytes == 0 && stream_bytes > inline_bytes)
+            || packed_bytes > stream_bytes
+        {
+            return Err(malformed("inconsistent sizes"));
+        }
+        let plan = WirePlan {
+            shape: Shape {
+                packed_bytes,
+                ..Shape::default()
+            },
+            zcopy_threshold,
+            zero_copy_count,
+            stream_bytes,
+            inline_bytes,
+            fragment_bytes,
+            seq_base,
+            failed: flags & FLAG_FAILED != 0,
+            table_apart: flags & FLAG_TABLE_APART != 0,
+            pull: (flags & FLAG_PULL != 0).then_some(pull),
+        };
+        // Sequence numbers must not wrap (the sender reserved them).
+        let private =
+            (plan.table_messages() + plan.fragments()).checked_add(plan.region_messages());
+        if private.and_then(|p| seq_base.checked_add(p)).is_none() {
+            return Err(malformed("sequence numbers overflow"));
+        }
+        Ok((plan, runs))
+    }
+
+    /// Decodes a lead message: the whole plan and where its inline stream bytes start, or,
+    /// when the region table travels apart, the plan so far (see [`WirePlan::decode_table`]).
+    pub(crate) fn decode_lead(lead: &[u8]) -> Result<Lead> {
+        if lead.len() > LEAD_MAX {
+            return Err(malformed("lead message longer than the protocol allows"));
+        }
+        let (mut plan, runs) = WirePlan::decode_header(lead)?;
+        let rest = &lead[HEADER_BYTES..];
+        if plan.table_apart {
+            if rest.len() as u64 != plan.inline_bytes {
+                return Err(malformed("inconsistent sizes"));
+            }
+            return Ok(Lead::TableApart { plan, runs });
+        }
+        if runs > (rest.len() / RUN_BYTES) as u64 {
+            return Err(malformed("region table longer than the message"));
+        }
+        let table = runs as usize * RUN_BYTES;
+        if (rest.len() - table) as u64 != plan.inline_bytes {
+            return Err(malformed("inconsistent sizes"));
+        }
+        plan.decode_table(runs, &rest[..table])?;
+        Ok(Lead::Complete {
+            plan,
+            inline_at: HEADER_BYTES + table,
+        })
+    }
+
+    /// Decodes a lead whose region table is inside it: the plan and where its inline stream
+    /// bytes start.
+    #[cfg(test)]
+    pub(crate) fn decode(lead: &[u8]) -> Result<(WirePlan, usize)> {
+        match WirePlan::decode_lead(lead)? {
+            Lead::Complete { plan, inline_at } => Ok((plan, inline_at)),
+            Lead::TableApart { .. } => Err(malformed("region table expected in the lead")),
+        }
+    }
+
+    /// Fills the shape of a plan decoded from a header with its `runs` region runs, and checks
+    /// them against the header's sizes.
+    pub(crate) fn decode_table(&mut self, runs: u64, table: &[u8]) -> Result<()> {
+        if runs.checked_mul(RUN_BYTES as u64) != Some(table.len() as u64) {
+            return Err(malformed("region table of the wrong length"));
+        }
+        let mut r = Reader { buf: table, pos: 0 };
         let mut shape = Shape {
-            packed_bytes,
+            packed_bytes: self.shape.packed_bytes,
             ..Shape::default()
         };
         let (mut count, mut region_bytes) = (0usize, 0u64);
-        for _ in 0..nruns {
+        for _ in 0..runs {
             let word = r.u64()?;
             let n = r.u64()?;
             let elem = ElementType::from_code((word >> ELEM_SHIFT) as u8)
-                .ok_or_else(|| bad("unknown element type"))?;
+                .ok_or_else(|| malformed("unknown element type"))?;
             if n > MAX_RUN {
-                return Err(bad("absurd region count"));
+                return Err(malformed("absurd region count"));
             }
             count = count
                 .checked_add(n as usize)
-                .ok_or_else(|| bad("absurd region count"))?;
+                .ok_or_else(|| malformed("absurd region count"))?;
             let region = RegionShape {
                 bytes: word & BYTES_MASK,
                 elem,
@@ -409,37 +572,24 @@ impl WirePlan {
                 .bytes
                 .checked_mul(n)
                 .and_then(|b| b.checked_add(region_bytes))
-                .ok_or_else(|| bad("sizes overflow"))?;
+                .ok_or_else(|| malformed("sizes overflow"))?;
             shape.push_run(region, n as usize);
         }
         let (coalesced, zero_copy_count) =
-            split(&shape, zcopy_threshold).ok_or_else(|| bad("sizes overflow"))?;
-        if packed_bytes.checked_add(coalesced) != Some(stream_bytes)
-            || packed_bytes.checked_add(region_bytes).is_none()
-            || inline_bytes > stream_bytes
-            || (fragment_bytes == 0 && stream_bytes > inline_bytes)
-            || (lead.len() - r.pos) as u64 != inline_bytes
+            split(&shape, self.zcopy_threshold).ok_or_else(|| malformed("sizes overflow"))?;
+        if shape.packed_bytes.checked_add(coalesced) != Some(self.stream_bytes)
+            || shape.packed_bytes.checked_add(region_bytes).is_none()
+            || zero_copy_count != self.zero_copy_count
         {
-            return Err(bad("inconsistent sizes"));
+            return Err(malformed("inconsistent sizes"));
         }
-        let plan = WirePlan {
-            shape,
-            zcopy_threshold,
-            zero_copy_count,
-            stream_bytes,
-            inline_bytes,
-            fragment_bytes,
-            seq_base,
-            failed: flags & FLAG_FAILED != 0,
-            pull: (flags & FLAG_PULL != 0).then_some(pull),
-        };
-        // Sequence numbers must not wrap (the sender reserved them).
-        let private = plan.fragments().checked_add(plan.region_messages());
-        if private.and_then(|p| seq_base.checked_add(p)).is_none() {
-            return Err(bad("sequence numbers overflow"));
-        }
-        Ok((plan, r.pos))
+        self.shape = shape;
+        Ok(())
     }
+}
+
+fn malformed(why: &str) -> Error {
+    Error::InvalidDatatype(format!("malformed custom message: {why}"))
 }
 
 struct Reader<'a> {
@@ -576,12 +726,8 @@ mod tests {
             table: 0xdead_beef,
         };
         let sizes = [8, 100, 100, PULL_MIN_BYTES];
-        let mut plan = WirePlan::choose(
-            Shape::new(0, sizes.map(region)),
-            &cfg(0, 1000),
-            Some(source),
-        )
-        .unwrap();
+        let shape = Shape::new(0, sizes.map(region));
+        let mut plan = WirePlan::choose(shape, &cfg(0, 1000), Some(source)).unwrap();
         plan.seq_base = 9;
         assert_eq!(plan.zero_copy_count, 3);
         assert_eq!(plan.stream_bytes, 8);
@@ -603,10 +749,78 @@ mod tests {
         assert_eq!(back.private_messages(), 0);
     }
 
+    /// Encodes a plan's lead and (if apart) table and decodes them as a receiver does.
+    fn through_the_wire(plan: &WirePlan) -> WirePlan {
+        let mut lead = Vec::new();
+        plan.encode_header(&mut lead);
+        lead.extend(std::iter::repeat(0u8).take(plan.inline_bytes as usize));
+        assert_eq!(lead.len(), plan.lead_bytes());
+        assert!(lead.len() <= LEAD_MAX, "lead of {} bytes", lead.len());
+        // The header alone locates every private message.
+        let (head, _) = WirePlan::decode_header(&lead[..HEADER_BYTES]).unwrap();
+        assert_eq!(head.private_messages(), plan.private_messages());
+        assert_eq!(head.region_seq(0), plan.region_seq(0));
+        assert_eq!(head.fragment_seq(0), plan.fragment_seq(0));
+        match WirePlan::decode_lead(&lead).unwrap() {
+            Lead::Complete {
+                plan: back,
+                inline_at,
+            } => {
+                assert!(!plan.table_apart);
+                assert_eq!(lead.len() - inline_at, plan.inline_bytes as usize);
+                back
+            }
+            Lead::TableApart {
+                plan: mut back,
+                runs,
+            } => {
+                assert!(plan.table_apart);
+                let mut table = Vec::new();
+                plan.encode_table(&mut table);
+                assert_eq!(table.len(), plan.table_bytes());
+                assert!(back.decode_table(runs, &table[1..]).is_err());
+                back.decode_table(runs, &table).unwrap();
+                back
+            }
+        }
+    }
+
+    #[test]
+    fn long_region_tables_travel_apart_and_leads_stay_bounded() {
+        // Distinct lengths: one run per region.
+        for n in [0usize, 1, 10, 200, 300, 5000] {
+            for inline in [0usize, 777, 4000, MAX_INLINE_BYTES] {
+                let shape = Shape::new(3000, (0..n as u64).map(|i| region(4 + 4 * i)));
+                let mut plan = WirePlan::choose(shape, &cfg(inline, 4096), None).unwrap();
+                plan.seq_base = 1000;
+                let apart = plan.table_apart;
+                assert_eq!(
+                    apart,
+                    HEADER_BYTES + 16 * n + plan.inline_bytes as usize > LEAD_MAX,
+                    "{n} runs, {inline} inline"
+                );
+                assert_eq!(plan.table_seq(), 1000);
+                assert_eq!(plan.fragment_seq(0), 1000 + apart as u64);
+                assert_eq!(
+                    plan.private_messages(),
+                    apart as u64 + plan.fragments() + plan.zero_copy_count
+                );
+                assert_eq!(through_the_wire(&plan), plan, "{n} runs, {inline} inline");
+            }
+        }
+        // An inline size beyond the lead's room is capped, whatever the configuration says.
+        let plan = WirePlan::choose(Shape::new(1 << 20, []), &cfg(1 << 20, 4096), None).unwrap();
+        assert_eq!(plan.inline_bytes, MAX_INLINE_BYTES as u64);
+        assert_eq!(plan.lead_bytes(), LEAD_MAX);
+        assert_eq!(through_the_wire(&plan), plan);
+    }
+
     #[test]
     fn garbage_is_an_error_not_a_panic() {
+        assert!(WirePlan::decode_lead(&vec![0u8; LEAD_MAX + 1]).is_err());
+        assert!(WirePlan::decode_header(&[0u8; HEADER_BYTES - 1]).is_err());
         assert!(WirePlan::decode(&[]).is_err());
-        assert!(WirePlan::decode(&[0x4d, 0x50, 0x43, 0x44, 2, 0]).is_err());
+        assert!(WirePlan::decode(&[0x4d, 0x50, 0x43, 0x44, 3, 0]).is_err());
         let mut lead = Vec::new();
         let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), None).unwrap();
         plan.encode_header(&mut lead);
