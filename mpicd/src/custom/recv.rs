@@ -396,6 +396,8 @@ impl RecvOp {
             return;
         };
         let tag = private_reply_tag(me, plan.reply_seq());
+        // The first message to the sender, maybe: its endpoint is made on first use.
+        let _ = engine.connect(rank);
         let sent = match engine.existing_endpoint(rank) {
             // SAFETY: a static outlives the request.
             Some(ep) => unsafe {
