@@ -162,6 +162,7 @@ def test_test_and_waitall_objects(comm, ring):
     r2 = comm.irecv(source=left, tag=2)
     flag, obj = r1.test()
     assert not flag and obj is None
+    comm.Barrier()  # nobody sends before every rank tested its empty receive
     s = [comm.isend(("one", np.arange(100000)), right, 1), comm.isend("two", right, 2)]
     got = MPI.Request.waitall([r1, r2] + s)
     assert got[0][0] == "one" and (got[0][1] == np.arange(100000)).all()
