@@ -164,7 +164,7 @@ impl SendOp {
             ..p
         });
         let mut plan = WirePlan::choose(shape, &engine.custom, pull)?;
-        plan.seq_base = engine.reserve_sequence(plan.private_messages());
+        plan.seq_base = engine.reserve_sequence(plan.sequence_numbers());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
         let mut lead = Vec::with_capacity(plan.lead_bytes());

@@ -372,10 +372,17 @@ impl WirePlan {
         self.table_messages() + self.fragments() + self.region_messages()
     }
 
-    /// Sequence number of the receiver's reply after a pull (in the reply space of the
-    /// sender's numbering, see [`crate::tag::private_reply_tag`]).
+    /// Sequence number of the receiver's reply after a pull: the number after this message's
+    /// private messages, reserved with them (see [`WirePlan::sequence_numbers`]), so that no two
+    /// messages of a sender ever share a reply tag.
     pub(crate) fn reply_seq(&self) -> u64 {
-        self.seq_base
+        self.seq_base + self.private_messages()
+    }
+
+    /// Sequence numbers the sender reserves for this message: its private messages, and the
+    /// reply when the regions are pulled.
+    pub(crate) fn sequence_numbers(&self) -> u64 {
+        self.private_messages() + u64::from(self.pull.is_some())
     }
 
     /// Bytes of the region table.
@@ -495,8 +502,9 @@ impl WirePlan {
             pull: (flags & FLAG_PULL != 0).then_some(pull),
         };
         // Sequence numbers must not wrap (the sender reserved them).
-        let private =
-            (plan.table_messages() + plan.fragments()).checked_add(plan.region_messages());
+        let private = (plan.table_messages() + plan.fragments())
+            .checked_add(plan.region_messages())
+            .and_then(|p| p.checked_add(u64::from(plan.pull.is_some())));
         if private.and_then(|p| seq_base.checked_add(p)).is_none() {
             return Err(malformed("sequence numbers overflow"));
         }
@@ -732,7 +740,8 @@ mod tests {
         assert_eq!(plan.zero_copy_count, 3);
         assert_eq!(plan.stream_bytes, 8);
         assert_eq!(plan.private_messages(), plan.fragments());
-        assert_eq!(plan.reply_seq(), 9);
+        assert_eq!(plan.reply_seq(), 9 + plan.fragments());
+        assert_eq!(plan.sequence_numbers(), plan.fragments() + 1);
         assert_eq!(round_trip(&plan), plan);
         // Too little to pull: no pull, so no reply either.
         let few = Shape::new(0, [region(8), region(PULL_MIN_BYTES - 1)]);
