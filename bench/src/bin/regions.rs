@@ -26,6 +26,11 @@ impl CustomRecv for Regions {
     fn parts(&mut self) -> Result<RecvParts<'_>> {
         Ok(RecvParts::new().regions(self.0.iter_mut().map(|r| &mut r[..])))
     }
+    /// The receiver knows the shape (as the hand-packing receiver does): its parts are built
+    /// when the receive is posted, not after the message's shape arrived.
+    fn resizes(&self) -> bool {
+        false
+    }
 }
 
 fn round_trip(
