@@ -36,7 +36,7 @@ fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
     let from = comm.world_rank(source)?;
     let (status, matched) = comm
         .shared
-        .progress_until(|e| Ok(e.probe(&comm.coll, Some(from), Some(tag), true)?))?;
+        .progress_until(|e| e.probe(&comm.coll, Some(from), Some(tag), true))?;
     let Some(matched @ Matched::Contiguous { .. }) = matched else {
         return Err(Error::Transport(
             "unexpected message kind in a collective".into(),

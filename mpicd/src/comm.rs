@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::request::Request;
 use crate::status::Status;
+use crate::transport::IovList;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 use std::sync::Arc;
 
@@ -248,6 +249,55 @@ impl Communicator {
         let status = r.wait();
         s.wait()?;
         status
+    }
+
+    // ----- wire-plan measurement (not part of the API) -----
+
+    /// Sends `regions` as ONE UCX message with the IOV datatype (UCX gathers them), matched by
+    /// a receive like a contiguous message of their concatenation; blocking.
+    ///
+    /// This exists only so that `bench/src/bin/regions.rs` can measure the wire option the
+    /// custom datatype engine does not use (one IOV message for all regions) against the ones
+    /// it does (coalescing into the packed stream, one contiguous message per large region).
+    /// It is not MPI and may go away.
+    #[doc(hidden)]
+    pub fn bench_send_iov(&self, regions: &[&[u8]], dest: i32, tag: i32) -> Result<()> {
+        let tag = Self::send_tag(tag)?;
+        let Some(dest) = self.dest(dest)? else {
+            return Ok(());
+        };
+        let iov = IovList::new(regions.iter().map(|r| (r.as_ptr() as *mut u8, r.len())));
+        // SAFETY: `regions` is borrowed for this whole call and the request is waited for
+        // before it returns (dropping a pending request also waits).
+        let posted = self
+            .shared
+            .with(|e| unsafe { e.post_send_iov(&self.route, dest, tag, iov) })?;
+        Request::posted(&self.shared, posted).wait().map(drop)
+    }
+
+    /// Receives one message scattered over `regions` in order (UCX's IOV datatype); blocking.
+    /// A message longer than the regions together is `Truncated`. The counterpart of
+    /// [`Communicator::bench_send_iov`], for the same wire-plan measurement only.
+    #[doc(hidden)]
+    pub fn bench_recv_iov(
+        &self,
+        regions: &mut [&mut [u8]],
+        source: i32,
+        tag: i32,
+    ) -> Result<Status> {
+        let tag = Self::recv_tag(tag)?;
+        let source = self.source(source)?;
+        if let Source::Null = source {
+            return Ok(Self::null_status());
+        }
+        let from = Self::source_filter(source);
+        let iov = IovList::new(regions.iter_mut().map(|r| (r.as_mut_ptr(), r.len())));
+        // SAFETY: `regions` is borrowed exclusively for this whole call and the request is
+        // waited for before it returns.
+        let posted = self
+            .shared
+            .with(|e| unsafe { e.post_recv_iov(&self.route, from, tag, iov) })?;
+        Request::posted(&self.shared, posted).wait()
     }
 
     // ----- custom-typed point-to-point -----

@@ -15,7 +15,7 @@ use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{Endpoint, MessageHandle, RecvInfo, UcxRequest, Worker};
+use crate::transport::{Endpoint, IovList, MessageHandle, RecvInfo, UcxRequest, Worker};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
@@ -42,12 +42,16 @@ pub(crate) enum Op {
     Send {
         req: Option<UcxRequest>,
         peer: u32,
+        /// The scatter/gather list of an IOV send, which UCX reads until completion.
+        _iov: Option<IovList>,
     },
     Recv {
         req: Option<UcxRequest>,
         capacity: usize,
         route: Route,
         peer: Option<u32>,
+        /// The scatter/gather list of an IOV receive, which UCX reads until completion.
+        _iov: Option<IovList>,
     },
     CustomSend(Box<CustomSendOp>),
     CustomRecv(Box<CustomRecvOp>),
@@ -280,6 +284,7 @@ impl Engine {
             Some(r) => Posted::Pending(self.insert(Op::Send {
                 req: Some(r),
                 peer: dest,
+                _iov: None,
             })),
             None => Posted::Done(Ok(Status::empty())),
         })
@@ -309,6 +314,71 @@ impl Engine {
             capacity: len,
             route: route.clone(),
             peer: source,
+            _iov: None,
+        })))
+    }
+
+    /// Starts a send of the buffers in `iov` as one IOV message, matched like a contiguous
+    /// message of their concatenation. For the wire-plan measurement only.
+    ///
+    /// # Safety
+    /// Every buffer `iov` lists must stay valid and unchanged until the operation completes
+    /// (the list itself is kept by the operation).
+    pub(crate) unsafe fn post_send_iov(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        iov: IovList,
+    ) -> Result<Posted> {
+        let bits = UserTag {
+            kind: MessageKind::Contiguous,
+            context: route.context,
+            source: self.rank,
+            tag,
+        }
+        .encode();
+        self.connect(dest)?;
+        let ep = self
+            .existing_endpoint(dest)
+            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
+        // SAFETY: the buffers as the caller promises; the list moves into the operation below
+        // (its entries stay where they are) and lives until the request completes.
+        let req = unsafe { self.worker.tag_send_iov(ep, &iov, bits) }?;
+        Ok(match req {
+            Some(r) => Posted::Pending(self.insert(Op::Send {
+                req: Some(r),
+                peer: dest,
+                _iov: Some(iov),
+            })),
+            None => Posted::Done(Ok(Status::empty())),
+        })
+    }
+
+    /// Posts a receive of one contiguous-kind message scattered into the buffers in `iov`. For
+    /// the wire-plan measurement only.
+    ///
+    /// # Safety
+    /// Every buffer `iov` lists must stay valid and untouched until the operation completes.
+    pub(crate) unsafe fn post_recv_iov(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        iov: IovList,
+    ) -> Result<Posted> {
+        if let Some(peer) = source {
+            self.connect(peer)?;
+        }
+        let m = UserTag::matcher(Some(MessageKind::Contiguous), route.context, source, tag);
+        // SAFETY: as in post_send_iov.
+        let req = unsafe { self.worker.tag_recv_iov(&iov, m) }?;
+        Ok(Posted::Pending(self.insert(Op::Recv {
+            req: Some(req),
+            capacity: iov.total(),
+            route: route.clone(),
+            peer: source,
+            _iov: Some(iov),
         })))
     }
 
@@ -420,6 +490,7 @@ impl Engine {
                     capacity: len,
                     route,
                     peer,
+                    _iov: None,
                 }))
             }
             Matched::Custom(id) => {
@@ -556,9 +627,8 @@ impl Engine {
     fn reap_orphans(&mut self) {
         let orphans = std::mem::take(&mut self.orphans);
         for id in orphans {
-            match self.test(id) {
-                Ok(None) => self.orphans.push(id),
-                _ => {}
+            if let Ok(None) = self.test(id) {
+                self.orphans.push(id);
             }
         }
     }
@@ -619,7 +689,7 @@ impl Engine {
                 .map(|p| Error::ProcFailed { rank: p as i32 })
         };
         let outcome = match &mut op {
-            Op::Send { req, peer } => match self.worker.poll_send(req) {
+            Op::Send { req, peer, .. } => match self.worker.poll_send(req) {
                 Poll::Pending => None,
                 Poll::Ready(r) => Some(
                     r.map_err(|e| failed(self, Some(*peer)).unwrap_or(e))
@@ -631,6 +701,7 @@ impl Engine {
                 capacity,
                 route,
                 peer,
+                ..
             } => match self.worker.poll_recv(req) {
                 Poll::Pending => None,
                 Poll::Ready(r) => Some(match r {
