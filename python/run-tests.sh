@@ -40,7 +40,7 @@ for run in $RUNS; do
     n=${run%%:*}
     mode=${run#*:}
     env_mode=()
-    [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_CMA=0)
+    [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0)
     start=$(date +%s)
     echo "== python tests: $n ranks, $mode"
     if timeout "$TIMEOUT" "${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" \

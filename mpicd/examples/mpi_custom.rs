@@ -8,7 +8,7 @@
 //! The engine is configured with small, odd sizes (set below before `mpicd::init`, unless already
 //! set in the environment) so that messages of a few hundred KiB cross many fragment boundaries;
 //! `mpi_custom_memory` and `mpi_serde` exercise the default 256 KiB fragments.
-// mpi-test: ranks=2,4
+// mpi-test: ranks=2,4 modes=shm,tcp,pull
 
 #[path = "common/mod.rs"]
 mod common;

@@ -1,7 +1,8 @@
 //! A peer that dies does not leave the others hanging: rank 1 exits abruptly, and rank 0's
 //! receive from it fails with `ProcFailed` within seconds, as do its sends, plain and custom
-//! (a custom message whose regions wait to be read by the dead receiver).
-// mpi-test: ranks=2 pass=PEER-FAILURE-OK
+//! (custom messages whose regions wait to be read by the dead receiver, or travel in IOV
+//! batches it never receives).
+// mpi-test: ranks=2 modes=shm,tcp,pull pass=PEER-FAILURE-OK
 
 use mpicd::Error;
 use std::time::{Duration, Instant};
@@ -15,10 +16,16 @@ fn main() {
     world
         .sendrecv(&[1u8; 4], peer, 0, &mut b, peer, 0)
         .expect("exchange");
-    // A custom message (its regions wait to be read by the receiver) that rank 1 never takes.
+    // Custom messages that rank 1 never takes: large regions (pulled by a receiver on this
+    // node) and many 1 KiB regions (IOV batches on this node; coalesced between nodes).
     let rows: Vec<Vec<i32>> = vec![vec![7; 1 << 16]; 4];
-    let pending_custom =
-        (world.rank() == 0).then(|| world.isend_custom(&rows, 1, 3).expect("isend"));
+    let small_rows: Vec<Vec<i32>> = vec![vec![8; 256]; 4096];
+    let pending_custom = (world.rank() == 0).then(|| {
+        [
+            world.isend_custom(&rows, 1, 3).expect("isend"),
+            world.isend_custom(&small_rows, 1, 4).expect("isend"),
+        ]
+    });
     world.barrier().expect("barrier");
     if world.rank() == 1 {
         // Die without finalizing, like a crash.
@@ -34,9 +41,13 @@ fn main() {
     let send = world.send(&[0u8; 4], 1, 2);
     println!("send to the dead peer: {send:?}");
     let ok = ok && matches!(send, Err(Error::ProcFailed { rank: 1 }));
-    let custom = pending_custom.map(|r| r.wait());
-    println!("custom send posted while the peer lived: {custom:?}");
-    let ok = ok && matches!(custom, Some(Err(Error::ProcFailed { rank: 1 })));
+    let custom = pending_custom.map(|reqs| reqs.map(|r| r.wait()));
+    println!("custom sends posted while the peer lived: {custom:?}");
+    let ok = ok
+        && custom.is_some_and(|c| {
+            c.iter()
+                .all(|r| matches!(r, Err(Error::ProcFailed { rank: 1 })))
+        });
     // mpirun ends the job because rank 1 exited without finalizing: report before that.
     println!(
         "{}",

@@ -250,6 +250,8 @@ impl Communicator {
         status
     }
 
+    // ----- wire-plan measurement (not part of the API) -----
+
     // ----- custom-typed point-to-point -----
 
     /// Starts a send through a custom datatype state (the form the C library uses).

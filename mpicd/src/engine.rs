@@ -11,6 +11,7 @@ use crate::custom::send::SendOp as CustomSendOp;
 use crate::custom::wire::{CustomConfig, WirePlan};
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
+use crate::custom::wire::{PullSource, Reach};
 use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
@@ -213,16 +214,18 @@ impl Engine {
         self.peers.get(peer as usize).and_then(|p| p.local_pid)
     }
 
-    /// How a receiver at connected world rank `peer` can pull this process's regions, if it
-    /// runs on this node and cross-memory reads work here (the region list comes later).
-    pub(crate) fn pull_source(&self, peer: u32) -> Option<crate::custom::wire::PullSource> {
-        self.local_pid(peer)
-            .filter(|_| self.cma)
-            .map(|_| crate::custom::wire::PullSource {
+    /// Where world rank `peer` (connected) runs, for the wire plan of a custom-typed message:
+    /// on this node (unless node-local plans are turned off), with a pull source when
+    /// cross-memory reads work here (its region list is filled in later), or elsewhere.
+    pub(crate) fn reach(&self, peer: u32) -> Reach {
+        match self.local_pid(peer) {
+            Some(_) if self.custom.node_local => Reach::NodeLocal(self.cma.then(|| PullSource {
                 pid: self.identity.pid,
                 stride: std::mem::size_of::<crate::custom::RawRegion>() as u32,
                 table: 0,
-            })
+            })),
+            _ => Reach::Remote,
+        }
     }
 
     /// Keeps a send to a dead peer alive until UCX lets go of it (see [`Stranded`]).

@@ -1,7 +1,8 @@
 //! The receive side of a custom-typed message: match the lead, learn the shape, let the state
 //! resize, check sizes (truncation is an error, never an overrun), then take the inline bytes,
 //! the fragments in order (a bounded pipeline) and the zero-copy regions straight into the
-//! receiver's memory (a bounded window, posted in order).
+//! receiver's memory (a bounded window of region messages, each one region or one batch
+//! scattered by UCX, posted in order).
 //!
 //! Whatever goes wrong after the lead matched, every private message of the sender is still
 //! received (into a discarding sink if need be), so the sender always completes. That includes
@@ -18,7 +19,9 @@ use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use crate::tag::{private_match, private_reply_tag, MessageKind};
-use crate::transport::{Collector, MessageHandle, RecvInfo, TagMatch, UcxRequest, Worker};
+use crate::transport::{
+    Collector, IovList, MessageHandle, RecvInfo, TagMatch, UcxRequest, Worker,
+};
 use std::collections::VecDeque;
 use std::task::Poll;
 
@@ -53,10 +56,12 @@ impl Provided {
     }
 }
 
-/// A private receive whose content lands elsewhere (a region) or nowhere (a drain).
+/// A private receive whose content lands elsewhere (a region, or a batch of regions listed in
+/// `iov`) or nowhere (a drain).
 struct Direct {
     req: Option<UcxRequest>,
     expected: usize,
+    iov: IovList,
 }
 
 pub(crate) struct RecvOp {
@@ -67,8 +72,12 @@ pub(crate) struct RecvOp {
     /// The receive of the region table, when it travels apart from the lead.
     table_req: Option<UcxRequest>,
     fragments: VecDeque<Fragment>,
-    /// Zero-copy region receives (or their drains) in flight, at most `zcopy_depth`.
+    /// Region message receives (or their drains) in flight, at most `zcopy_depth`.
     directs: VecDeque<Direct>,
+    /// Scatter/gather lists of completed region receives, for the next ones.
+    spare_lists: Vec<IovList>,
+    /// The regions of the batch being posted (indices and the sender's lengths).
+    batch: Vec<(usize, u64)>,
     lead: Box<Collector>,
     table: Box<Collector>,
     /// A lead whose region table is on its way: the plan so far and the number of runs.
@@ -118,6 +127,8 @@ impl RecvOp {
             table_req: None,
             fragments: VecDeque::new(),
             directs: VecDeque::new(),
+            spare_lists: Vec::new(),
+            batch: Vec::new(),
             // A lead is at most LEAD_MAX bytes; anything longer (a contiguous message this
             // receive matched) is drained past that, never held whole.
             lead: Box::new(Collector {
@@ -208,6 +219,7 @@ impl RecvOp {
                 Ok(req) => op.directs.push_back(Direct {
                     req: Some(req),
                     expected: usize::MAX,
+                    iov: IovList::default(),
                 }),
                 Err(e) => op.error = Some(e),
             }
@@ -500,39 +512,36 @@ impl RecvOp {
         {
             let m = private_match(source, plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
-            // The next zero-copy region; none after an error.
-            let target = match self.error {
-                None => plan.next_zero_copy(&mut self.next_region),
-                Some(_) => None,
-            };
-            if target.is_none() {
-                self.error.get_or_insert(Error::InvalidMessage);
+            let mut iov = self.spare_lists.pop().unwrap_or_default();
+            iov.clear();
+            // The next batch of zero-copy regions; none after an error.
+            if self.error.is_none() {
+                plan.next_batch(&mut self.next_region, &mut self.batch);
+                if let Err(e) = scatter_list(&self.batch, &self.regions, &mut iov) {
+                    self.error = Some(e);
+                }
             }
             let mut req = Err(Error::Cancelled);
             let mut expected = usize::MAX;
-            if let Some((i, bytes)) = target {
-                let bytes = bytes as usize;
-                req = match self.regions.get(i) {
-                    // SAFETY: the region holds at least the sender's `bytes` bytes, and
-                    // UnpackState guarantees it stays valid and exclusive until the state is
-                    // dropped.
-                    Some(mine) if mine.bytes >= bytes => unsafe {
-                        worker.tag_recv(mine.ptr, bytes, m)
-                    },
-                    Some(mine) => Err(Error::Truncated {
-                        message_bytes: bytes as u64,
-                        buffer_bytes: mine.bytes as u64,
-                    }),
-                    None => Err(Error::InvalidMessage),
+            if self.error.is_none() {
+                // SAFETY: every listed region holds the sender's bytes (checked), and
+                // UnpackState guarantees it stays valid and exclusive until the state is
+                // dropped; the list is kept with the request in `directs`.
+                req = unsafe {
+                    match iov.single() {
+                        Some((ptr, len)) => worker.tag_recv(ptr, len, m),
+                        None => worker.tag_recv_iov(&iov, m),
+                    }
                 };
                 match &req {
-                    Ok(_) => expected = bytes,
+                    Ok(_) => expected = iov.total(),
                     Err(e) => {
                         self.error.get_or_insert(e.clone());
                     }
                 }
             }
             if req.is_err() {
+                iov.clear();
                 // SAFETY: the drain sink is boxed in the op and outlives the request.
                 req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
             }
@@ -540,9 +549,11 @@ impl RecvOp {
                 Ok(r) => self.directs.push_back(Direct {
                     req: Some(r),
                     expected,
+                    iov,
                 }),
                 Err(e) => {
                     self.error.get_or_insert(e);
+                    self.spare_lists.push(iov);
                 }
             }
         }
@@ -578,7 +589,7 @@ impl RecvOp {
             };
             self.deliver(f);
         }
-        let error = &mut self.error;
+        let (error, spare_lists) = (&mut self.error, &mut self.spare_lists);
         self.directs
             .retain_mut(|d| match worker.poll_recv(&mut d.req) {
                 Poll::Pending => true,
@@ -586,6 +597,7 @@ impl RecvOp {
                     if let Err(e) = r.and_then(|info| check_length(info, d.expected)) {
                         error.get_or_insert(e);
                     }
+                    spare_lists.push(std::mem::take(&mut d.iov));
                     false
                 }
             });
@@ -687,6 +699,31 @@ impl RecvOp {
             worker.cancel(r);
         }
     }
+}
+
+/// Lists where the regions of a batch (indices and the sender's lengths) land: the sender's
+/// length of each receiver's region, which must hold it (else `Truncated`).
+fn scatter_list(
+    batch: &[(usize, u64)],
+    mine: &RegionList<RawRegionMut>,
+    iov: &mut IovList,
+) -> Result<()> {
+    if batch.is_empty() {
+        return Err(Error::InvalidMessage);
+    }
+    for &(i, bytes) in batch {
+        match mine.get(i) {
+            Some(r) if r.bytes as u64 >= bytes => iov.push(r.ptr, bytes as usize),
+            Some(r) => {
+                return Err(Error::Truncated {
+                    message_bytes: bytes,
+                    buffer_bytes: r.bytes as u64,
+                })
+            }
+            None => return Err(Error::InvalidMessage),
+        }
+    }
+    Ok(())
 }
 
 /// True if every region of `sent` fits the region at the same index of `mine` (which may have

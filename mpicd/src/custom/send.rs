@@ -1,17 +1,25 @@
 //! The send side of a custom-typed message: query, regions, plan, then the lead message (and
-//! the region table, when it is too long for the lead), a bounded window of zero-copy regions
-//! and a bounded pipeline of fragments packed as the transport drains them.
+//! the region table, when it is too long for the lead), a bounded window of region messages
+//! (batches of zero-copy regions) and a bounded pipeline of fragments packed as the transport
+//! drains them.
 
 use super::stream::{RegionList, StreamWriter};
-use super::wire::{PullSource, WirePlan};
+use super::wire::{PullSource, Reach, WirePlan};
 use super::{PackState, RawRegion, RegionShape, Shape};
 use crate::engine::{Engine, Route, Stranded};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use crate::tag::{private_reply_match, private_tag, MessageKind, UserTag};
-use crate::transport::{Collector, Endpoint, UcxRequest, Worker};
+use crate::transport::{Collector, Endpoint, IovList, UcxRequest, Worker};
 use std::collections::VecDeque;
 use std::task::Poll;
+
+/// A region message in flight: its send, then the scatter/gather list UCX reads until it
+/// completes (empty for a batch of one region, sent as a contiguous message).
+struct RegionSend {
+    req: Option<UcxRequest>,
+    iov: IovList,
+}
 
 /// A fragment buffer and the send that is using it.
 struct InFlight {
@@ -26,8 +34,12 @@ pub(crate) struct SendOp {
     reply_req: Option<UcxRequest>,
     reply: Box<Collector>,
     table_req: Option<UcxRequest>,
-    /// Zero-copy region sends in flight (at most `zcopy_depth`).
-    region_reqs: VecDeque<Option<UcxRequest>>,
+    /// Region messages in flight (at most `zcopy_depth`).
+    region_sends: VecDeque<RegionSend>,
+    /// Scatter/gather lists of completed region messages, for the next ones.
+    spare_lists: Vec<IovList>,
+    /// The regions of the batch being posted (indices and lengths).
+    batch: Vec<(usize, u64)>,
     in_flight: VecDeque<InFlight>,
     spare: Vec<Vec<u8>>,
     lead: Vec<u8>,
@@ -38,8 +50,8 @@ pub(crate) struct SendOp {
     regions: RegionList<RawRegion>,
     writer: StreamWriter,
     next_fragment: u64,
-    /// Zero-copy region messages posted so far, and where to look for the next one (a run of
-    /// the shape and a region index).
+    /// Region messages posted so far, and where to look for the next zero-copy region (a run
+    /// of the shape and a region index).
     regions_posted: u64,
     next_region: (usize, usize),
     peer: u32,
@@ -51,8 +63,8 @@ pub(crate) struct SendOp {
     state: Box<dyn PackState>,
 }
 
-/// Zero-copy regions go as synchronous sends: a region below UCX's rendezvous threshold is
-/// otherwise sent eagerly and completes at once, and the window of regions in flight would
+/// Region messages go as synchronous sends: a message below UCX's rendezvous threshold is
+/// otherwise sent eagerly and completes at once, and the window of messages in flight would
 /// bound nothing (the receiver's unexpected queue would take them all).
 const SYNCHRONOUS_REGIONS: bool = true;
 
@@ -70,8 +82,8 @@ impl SendOp {
     ) -> Result<SendOp> {
         let cfg = engine.custom;
         engine.connect(dest)?;
-        let pull = engine.pull_source(dest);
-        let mut op = match Self::prepare(engine, &mut *state, pull) {
+        let reach = engine.reach(dest);
+        let mut op = match Self::prepare(engine, &mut *state, reach) {
             Ok((plan, writer, lead, regions)) => SendOp::new(plan, writer, lead, regions, state),
             Err(e) => {
                 // Nothing left yet: tell the receiver with a failure lead, so it does not wait
@@ -141,7 +153,7 @@ impl SendOp {
     fn prepare(
         engine: &mut Engine,
         state: &mut dyn PackState,
-        pull: Option<PullSource>,
+        reach: Reach,
     ) -> Result<(WirePlan, StreamWriter, Vec<u8>, Vec<RawRegion>)> {
         let packed_bytes = state.packed_size()?;
         let regions = state.regions()?;
@@ -159,11 +171,14 @@ impl SendOp {
             ),
         };
         // The receiver reads the list itself; its heap buffer stays put while the op owns it.
-        let pull = pull.map(|p| PullSource {
-            table: regions.as_ptr() as u64,
-            ..p
-        });
-        let mut plan = WirePlan::choose(shape, &engine.custom, pull)?;
+        let reach = match reach {
+            Reach::NodeLocal(Some(pull)) => Reach::NodeLocal(Some(PullSource {
+                table: regions.as_ptr() as u64,
+                ..pull
+            })),
+            other => other,
+        };
+        let mut plan = WirePlan::choose(shape, &engine.custom, reach)?;
         plan.seq_base = engine.reserve_sequence(plan.sequence_numbers());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
@@ -188,7 +203,9 @@ impl SendOp {
             reply_req: None,
             reply: Box::default(),
             table_req: None,
-            region_reqs: VecDeque::new(),
+            region_sends: VecDeque::new(),
+            spare_lists: Vec::new(),
+            batch: Vec::new(),
             in_flight: VecDeque::new(),
             spare: Vec::new(),
             lead,
@@ -224,48 +241,76 @@ impl SendOp {
         self.pump_fragments(worker, ep, me);
     }
 
-    /// Sends the next zero-copy regions, in order, while fewer than `zcopy_depth` are in
-    /// flight. After an error each remaining region tag gets an empty message instead, which
-    /// the receiver reads as "the sender failed".
+    /// Sends the next region messages (batches of zero-copy regions), in order, while fewer than
+    /// `zcopy_depth` are in flight. After an error each remaining region tag gets an empty
+    /// message instead, which the receiver reads as "the sender failed".
     fn pump_regions(&mut self, worker: &Worker, ep: &Endpoint, me: u32) {
         while self.regions_posted < self.plan.region_messages()
-            && self.region_reqs.len() < self.zcopy_depth
+            && self.region_sends.len() < self.zcopy_depth
         {
             let tag = private_tag(me, self.plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
-            let mut region = None;
+            let mut iov = self.spare_lists.pop().unwrap_or_default();
+            iov.clear();
             if self.error.is_none() {
-                let found = self.plan.next_zero_copy(&mut self.next_region);
-                match found.and_then(|(i, bytes)| Some((self.regions.get(i)?, bytes))) {
-                    Some((r, bytes)) if r.bytes as u64 == bytes => region = Some(*r),
-                    _ => {
-                        self.error = Some(Error::InvalidDatatype(
-                            "the regions differ from their shape".into(),
-                        ));
-                    }
+                if let Err(e) = self.gather_batch(&mut iov) {
+                    self.error = Some(e);
+                    iov.clear();
                 }
             }
             let mut sent = Err(Error::Cancelled);
-            if let Some(r) = region {
+            if self.error.is_none() {
                 // SAFETY: PackState guarantees its regions stay valid until the state is
-                // dropped, which happens after this op completes.
-                sent = unsafe { worker.tag_send(ep, r.ptr, r.bytes, tag, SYNCHRONOUS_REGIONS) };
+                // dropped, which happens after this op completes; the list is kept with the
+                // request in `region_sends`.
+                sent = unsafe {
+                    match iov.single() {
+                        Some((ptr, len)) => worker.tag_send(ep, ptr, len, tag, SYNCHRONOUS_REGIONS),
+                        None => worker.tag_send_iov(ep, &iov, tag, SYNCHRONOUS_REGIONS),
+                    }
+                };
                 if let Err(e) = &sent {
                     self.error.get_or_insert(e.clone());
                 }
             }
             if sent.is_err() {
+                iov.clear();
                 // SAFETY: a zero-byte send reads no memory.
                 sent = unsafe { worker.tag_send(ep, self.lead.as_ptr(), 0, tag, false) };
             }
             match sent {
-                Ok(Some(req)) => self.region_reqs.push_back(Some(req)),
-                Ok(None) => {}
+                Ok(Some(req)) => self.region_sends.push_back(RegionSend {
+                    req: Some(req),
+                    iov,
+                }),
+                Ok(None) => self.spare_lists.push(iov),
                 Err(e) => {
                     self.error.get_or_insert(e);
+                    self.spare_lists.push(iov);
                 }
             }
         }
+    }
+
+    /// Lists the regions of the next batch in `iov`, checking them against the shape.
+    fn gather_batch(&mut self, iov: &mut IovList) -> Result<()> {
+        self.plan.next_batch(&mut self.next_region, &mut self.batch);
+        if self.batch.is_empty() {
+            return Err(Error::InvalidDatatype(
+                "the regions differ from their shape".into(),
+            ));
+        }
+        for &(i, bytes) in &self.batch {
+            match self.regions.get(i) {
+                Some(r) if r.bytes as u64 == bytes => iov.push(r.ptr as *mut u8, r.bytes),
+                _ => {
+                    return Err(Error::InvalidDatatype(
+                        "the regions differ from their shape".into(),
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Packs and sends fragments while fewer than the pipeline depth are in flight. After an
@@ -365,9 +410,14 @@ impl SendOp {
                     true
                 }
             };
-        let error = &mut self.error;
-        self.region_reqs
-            .retain_mut(|r| !record(worker.poll_send(r), error));
+        let (error, spare_lists) = (&mut self.error, &mut self.spare_lists);
+        self.region_sends.retain_mut(|r| {
+            let done = record(worker.poll_send(&mut r.req), error);
+            if done {
+                spare_lists.push(std::mem::take(&mut r.iov));
+            }
+            !done
+        });
         let mut i = 0;
         while i < self.in_flight.len() {
             if record(
@@ -389,7 +439,7 @@ impl SendOp {
         }
         if lead_done
             && replied
-            && self.region_reqs.is_empty()
+            && self.region_sends.is_empty()
             && self.regions_posted >= self.plan.region_messages()
             && self.in_flight.is_empty()
             && self.next_fragment >= self.plan.fragments()
@@ -417,8 +467,13 @@ impl SendOp {
             engine.strand(Stranded::new(r, Box::new(table)));
         }
         // Regions are the user's memory, which a dead peer no longer reads: their requests are
-        // released now (UCX frees a pending request when it completes).
-        self.region_reqs.clear();
+        // released now (UCX frees a pending request when it completes), but a scatter/gather
+        // list is ours and stays with its request.
+        for r in self.region_sends.drain(..) {
+            if let Some(req) = r.req {
+                engine.strand(Stranded::new(req, Box::new(r.iov)));
+            }
+        }
         for f in self.in_flight.drain(..) {
             if let Some(r) = f.req {
                 engine.strand(Stranded::new(r, Box::new(f.buffer)));
@@ -438,7 +493,7 @@ impl SendOp {
             .iter()
             .chain(self.reply_req.iter())
             .chain(self.table_req.iter())
-            .chain(self.region_reqs.iter().flatten())
+            .chain(self.region_sends.iter().filter_map(|r| r.req.as_ref()))
         {
             worker.cancel(r);
         }

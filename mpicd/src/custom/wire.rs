@@ -7,10 +7,13 @@
 //! lead:      header | region runs | first `inline` bytes of the stream    (at most LEAD_MAX)
 //! table:     region runs, only when they do not fit in the lead (private tag seq)
 //! fragments: the rest of the stream, `fragment` bytes each (the private tags that follow)
-//! regions:   one contiguous message per zero-copy region (the private tags after those)
+//! regions:   the zero-copy regions in batches, one message per batch (the private tags after
+//!            those): to another node one contiguous message per region; to a process of the
+//!            same node up to `batch_entries` regions per UCX IOV message (one contiguous
+//!            message when a batch holds a single region)
 //! stream:    packed part (pack callback) | small regions coalesced, in region order
 //! ```
-//! Between two processes of one node the regions are *pulled* instead (see
+//! Between two processes of one node large regions may be *pulled* instead (see
 //! [`crate::custom::pull`]): the lead names the sender's pid and where its region list lies,
 //! the receiver reads the regions straight from the sender's memory (one kernel copy, up to
 //! 1024 regions per system call), then sends one empty reply that lets the sender complete.
@@ -36,10 +39,10 @@ use crate::datatype::ElementType;
 use crate::error::{Error, Result};
 
 const MAGIC: u32 = 0x4443_504d; // "MPCD"
-const VERSION: u16 = 3;
+const VERSION: u16 = 4;
 /// Fixed part of the lead: magic, version, flags, six sizes, the run count, the number of
-/// zero-copy regions and the pull source.
-pub(crate) const HEADER_BYTES: usize = 88;
+/// zero-copy regions, the pull source and the region batching.
+pub(crate) const HEADER_BYTES: usize = 104;
 /// The longest lead message any mpicd process sends (a protocol constant, not a tunable: a
 /// receiver relies on it whatever the sender's configuration).
 pub(crate) const LEAD_MAX: usize = 8192;
@@ -71,6 +74,11 @@ pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
 /// Regions are pulled only when at least this many bytes would be: a pull costs the receiver two
 /// system calls and the sender a reply round trip, more than copying a small stream.
 pub(crate) const PULL_MIN_BYTES: u64 = 64 << 10;
+/// Most regions per IOV message, on both sides: a batch's scatter/gather list (16 bytes per
+/// entry) is what the engine allocates for it.
+pub(crate) const IOV_MAX_ENTRIES: usize = 1024;
+/// Bytes of one scatter/gather list entry (`ucp_dt_iov_t`).
+const IOV_ENTRY_BYTES: usize = 16;
 /// Memory a receive uses while pulling regions: a batch of the sender's region descriptors and
 /// the iovec lists of one system call (see [`crate::custom::pull`]).
 pub(crate) const PULL_BYTES: usize = 64 << 10;
@@ -97,6 +105,18 @@ pub struct CustomConfig {
     /// Between processes of one node, regions of at least this many bytes are pulled by the
     /// receiver from the sender's memory; smaller ones are coalesced (`MPICD_PULL_THRESHOLD`).
     pub pull_threshold: usize,
+    /// Between processes of one node (when not pulled), regions of at least this many bytes
+    /// travel in UCX IOV messages, gathered and scattered by UCX without a copy of ours;
+    /// smaller ones are coalesced (`MPICD_IOV_THRESHOLD`).
+    pub iov_threshold: usize,
+    /// Most regions in one IOV message (`MPICD_IOV_ENTRIES`, at most 1024).
+    pub iov_entries: usize,
+    /// An IOV message is closed once it holds this many bytes (`MPICD_IOV_BYTES`): a single
+    /// region this large goes alone, as a contiguous (zero-copy) message.
+    pub iov_bytes: usize,
+    /// Use the node-local plans (IOV batches, pull) for receivers on this node
+    /// (`MPICD_NODE_LOCAL=0` turns them off: every peer is then treated as remote).
+    pub node_local: bool,
 }
 
 impl Default for CustomConfig {
@@ -107,7 +127,11 @@ impl Default for CustomConfig {
             pipeline_depth: 4,
             zcopy_threshold: 32 << 10,
             zcopy_depth: 16,
-            pull_threshold: 1 << 10,
+            pull_threshold: 64 << 10,
+            iov_threshold: 64,
+            iov_entries: 256,
+            iov_bytes: 4 << 20,
+            node_local: true,
         }
     }
 }
@@ -147,19 +171,35 @@ impl CustomConfig {
         read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1, any)?;
         read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1, any)?;
         read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1, any)?;
+        read("MPICD_IOV_THRESHOLD", &mut c.iov_threshold, 1, any)?;
+        read("MPICD_IOV_ENTRIES", &mut c.iov_entries, 1, IOV_MAX_ENTRIES)?;
+        read("MPICD_IOV_BYTES", &mut c.iov_bytes, 1, u32::MAX as usize)?;
+        if let Ok(text) = std::env::var("MPICD_NODE_LOCAL") {
+            c.node_local = match text.trim() {
+                "0" => false,
+                "1" => true,
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "MPICD_NODE_LOCAL={text} is neither 0 nor 1"
+                    )))
+                }
+            };
+        }
         Ok(c)
     }
 
     /// The most extra memory one custom operation uses on either side: the lead, the
-    /// fragments in flight, and up to `zcopy_depth` zero-copy region messages in flight
-    /// (their UCX requests; counted as 4 KiB each) or the buffers of a pull (64 KiB). Not
-    /// counted: the region table (16 bytes per run of equal regions, in the lead or a message
-    /// of its own) and the region list the type itself provides.
+    /// fragments in flight, and up to `zcopy_depth` region messages in flight (their UCX
+    /// requests, counted as 4 KiB each, and the scatter/gather lists of IOV messages) or the
+    /// buffers of a pull (64 KiB). Not counted: the region table (16 bytes per run of equal
+    /// regions, in the lead or a message of its own) and the region list the type itself
+    /// provides.
     pub fn memory_bound(&self) -> usize {
+        let iov_list = self.iov_entries.min(IOV_MAX_ENTRIES) * IOV_ENTRY_BYTES;
         HEADER_BYTES
             + self.inline_bytes.min(MAX_INLINE_BYTES)
             + self.pipeline_depth * self.fragment_bytes
-            + (self.zcopy_depth * REGION_REQUEST_BYTES).max(PULL_BYTES)
+            + (self.zcopy_depth * (REGION_REQUEST_BYTES + iov_list)).max(PULL_BYTES)
     }
 }
 
@@ -186,6 +226,72 @@ pub(crate) struct WirePlan {
     pub table_apart: bool,
     /// Set when the receiver pulls the zero-copy regions from the sender's memory.
     pub pull: Option<PullSource>,
+    /// How the zero-copy regions are grouped into region messages.
+    pub batching: Batching,
+    /// Number of region batches (each one message unless the regions are pulled).
+    pub batches: u64,
+}
+
+/// How consecutive zero-copy regions are grouped into one message: a batch takes regions in
+/// order until it holds `entries` regions or at least `bytes` bytes. With one entry, every
+/// region is its own contiguous message; with more, a batch of several regions is one UCX IOV
+/// message. Both sides derive the same batches from the region runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Batching {
+    pub entries: u32,
+    pub bytes: u32,
+}
+
+impl Batching {
+    /// One message per region.
+    pub(crate) const SINGLE: Batching = Batching {
+        entries: 1,
+        bytes: 1,
+    };
+
+    /// How many regions of `bytes` bytes close a batch that already holds `held` regions of
+    /// `held_bytes` in all (at least one).
+    fn closing(&self, held: u64, held_bytes: u64, bytes: u64) -> u64 {
+        let by_count = u64::from(self.entries).saturating_sub(held).max(1);
+        let room = u64::from(self.bytes).saturating_sub(held_bytes);
+        let by_bytes = room.div_ceil(bytes.max(1)).max(1);
+        by_count.min(by_bytes)
+    }
+
+    /// Number of batches the zero-copy regions of `shape` (those of at least `threshold`
+    /// bytes) make, computed run by run.
+    fn count(&self, shape: &Shape, threshold: u64) -> u64 {
+        let (mut batches, mut held, mut held_bytes) = (0u64, 0u64, 0u64);
+        for (r, n) in shape.runs().filter(|(r, _)| r.bytes >= threshold) {
+            let mut n = n as u64;
+            if held > 0 {
+                let close = self.closing(held, held_bytes, r.bytes);
+                if n < close {
+                    held += n;
+                    held_bytes = held_bytes.saturating_add(n.saturating_mul(r.bytes));
+                    continue;
+                }
+                batches += 1;
+                n -= close;
+            }
+            let full = self.closing(0, 0, r.bytes);
+            batches += n / full;
+            held = n % full;
+            held_bytes = held.saturating_mul(r.bytes);
+        }
+        batches + u64::from(held > 0)
+    }
+}
+
+/// Whether the receiver runs on the sender's node, which opens the node-local wire plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Another node (or node-local plans turned off): regions travel as UCX messages of their
+    /// own from the zero-copy threshold up.
+    Remote,
+    /// The same node: regions may be pulled (when the source is given) or batched in UCX IOV
+    /// messages.
+    NodeLocal(Option<PullSource>),
 }
 
 /// Where a receiver on the sender's node reads the zero-copy regions: the sender's pid and its
@@ -230,17 +336,18 @@ fn fragment_size(rest: u64, cfg: &CustomConfig) -> u64 {
 }
 
 impl WirePlan {
-    /// Chooses the plan for a message: regions at or above the zero-copy threshold travel as
-    /// their own contiguous messages (UCX's zero-copy rendezvous); smaller ones are cheaper to
-    /// copy into the stream than to send one by one. With a `pull` source (a receiver on this
-    /// node), regions from the lower pull threshold up are read by the receiver instead, when
-    /// they add up to [`PULL_MIN_BYTES`] at least.
-    pub(crate) fn choose(
-        shape: Shape,
-        cfg: &CustomConfig,
-        pull: Option<PullSource>,
-    ) -> Result<WirePlan> {
+    /// Chooses the plan for a message. To another node, regions at or above the zero-copy
+    /// threshold travel as their own contiguous messages (UCX's zero-copy rendezvous); smaller
+    /// ones are cheaper to copy into the stream than to send one by one. To a process of this
+    /// node, regions from the (lower) IOV threshold up travel in batches, one UCX IOV message
+    /// each; or, given a `pull` source, regions from the pull threshold up are read by the
+    /// receiver instead, when they add up to [`PULL_MIN_BYTES`] at least.
+    pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<WirePlan> {
         let pull_threshold = cfg.pull_threshold.max(1) as u64;
+        let pull = match reach {
+            Reach::NodeLocal(pull) => pull,
+            Reach::Remote => None,
+        };
         let pull = pull.filter(|_| {
             let pulled = shape.runs().filter(|(r, _)| r.bytes >= pull_threshold);
             let bytes = pulled.fold(0u64, |sum, (r, n)| {
@@ -248,9 +355,16 @@ impl WirePlan {
             });
             bytes >= PULL_MIN_BYTES
         });
-        let zcopy_threshold = match pull {
-            Some(_) => pull_threshold,
-            None => cfg.zcopy_threshold.max(1) as u64,
+        let (zcopy_threshold, batching) = match (pull, reach) {
+            (Some(_), _) => (pull_threshold, Batching::SINGLE),
+            (None, Reach::NodeLocal(_)) => (
+                cfg.iov_threshold.max(1) as u64,
+                Batching {
+                    entries: cfg.iov_entries.clamp(1, IOV_MAX_ENTRIES) as u32,
+                    bytes: cfg.iov_bytes.clamp(1, u32::MAX as usize) as u32,
+                },
+            ),
+            (None, Reach::Remote) => (cfg.zcopy_threshold.max(1) as u64, Batching::SINGLE),
         };
         let (coalesced, zero_copy_count) = split(&shape, zcopy_threshold)
             .ok_or_else(|| Error::InvalidDatatype("regions larger than 2^64 bytes".into()))?;
@@ -271,6 +385,7 @@ impl WirePlan {
             + (RUN_BYTES as u64).saturating_mul(shape.run_slice().len() as u64)
             + inline_bytes
             > LEAD_MAX as u64;
+        let batches = batching.count(&shape, zcopy_threshold);
         Ok(WirePlan {
             shape,
             zcopy_threshold,
@@ -282,6 +397,8 @@ impl WirePlan {
             failed: false,
             table_apart,
             pull,
+            batching,
+            batches,
         })
     }
 
@@ -299,6 +416,8 @@ impl WirePlan {
             failed: true,
             table_apart: false,
             pull: None,
+            batching: Batching::SINGLE,
+            batches: 0,
         }
     }
 
@@ -321,6 +440,20 @@ impl WirePlan {
             *region = (*region).max(r.end);
         }
         None
+    }
+
+    /// The regions of the next batch at or after the cursor (see [`Batching`]), as indices and
+    /// lengths, into `out` (cleared first); the cursor moves past them. Empty when none is left.
+    pub(crate) fn next_batch(&self, cursor: &mut (usize, usize), out: &mut Vec<(usize, u64)>) {
+        out.clear();
+        let (mut held_bytes, limit) = (0u64, u64::from(self.batching.bytes));
+        while out.len() < self.batching.entries as usize && held_bytes < limit {
+            let Some((i, bytes)) = self.next_zero_copy(cursor) else {
+                break;
+            };
+            out.push((i, bytes));
+            held_bytes = held_bytes.saturating_add(bytes);
+        }
     }
 
     /// Number of fragment messages after the lead.
@@ -354,16 +487,16 @@ impl WirePlan {
         self.inline_bytes + i * self.fragment_bytes
     }
 
-    /// Sequence number of the k-th zero-copy region message.
+    /// Sequence number of the k-th region message (batch).
     pub(crate) fn region_seq(&self, k: u64) -> u64 {
         self.seq_base + self.table_messages() + self.fragments() + k
     }
 
-    /// Number of zero-copy region messages (none when the regions are pulled).
+    /// Number of region messages, one per batch (none when the regions are pulled).
     pub(crate) fn region_messages(&self) -> u64 {
         match self.pull {
             Some(_) => 0,
-            None => self.zero_copy_count,
+            None => self.batches,
         }
     }
 
@@ -438,6 +571,9 @@ impl WirePlan {
         out.extend_from_slice(&pull.pid.to_le_bytes());
         out.extend_from_slice(&pull.stride.to_le_bytes());
         out.extend_from_slice(&pull.table.to_le_bytes());
+        out.extend_from_slice(&self.batching.entries.to_le_bytes());
+        out.extend_from_slice(&self.batching.bytes.to_le_bytes());
+        out.extend_from_slice(&self.batches.to_le_bytes());
         if !self.table_apart {
             self.encode_table(out);
         }
@@ -476,8 +612,20 @@ impl WirePlan {
             stride: r.u32()?,
             table: r.u64()?,
         };
+        let batching = Batching {
+            entries: r.u32()?,
+            bytes: r.u32()?,
+        };
+        let batches = r.u64()?;
         if zcopy_threshold == 0 {
             return Err(malformed("zero-copy threshold of zero"));
+        }
+        if batching.entries == 0
+            || batching.entries as usize > IOV_MAX_ENTRIES
+            || batching.bytes == 0
+            || batches > zero_copy_count
+        {
+            return Err(malformed("inconsistent region batches"));
         }
         if inline_bytes > stream_bytes
             || inline_bytes > MAX_INLINE_BYTES as u64
@@ -500,6 +648,8 @@ impl WirePlan {
             failed: flags & FLAG_FAILED != 0,
             table_apart: flags & FLAG_TABLE_APART != 0,
             pull: (flags & FLAG_PULL != 0).then_some(pull),
+            batching,
+            batches,
         };
         // Sequence numbers must not wrap (the sender reserved them).
         let private = (plan.table_messages() + plan.fragments())
@@ -588,6 +738,7 @@ impl WirePlan {
         if shape.packed_bytes.checked_add(coalesced) != Some(self.stream_bytes)
             || shape.packed_bytes.checked_add(region_bytes).is_none()
             || zero_copy_count != self.zero_copy_count
+            || self.batching.count(&shape, self.zcopy_threshold) != self.batches
         {
             return Err(malformed("inconsistent sizes"));
         }
@@ -643,6 +794,10 @@ mod tests {
             zcopy_threshold,
             zcopy_depth: 3,
             pull_threshold: 16,
+            iov_threshold: 64,
+            iov_entries: 4,
+            iov_bytes: 1000,
+            node_local: true,
         }
     }
 
@@ -659,7 +814,7 @@ mod tests {
     #[test]
     fn plan_splits_regions_by_threshold_and_round_trips() {
         let regions = [region(8), region(8), region(4000), region(8)];
-        let mut plan = WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000), None).unwrap();
+        let mut plan = WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000), Reach::Remote).unwrap();
         plan.seq_base = 77;
         assert_eq!(plan.stream_bytes, 50 + 24);
         assert_eq!(plan.inline_bytes, 74);
@@ -674,7 +829,7 @@ mod tests {
     #[test]
     fn equal_regions_compress_to_one_run() {
         let shape = Shape::new(0, std::iter::repeat(region(4096)).take(10_000));
-        let plan = WirePlan::choose(shape, &CustomConfig::default(), None).unwrap();
+        let plan = WirePlan::choose(shape, &CustomConfig::default(), Reach::Remote).unwrap();
         let mut lead = Vec::new();
         plan.encode_header(&mut lead);
         assert_eq!(lead.len(), HEADER_BYTES + 16);
@@ -708,7 +863,7 @@ mod tests {
     #[test]
     fn zero_copy_regions_are_found_run_by_run() {
         let sizes = [8, 2000, 2000, 8, 8, 0, 5000, 999, 1000];
-        let plan = WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), None).unwrap();
+        let plan = WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), Reach::Remote).unwrap();
         let mut cursor = (0, 0);
         let found: Vec<(usize, u64)> =
             std::iter::from_fn(|| plan.next_zero_copy(&mut cursor)).collect();
@@ -718,9 +873,77 @@ mod tests {
     }
 
     #[test]
+    fn batches_are_counted_run_by_run_as_they_are_taken() {
+        // Mixed runs, with coalesced regions between zero-copy ones.
+        let sizes: Vec<u64> = [
+            vec![100; 7],
+            vec![8; 3],
+            vec![300; 5],
+            vec![2000],
+            vec![64; 40],
+            vec![999, 1, 500],
+        ]
+        .concat();
+        for (entries, bytes) in [(1, 1), (4, 1000), (3, 1), (1024, u32::MAX), (2, 650)] {
+            let mut plan =
+                WirePlan::choose(Shape::new(0, sizes.iter().map(|&b| region(b))), &cfg(0, 1), Reach::NodeLocal(None))
+                    .unwrap();
+            plan.batching = Batching { entries, bytes };
+            let mut cursor = (0, 0);
+            let mut batch = Vec::new();
+            let mut taken = Vec::new();
+            loop {
+                plan.next_batch(&mut cursor, &mut batch);
+                if batch.is_empty() {
+                    break;
+                }
+                let total: u64 = batch.iter().map(|b| b.1).sum();
+                assert!(batch.len() <= entries as usize);
+                // Only the last batch may be short of both limits.
+                taken.push((batch.len(), total));
+            }
+            for (n, total) in &taken[..taken.len() - 1] {
+                assert!(*n == entries as usize || *total >= u64::from(bytes));
+            }
+            assert_eq!(
+                taken.len() as u64,
+                plan.batching.count(&plan.shape, plan.zcopy_threshold),
+                "{entries} entries, {bytes} bytes"
+            );
+            let regions: usize = taken.iter().map(|t| t.0).sum();
+            assert_eq!(regions as u64, plan.zero_copy_count);
+        }
+    }
+
+    #[test]
+    fn node_local_plans_batch_regions_from_the_iov_threshold() {
+        let sizes = [8u64, 64, 64, 64, 64, 64, 5000, 100];
+        let shape = Shape::new(10, sizes.map(region));
+        let mut plan = WirePlan::choose(shape.clone(), &cfg(0, 1000), Reach::NodeLocal(None)).unwrap();
+        plan.seq_base = 3;
+        assert_eq!(plan.zcopy_threshold, 64);
+        assert_eq!(plan.stream_bytes, 18);
+        // 4 entries at most, closed at 1000 bytes: [64 x 4], [64, 5000], [100].
+        assert_eq!(plan.batches, 3);
+        assert_eq!(plan.region_messages(), 3);
+        assert_eq!(round_trip(&plan), plan);
+        assert_eq!(through_the_wire(&plan), plan);
+        // To another node: one message per region from the zero-copy threshold.
+        let remote = WirePlan::choose(shape, &cfg(0, 1000), Reach::Remote).unwrap();
+        assert_eq!((remote.batches, remote.batching), (1, Batching::SINGLE));
+        assert_eq!(through_the_wire(&remote), remote);
+        // A header whose batch count disagrees with its runs is refused.
+        let mut bad = plan.clone();
+        bad.batches = 2;
+        let mut lead = Vec::new();
+        bad.encode_header(&mut lead);
+        assert!(WirePlan::decode(&lead).is_err());
+    }
+
+    #[test]
     fn fragments_cover_the_stream() {
         let plan =
-            WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), None).unwrap();
+            WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), Reach::Remote).unwrap();
         assert_eq!(plan.fragments(), 3);
         assert_eq!(plan.fragment_len(2), 5);
         assert_eq!(plan.fragment_offset(1), 10 + 4096);
@@ -735,7 +958,7 @@ mod tests {
         };
         let sizes = [8, 100, 100, PULL_MIN_BYTES];
         let shape = Shape::new(0, sizes.map(region));
-        let mut plan = WirePlan::choose(shape, &cfg(0, 1000), Some(source)).unwrap();
+        let mut plan = WirePlan::choose(shape, &cfg(0, 1000), Reach::NodeLocal(Some(source))).unwrap();
         plan.seq_base = 9;
         assert_eq!(plan.zero_copy_count, 3);
         assert_eq!(plan.stream_bytes, 8);
@@ -745,7 +968,7 @@ mod tests {
         assert_eq!(round_trip(&plan), plan);
         // Too little to pull: no pull, so no reply either.
         let few = Shape::new(0, [region(8), region(PULL_MIN_BYTES - 1)]);
-        let plan = WirePlan::choose(few, &cfg(0, 1000), Some(source)).unwrap();
+        let plan = WirePlan::choose(few, &cfg(0, 1000), Reach::NodeLocal(Some(source))).unwrap();
         assert_eq!((plan.pull, plan.zero_copy_count), (None, 1));
     }
 
@@ -800,7 +1023,7 @@ mod tests {
         for n in [0usize, 1, 10, 200, 300, 5000] {
             for inline in [0usize, 777, 4000, MAX_INLINE_BYTES] {
                 let shape = Shape::new(3000, (0..n as u64).map(|i| region(4 + 4 * i)));
-                let mut plan = WirePlan::choose(shape, &cfg(inline, 4096), None).unwrap();
+                let mut plan = WirePlan::choose(shape, &cfg(inline, 4096), Reach::Remote).unwrap();
                 plan.seq_base = 1000;
                 let apart = plan.table_apart;
                 assert_eq!(
@@ -818,7 +1041,7 @@ mod tests {
             }
         }
         // An inline size beyond the lead's room is capped, whatever the configuration says.
-        let plan = WirePlan::choose(Shape::new(1 << 20, []), &cfg(1 << 20, 4096), None).unwrap();
+        let plan = WirePlan::choose(Shape::new(1 << 20, []), &cfg(1 << 20, 4096), Reach::Remote).unwrap();
         assert_eq!(plan.inline_bytes, MAX_INLINE_BYTES as u64);
         assert_eq!(plan.lead_bytes(), LEAD_MAX);
         assert_eq!(through_the_wire(&plan), plan);
@@ -831,13 +1054,13 @@ mod tests {
         assert!(WirePlan::decode(&[]).is_err());
         assert!(WirePlan::decode(&[0x4d, 0x50, 0x43, 0x44, 3, 0]).is_err());
         let mut lead = Vec::new();
-        let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), None).unwrap();
+        let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), Reach::Remote).unwrap();
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "inline bytes missing");
 
         // Runs whose sizes overflow, and absurd counts, are refused.
         let huge = Shape::new(0, [region(BYTES_MASK), region(1)]);
-        let mut plan = WirePlan::choose(huge, &cfg(0, 1), None).unwrap();
+        let mut plan = WirePlan::choose(huge, &cfg(0, 1), Reach::Remote).unwrap();
         plan.shape = Shape::default();
         plan.shape.push_run(region(BYTES_MASK), MAX_RUN as usize);
         plan.shape.push_run(region(1), 1);
@@ -845,7 +1068,7 @@ mod tests {
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "overflowing sizes");
         let mut lead = Vec::new();
-        let mut plan = WirePlan::choose(Shape::default(), &cfg(0, 1), None).unwrap();
+        let mut plan = WirePlan::choose(Shape::default(), &cfg(0, 1), Reach::Remote).unwrap();
         plan.shape.push_run(region(0), MAX_RUN as usize + 1);
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "absurd count");
