@@ -86,7 +86,7 @@ pub(crate) const PULL_BYTES: usize = 64 << 10;
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8120 so that
+    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8088 so that
     /// the lead stays within 8 KiB). Small, so that the lead is one eager UCX message and leaves
     /// at once: the receiver prepares while the sender packs the fragments.
     pub inline_bytes: usize,
