@@ -28,22 +28,21 @@ type Case<'a> = (&'a str, &'a dyn Fn(&Communicator) -> CaseResult);
 
 // ----- configuration -----
 
-/// Stream bytes in the lead message, fragment size and pipeline depth used by this program:
-/// small and odd, so that fragment boundaries fall everywhere.
-const TEST_ENV: &[(&str, &str)] = &[
-    ("MPICD_INLINE_BYTES", "777"),
-    ("MPICD_FRAGMENT_BYTES", "4099"),
-    ("MPICD_PIPELINE_DEPTH", "3"),
-];
+/// Stream bytes in the lead message used by this program: small and odd, so that the lead's
+/// end, and with it UCX's fragment boundaries in the body message, fall at odd offsets.
+const TEST_ENV: &[(&str, &str)] = &[("MPICD_INLINE_BYTES", "777")];
+
+/// The step between the stream offsets [`stream_point`] names: odd, so that points fall
+/// everywhere relative to UCX's fragments of the body.
+const STEP: usize = 4099;
 
 fn config() -> mpicd::CustomConfig {
     mpicd::CustomConfig::from_env().expect("MPICD_* configuration")
 }
 
-/// Stream offset of fragment `i` (0 is the first fragment after the lead).
-fn fragment_start(i: u64) -> u64 {
-    let c = config();
-    c.inline_bytes as u64 + i * c.fragment_bytes as u64
+/// Stream offset `i` steps into the body (0 is the body's first byte, just after the lead).
+fn stream_point(i: u64) -> u64 {
+    config().inline_bytes as u64 + i * STEP as u64
 }
 
 fn next_prev(w: &Communicator) -> (i32, i32) {
@@ -766,8 +765,8 @@ fn follow_up_arrives(w: &Communicator, tag: i32, seed: u64) -> CaseResult {
 
 fn pack_only(w: &Communicator) -> CaseResult {
     let (_, prev) = next_prev(w);
-    let f = fragment_start(0) as usize;
-    let frag = config().fragment_bytes;
+    let f = stream_point(0) as usize;
+    let frag = STEP;
     let sizes = [
         1,
         f - 1,
@@ -1027,11 +1026,11 @@ fn zero_copy_window(w: &Communicator) -> CaseResult {
 
     // The pack callback fails while zero-copy regions are in flight.
     let copies = 4 * depth + 3;
-    let len = fragment_start(6) as usize;
+    let len = stream_point(6) as usize;
     let failing = ManyRegions {
         seed: 5,
         len,
-        fail_at: fragment_start(3) + 1,
+        fail_at: stream_point(3) + 1,
         region: ragged(6, &[10_000]).remove(0),
         copies,
     };
@@ -1346,12 +1345,12 @@ fn sender_fails_after_data(w: &Communicator) -> CaseResult {
     let (next, prev) = next_prev(w);
     let life = Arc::new(Lifetimes::default());
     let cases = [
-        (SendFailure::PackAt(fragment_start(3) + 5), 0usize),
-        (SendFailure::PackAt(fragment_start(0)), 20_000), // with a zero-copy region
-        (SendFailure::PackZeroAt(fragment_start(7) + 1), 0),
-        (SendFailure::PackAt(fragment_start(19) + 4000), 3), // the last fragment
+        (SendFailure::PackAt(stream_point(3) + 5), 0usize),
+        (SendFailure::PackAt(stream_point(0)), 20_000), // with a zero-copy region
+        (SendFailure::PackZeroAt(stream_point(7) + 1), 0),
+        (SendFailure::PackAt(stream_point(19) + 4000), 3), // the last fragment
     ];
-    let len = fragment_start(20) - 7;
+    let len = stream_point(20) - 7;
     for (k, (fail, region_len)) in cases.into_iter().enumerate() {
         let tag = 27;
         let mut inc = Collected::with_capacity(len as usize);
@@ -1394,12 +1393,12 @@ fn sender_fails_after_data(w: &Communicator) -> CaseResult {
 /// the next message on the tag arrives intact.
 fn receiver_fails(w: &Communicator) -> CaseResult {
     let tag = 28;
-    let len = fragment_start(10) as usize + 123;
+    let len = stream_point(10) as usize + 123;
     for fail_at in [
         0u64,
         100,
-        fragment_start(0),
-        fragment_start(4) + 3,
+        stream_point(0),
+        stream_point(4) + 3,
         len as u64 - 1,
     ] {
         let out = Generated::new(7, len);
@@ -1492,7 +1491,7 @@ fn state_freed_once(w: &Communicator) -> CaseResult {
     let (next, prev) = next_prev(w);
     let life = Arc::new(Lifetimes::default());
     let tag = 30;
-    let len = fragment_start(5) + 11;
+    let len = stream_point(5) + 11;
 
     // Success, with a region.
     let (rs, seen) = CountedRecv::new(len, 9000, false, &life);
@@ -1567,7 +1566,7 @@ fn state_freed_once(w: &Communicator) -> CaseResult {
     let (rs, _seen) = CountedRecv::new(len, 9000, false, &life);
     let r = w.irecv_state(rs, prev, tag)?;
     let s = w.isend_state(
-        InjectedSend::new(1, len, 9000, SendFailure::PackAt(fragment_start(2)), &life),
+        InjectedSend::new(1, len, 9000, SendFailure::PackAt(stream_point(2)), &life),
         next,
         tag,
         SendMode::Standard,
@@ -1625,7 +1624,7 @@ fn state_freed_once(w: &Communicator) -> CaseResult {
 /// engine to progress custom-typed operations nobody is waiting on.
 fn independent_progress(w: &Communicator) -> CaseResult {
     let (next, prev) = next_prev(w);
-    let len = fragment_start(30);
+    let len = stream_point(30);
     // Blocking send to self with the receive posted first.
     let out = Generated::new(1, len as usize);
     let mut inc = Collected::with_capacity(len as usize);
@@ -1664,7 +1663,7 @@ fn custom_layouts(seed: u64) -> Vec<(&'static str, Box<dyn CustomSend>)> {
         ("lead only", Box::new(Generated::new(seed, 100))),
         (
             "fragments",
-            Box::new(Generated::new(seed, fragment_start(5) as usize + 17)),
+            Box::new(Generated::new(seed, stream_point(5) as usize + 17)),
         ),
         (
             "zero-copy regions",
@@ -1815,7 +1814,7 @@ fn kinds_keep_their_order(w: &Communicator) -> CaseResult {
 
     // A custom message then a contiguous one, both received as contiguous: the first receive
     // gets the custom one (and fails), the second the contiguous one.
-    let d = Generated::new(me, fragment_start(3) as usize);
+    let d = Generated::new(me, stream_point(3) as usize);
     let e = common::pattern(me + 50, 300);
     let (mut id, mut ie) = (vec![0u8; 300], vec![0u8; 300]);
     let reqs = vec![
@@ -1882,7 +1881,7 @@ fn mismatch_progresses_independently(w: &Communicator) -> CaseResult {
     w.send_custom(&out, w.rank(), tag)?;
     check!(r.wait() == Err(CUSTOM_INTO_CONTIGUOUS));
     // In a ring: every rank is blocked in its own send while its receive must drain.
-    let out = Generated::new(w.rank() as u64, fragment_start(20) as usize);
+    let out = Generated::new(w.rank() as u64, stream_point(20) as usize);
     let mut buf = vec![0u8; 9000];
     let r = w.irecv(&mut buf, prev, tag)?;
     w.send_custom(&out, next, tag)?;

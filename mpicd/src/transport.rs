@@ -137,6 +137,7 @@ pub(crate) struct Worker {
     worker: ucx::ucp_worker_h,
     collect_dt: ucx::ucp_datatype_t,
     sink_dt: ucx::ucp_datatype_t,
+    stream_dt: ucx::ucp_datatype_t,
     pub(crate) failures: Arc<FailureLog>,
     /// Set when a contiguous receive took a custom-typed message (see [`contiguous_recv_done`]).
     custom_alert: Arc<AtomicBool>,
@@ -217,6 +218,7 @@ impl Worker {
             worker,
             collect_dt: 0,
             sink_dt: 0,
+            stream_dt: 0,
             failures: Arc::default(),
             custom_alert: Arc::default(),
             spare_sinks: RefCell::default(),
@@ -234,6 +236,12 @@ impl Worker {
             unsafe { ucx::ucp_dt_create_generic(&SINK_OPS, ptr::null_mut(), &mut sink_dt) };
         check(status, "ucp_dt_create_generic")?;
         me.sink_dt = sink_dt;
+        let mut stream_dt: ucx::ucp_datatype_t = 0;
+        // SAFETY: STREAM_OPS is a static with valid callbacks; stream_dt is an out pointer.
+        let status =
+            unsafe { ucx::ucp_dt_create_generic(&STREAM_OPS, ptr::null_mut(), &mut stream_dt) };
+        check(status, "ucp_dt_create_generic")?;
+        me.stream_dt = stream_dt;
         Ok(me)
     }
 
@@ -497,6 +505,50 @@ impl Worker {
             .ok_or_else(|| Error::Transport("receive completed without a request".into()))
     }
 
+    /// Starts a tag send of a message whose bytes `port`'s end produces as UCX asks for them
+    /// (a generic datatype: UCX calls [`StreamEnd::pack`] for each of its fragments, in order,
+    /// straight into its transport buffers). `Ok(None)` means it completed at once.
+    ///
+    /// # Safety
+    /// `port` and the end it points to must stay valid, and not otherwise borrowed while UCX
+    /// runs, until the request completes.
+    pub(crate) unsafe fn tag_send_stream(
+        &self,
+        ep: &Endpoint,
+        port: *mut StreamPort,
+        tag: u64,
+    ) -> Result<Option<UcxRequest>> {
+        let mut params = Self::request_params(ucx::UCP_OP_ATTR_FIELD_DATATYPE);
+        params.datatype = self.stream_dt;
+        // SAFETY: for a generic datatype the buffer is handed to start_pack, which treats it
+        // as the StreamPort the caller keeps alive.
+        let ptr = unsafe { ucx::ucp_tag_send_nbx(ep.ep, port as *const c_void, 1, tag, &params) };
+        UcxRequest::from_status_ptr(ptr)
+    }
+
+    /// Posts a tag receive of a message whose bytes go to `port`'s end as they arrive
+    /// ([`StreamEnd::unpack`], in order on one UCX lane); a message longer than the end's
+    /// length fails as truncated. Always returns a request.
+    ///
+    /// # Safety
+    /// As for [`Worker::tag_send_stream`].
+    pub(crate) unsafe fn tag_recv_stream(
+        &self,
+        port: *mut StreamPort,
+        m: TagMatch,
+    ) -> Result<UcxRequest> {
+        let mut params = Self::request_params(
+            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
+        );
+        params.datatype = self.stream_dt;
+        // SAFETY: as in tag_send_stream.
+        let ptr = unsafe {
+            ucx::ucp_tag_recv_nbx(self.worker, port as *mut c_void, 1, m.tag, m.mask, &params)
+        };
+        UcxRequest::from_status_ptr(ptr)?
+            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+    }
+
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
     /// number (up to `limit`): used for the lead message of a custom-typed message and, with a
     /// limit of zero bytes kept, to drain messages nobody wants.
@@ -668,6 +720,9 @@ impl Drop for Worker {
         unsafe {
             if self.collect_dt != 0 {
                 ucx::ucp_dt_destroy(self.collect_dt);
+            }
+            if self.stream_dt != 0 {
+                ucx::ucp_dt_destroy(self.stream_dt);
             }
             if self.sink_dt != 0 {
                 ucx::ucp_dt_destroy(self.sink_dt);
@@ -929,6 +984,140 @@ static SINK_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
     pack: Some(collect_pack),
     unpack: Some(sink_unpack),
     finish: Some(collect_finish),
+};
+
+/// One end of a message that UCX packs or unpacks through callbacks (see
+/// [`Worker::tag_send_stream`]). The callbacks cannot fail towards UCX: an end records its own
+/// errors (and a panic in it is caught and reported through [`StreamEnd::poisoned`]).
+pub(crate) trait StreamEnd {
+    /// Bytes of the message.
+    fn length(&self) -> usize;
+    /// Writes the message's bytes from `offset` into all of `dst` (send side).
+    fn pack(&mut self, offset: usize, dst: &mut [u8]);
+    /// Takes the message's bytes from `offset` (receive side).
+    fn unpack(&mut self, offset: usize, src: &[u8]);
+    /// A callback of this end panicked.
+    fn poisoned(&mut self);
+}
+
+/// What UCX holds of a stream end: a thin pointer to this struct, which points to the end.
+/// Boxed by its owner, which keeps both until the request completes.
+pub(crate) struct StreamPort(pub *mut dyn StreamEnd);
+
+// SAFETY: used only under the engine's mutex, like the worker.
+unsafe impl Send for StreamPort {}
+
+impl StreamPort {
+    /// Points a port at an end that packs zeros and drops what it unpacks, so that a request
+    /// whose real end is gone (stranded with a dead peer) can never reach freed memory.
+    pub(crate) fn detach(mut port: Box<StreamPort>, length: usize) -> DetachedPort {
+        let mut end = Box::new(NullEnd(length));
+        port.0 = &mut *end as *mut NullEnd as *mut dyn StreamEnd;
+        DetachedPort { _port: port, _end: end }
+    }
+}
+
+/// A port and the [`NullEnd`] it points to, kept together (see [`StreamPort::detach`]).
+pub(crate) struct DetachedPort {
+    _port: Box<StreamPort>,
+    _end: Box<NullEnd>,
+}
+
+/// An end without data: zeros out, nothing in.
+pub(crate) struct NullEnd(usize);
+
+impl StreamEnd for NullEnd {
+    fn length(&self) -> usize {
+        self.0
+    }
+    fn pack(&mut self, _offset: usize, dst: &mut [u8]) {
+        dst.fill(0);
+    }
+    fn unpack(&mut self, _offset: usize, _src: &[u8]) {}
+    fn poisoned(&mut self) {}
+}
+
+/// The end behind a port that UCX handed back.
+///
+/// # Safety
+/// `state` must be a `StreamPort` pointer given to a stream send or receive still in flight.
+unsafe fn stream_end<'a>(state: *mut c_void) -> &'a mut dyn StreamEnd {
+    // SAFETY: as the caller promises; the port's owner keeps the end alive and unborrowed while
+    // UCX runs.
+    unsafe { &mut *(*(state as *mut StreamPort)).0 }
+}
+
+unsafe extern "C" fn stream_start(
+    _ctx: *mut c_void,
+    buffer: *const c_void,
+    _count: usize,
+) -> *mut c_void {
+    buffer as *mut c_void
+}
+
+unsafe extern "C" fn stream_start_unpack(
+    _ctx: *mut c_void,
+    buffer: *mut c_void,
+    _count: usize,
+) -> *mut c_void {
+    buffer
+}
+
+unsafe extern "C" fn stream_packed_size(state: *mut c_void) -> usize {
+    // SAFETY: state is the port given to tag_send_stream/tag_recv_stream.
+    let end = unsafe { stream_end(state) };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| end.length())).unwrap_or(0)
+}
+
+unsafe extern "C" fn stream_pack(
+    state: *mut c_void,
+    offset: usize,
+    dest: *mut c_void,
+    max_length: usize,
+) -> usize {
+    // SAFETY: state is the port given to tag_send_stream.
+    let end = unsafe { stream_end(state) };
+    let n = max_length.min(end.length().saturating_sub(offset));
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: UCX hands a writable destination of max_length >= n bytes.
+    let dst = unsafe { std::slice::from_raw_parts_mut(dest as *mut u8, n) };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| end.pack(offset, dst))).is_err() {
+        end.poisoned();
+    }
+    n
+}
+
+unsafe extern "C" fn stream_unpack(
+    state: *mut c_void,
+    offset: usize,
+    src: *const c_void,
+    length: usize,
+) -> ucx::ucs_status_t {
+    // SAFETY: state is the port given to tag_recv_stream.
+    let end = unsafe { stream_end(state) };
+    if length > 0 {
+        // SAFETY: UCX hands `length` readable bytes.
+        let src = unsafe { std::slice::from_raw_parts(src as *const u8, length) };
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| end.unpack(offset, src)))
+            .is_err()
+        {
+            end.poisoned();
+        }
+    }
+    ucx::UCS_OK
+}
+
+unsafe extern "C" fn stream_finish(_state: *mut c_void) {}
+
+static STREAM_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
+    start_pack: Some(stream_start),
+    start_unpack: Some(stream_start_unpack),
+    packed_size: Some(stream_packed_size),
+    pack: Some(stream_pack),
+    unpack: Some(stream_unpack),
+    finish: Some(stream_finish),
 };
 
 #[cfg(test)]

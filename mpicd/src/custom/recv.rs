@@ -1,6 +1,7 @@
 //! The receive side of a custom-typed message: match the lead, learn the shape, let the state
 //! resize, check sizes (truncation is an error, never an overrun), then take the inline bytes,
-//! the fragments in order (a bounded pipeline) and the zero-copy regions straight into the
+//! the body message (UCX hands its fragments, in order, to our [`Unpacker`], which unpacks
+//! them straight from UCX's transport buffers) and the zero-copy regions straight into the
 //! receiver's memory (a bounded window of region messages, each one region or one batch
 //! scattered by UCX, posted in order).
 //!
@@ -13,24 +14,99 @@
 
 use super::pull::Pull;
 use super::stream::{RegionList, StreamReader};
-use super::wire::{Lead, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES};
+use super::wire::{Lead, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES, TRAILER_BYTES};
 use super::{RawRegionMut, Shape, UnpackState};
 use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use crate::tag::{private_match, private_reply_tag, MessageKind};
 use crate::transport::{
-    Collector, IovList, MessageHandle, RecvInfo, TagMatch, UcxRequest, Worker,
+    Collector, IovList, MessageHandle, RecvInfo, StreamEnd, StreamPort, TagMatch, UcxRequest,
+    Worker,
 };
 use std::collections::VecDeque;
 use std::task::Poll;
 
-/// A fragment receive: its index, its buffer (empty for a drain), and how it ended.
-struct Fragment {
+/// Where the receiver's stream goes: the state and its regions, and the reader that walks
+/// the sender's shape. UCX hands it the body message as it arrives (see [`StreamEnd`]); the
+/// lead's inline bytes go through [`Unpacker::consume`] too.
+#[derive(Default)]
+struct Unpacker {
+    reader: Option<StreamReader>,
+    /// The sender's shape.
+    shape: Shape,
+    /// The receiver's regions, taken once from the state.
+    regions: RegionList<RawRegionMut>,
+    /// Stream offset where the body starts, and the body's stream bytes.
+    start: u64,
+    bytes: u64,
+    /// The body's trailer: zero unless the sender's pack failed.
+    trailer: [u8; TRAILER_BYTES],
+    error: Option<Error>,
+    state: Option<Box<dyn UnpackState>>,
+}
+
+impl Unpacker {
+    /// Delivers stream bytes from stream offset `offset` to the state and the coalesced
+    /// regions (nothing after an error).
+    fn consume(&mut self, offset: u64, src: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        if let (Some(reader), Some(state)) = (&mut self.reader, &mut self.state) {
+            if let Err(e) = reader.consume(&mut **state, &self.shape, &self.regions, offset, src) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The body's outcome once it arrived whole: a sender's failure first (what the
+    /// receiver's callbacks made of the zeros that followed it does not matter), then ours.
+    fn outcome(&mut self) -> Result<()> {
+        if self.trailer != [0; TRAILER_BYTES] {
+            return Err(Error::RemoteFailure);
+        }
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl StreamEnd for Unpacker {
+    fn length(&self) -> usize {
+        self.bytes as usize + TRAILER_BYTES
+    }
+
+    fn pack(&mut self, _offset: usize, dst: &mut [u8]) {
+        dst.fill(0);
+    }
+
+    fn unpack(&mut self, offset: usize, src: &[u8]) {
+        let offset = offset as u64;
+        let in_stream = (self.bytes.saturating_sub(offset) as usize).min(src.len());
+        let (body, trailer) = src.split_at(in_stream);
+        if !body.is_empty() {
+            self.consume(self.start + offset, body);
+        }
+        if !trailer.is_empty() {
+            let from = (offset + in_stream as u64 - self.bytes) as usize;
+            if let Some(word) = self.trailer.get_mut(from..from + trailer.len()) {
+                word.copy_from_slice(trailer);
+            }
+        }
+    }
+
+    fn poisoned(&mut self) {
+        self.error.get_or_insert(Error::Callback {
+            callback: "unpack",
+            code: crate::error::class::ERR_OTHER,
+        });
+    }
+}
+
+/// The receive of the body message.
+struct BodyRecv {
     req: Option<UcxRequest>,
-    index: u64,
-    buffer: Vec<u8>,
-    outcome: Option<Result<RecvInfo>>,
+    /// Drained into the discarding sink (after an error) rather than unpacked.
+    drained: bool,
 }
 
 /// What a receive's state provides: its packed capacity, its regions and (if it tracked them)
@@ -71,7 +147,7 @@ pub(crate) struct RecvOp {
     reply_req: Option<UcxRequest>,
     /// The receive of the region table, when it travels apart from the lead.
     table_req: Option<UcxRequest>,
-    fragments: VecDeque<Fragment>,
+    body: Option<BodyRecv>,
     /// Region message receives (or their drains) in flight, at most `zcopy_depth`.
     directs: VecDeque<Direct>,
     /// Scatter/gather lists of completed region receives, for the next ones.
@@ -83,24 +159,22 @@ pub(crate) struct RecvOp {
     /// A lead whose region table is on its way: the plan so far and the number of runs.
     awaiting_table: Option<(WirePlan, u64)>,
     drain_sink: Box<Collector>,
-    spare: Vec<Vec<u8>>,
+    /// What UCX holds while the body arrives: a pointer to `unpacker`.
+    port: Option<Box<StreamPort>>,
+    unpacker: Box<Unpacker>,
     route: Route,
     source: Option<u32>,
     tag: i32,
     /// The decoded lead and where its inline stream bytes start.
     plan: Option<WirePlan>,
     inline_at: usize,
-    /// The receiver's regions, taken once from the state.
-    regions: RegionList<RawRegionMut>,
-    reader: Option<StreamReader>,
     /// A fixed-shape state's parts, taken when the receive was posted.
     early: Option<Result<Provided>>,
-    next_fragment: u64,
+    body_posted: bool,
     /// Zero-copy region receives posted so far, and where to look for the next zero-copy
     /// region: a run of the sender's shape and a region index.
     regions_posted: u64,
     next_region: (usize, usize),
-    depth: usize,
     zcopy_depth: usize,
     started: bool,
     discarding: bool,
@@ -111,7 +185,6 @@ pub(crate) struct RecvOp {
     /// Reading the sender's memory failed (the sender then fails too).
     pull_failed: bool,
     error: Option<Error>,
-    state: Option<Box<dyn UnpackState>>,
 }
 
 impl RecvOp {
@@ -125,7 +198,7 @@ impl RecvOp {
             lead_req: None,
             reply_req: None,
             table_req: None,
-            fragments: VecDeque::new(),
+            body: None,
             directs: VecDeque::new(),
             spare_lists: Vec::new(),
             batch: Vec::new(),
@@ -138,19 +211,20 @@ impl RecvOp {
             table: Box::default(),
             awaiting_table: None,
             drain_sink: Box::default(),
-            spare: Vec::new(),
+            port: None,
+            unpacker: Box::new(Unpacker {
+                state,
+                ..Unpacker::default()
+            }),
             route: route.clone(),
             source,
             tag: 0,
             plan: None,
             inline_at: 0,
-            regions: RegionList(Vec::new()),
-            reader: None,
             early: None,
-            next_fragment: 0,
+            body_posted: false,
             regions_posted: 0,
             next_region: (0, 0),
-            depth: engine.custom.pipeline_depth.max(1),
             zcopy_depth: engine.custom.zcopy_depth.max(1),
             started: false,
             discarding: false,
@@ -158,7 +232,6 @@ impl RecvOp {
             reply_owed: false,
             pull_failed: false,
             error: None,
-            state,
         }
     }
 
@@ -173,7 +246,7 @@ impl RecvOp {
         let mut op = RecvOp::new(engine, route, source, state);
         // SAFETY: the collector is boxed in the op and outlives the request.
         op.lead_req = Some(unsafe { engine.worker.tag_recv_collect(&mut *op.lead, m) }?);
-        if let Some(state) = op.state.as_mut().filter(|s| !s.resizes()) {
+        if let Some(state) = op.unpacker.state.as_mut().filter(|s| !s.resizes()) {
             // A fixed shape: its parts are built now, while the sender builds its own.
             op.early = Some(Provided::from(&mut **state));
         }
@@ -233,7 +306,7 @@ impl RecvOp {
 
     /// Gives a matched message its receive state.
     pub(crate) fn attach(&mut self, engine: &mut Engine, state: Box<dyn UnpackState>) {
-        self.state = Some(state);
+        self.unpacker.state = Some(state);
         let _ = self.poll(engine);
     }
 
@@ -347,13 +420,9 @@ impl RecvOp {
         };
         match prepared {
             Ok(()) => {
-                let inline = &self.lead.bytes[self.inline_at..];
-                if let (Some(reader), Some(state)) = (&mut self.reader, &mut self.state) {
-                    if let Err(e) =
-                        reader.consume(&mut **state, &plan.shape, &self.regions, 0, inline)
-                    {
-                        self.error = Some(e);
-                    }
+                self.unpacker.consume(0, &self.lead.bytes[self.inline_at..]);
+                if let Some(e) = self.unpacker.error.take() {
+                    self.error = Some(e);
                 }
             }
             Err(e) => {
@@ -389,7 +458,7 @@ impl RecvOp {
         let Some(plan) = &self.plan else { return };
         if let (Some(pull), None) = (&mut self.pull, &self.error) {
             if !pull.finished(plan) {
-                if let Err(e) = pull.step(plan, &self.regions) {
+                if let Err(e) = pull.step(plan, &self.unpacker.regions) {
                     self.pull_failed = !matches!(e, Error::ProcFailed { .. });
                     self.error = Some(e);
                 }
@@ -430,7 +499,7 @@ impl RecvOp {
     /// Resizes (unless the state gave its parts when posted), checks the incoming shape against
     /// the receiver's buffers, and sets up the stream reader and the receiver's regions.
     fn prepare(&mut self, plan: &WirePlan) -> Result<()> {
-        let state = self.state.as_mut().ok_or(Error::InvalidMessage)?;
+        let state = self.unpacker.state.as_mut().ok_or(Error::InvalidMessage)?;
         let shape = &plan.shape;
         let Provided {
             capacity,
@@ -464,47 +533,49 @@ impl RecvOp {
         }
         // A coalesced region occupies the sender's length in the stream; the receiver's region
         // may be longer (checked above), and the rest of it is left untouched.
-        self.reader = Some(StreamReader::new(shape.packed_bytes, plan.zcopy_threshold));
-        self.regions = regions;
+        let unpacker = &mut *self.unpacker;
+        unpacker.reader = Some(StreamReader::new(shape.packed_bytes, plan.zcopy_threshold));
+        unpacker.shape = shape.clone();
+        unpacker.regions = regions;
+        unpacker.start = plan.inline_bytes;
+        unpacker.bytes = plan.body_bytes();
         Ok(())
     }
 
-    /// Posts fragment receives while fewer than the pipeline depth are outstanding, and zero-copy
-    /// region receives while fewer than the zero-copy depth are; once an error is recorded,
-    /// the rest are drained instead (through the same windows).
+    /// Posts the body's receive, and region receives while fewer than the zero-copy depth are
+    /// outstanding; once an error is recorded, the rest are drained instead (through the same
+    /// window).
     fn pump(&mut self, worker: &Worker) {
         let Some(plan) = &self.plan else { return };
         let source = self.source.unwrap_or(0);
-        while self.next_fragment < plan.fragments() && self.fragments.len() < self.depth {
-            let i = self.next_fragment;
-            let m = private_match(source, plan.fragment_seq(i));
-            self.next_fragment += 1;
-            let mut buffer = self.spare.pop().unwrap_or_default();
+        if !self.body_posted && plan.body_messages() > 0 {
+            self.body_posted = true;
+            let m = private_match(source, plan.body_seq());
             let mut req = Err(Error::Cancelled);
             if self.error.is_none() {
-                buffer.resize(plan.fragment_len(i), 0);
-                // SAFETY: the buffer is kept in `fragments` until the receive completes.
-                req = unsafe { worker.tag_recv(buffer.as_mut_ptr(), buffer.len(), m) };
+                let end: *mut dyn StreamEnd = &mut *self.unpacker as *mut Unpacker;
+                let port = self.port.insert(Box::new(StreamPort(end)));
+                // SAFETY: the port and the unpacker are boxed in the op, which keeps them until
+                // the request completes; nothing borrows the unpacker while UCX runs.
+                req = unsafe { worker.tag_recv_stream(&mut **port, m) };
                 if let Err(e) = &req {
                     self.error.get_or_insert(e.clone());
                 }
             }
-            if req.is_err() {
-                // Drained instead (after an error), so that the sender completes.
-                buffer.clear();
+            let drained = req.is_err();
+            if drained {
                 // SAFETY: the drain sink is boxed in the op and outlives the request.
                 req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
             }
             match req {
-                Ok(req) => self.fragments.push_back(Fragment {
-                    req: Some(req),
-                    index: i,
-                    buffer,
-                    outcome: None,
-                }),
+                Ok(r) => {
+                    self.body = Some(BodyRecv {
+                        req: Some(r),
+                        drained,
+                    })
+                }
                 Err(e) => {
                     self.error.get_or_insert(e);
-                    self.spare.push(buffer);
                 }
             }
         }
@@ -517,7 +588,7 @@ impl RecvOp {
             // The next batch of zero-copy regions; none after an error.
             if self.error.is_none() {
                 plan.next_batch(&mut self.next_region, &mut self.batch);
-                if let Err(e) = scatter_list(&self.batch, &self.regions, &mut iov) {
+                if let Err(e) = scatter_list(&self.batch, &self.unpacker.regions, &mut iov) {
                     self.error = Some(e);
                 }
             }
@@ -570,24 +641,26 @@ impl RecvOp {
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(self.error.take().unwrap_or(e))),
                 Poll::Ready(Ok(())) => {}
             }
-            if self.state.is_none() && !self.discarding {
+            if self.unpacker.state.is_none() && !self.discarding {
                 return Poll::Pending; // a matched message waiting for its receive
             }
             self.start_body(engine);
         }
         let worker = &engine.worker;
-        for f in &mut self.fragments {
-            if f.outcome.is_none() {
-                if let Poll::Ready(r) = worker.poll_recv(&mut f.req) {
-                    f.outcome = Some(r);
+        if let Some(body) = &mut self.body {
+            if let Poll::Ready(r) = worker.poll_recv(&mut body.req) {
+                let drained = body.drained;
+                self.body = None;
+                if !drained {
+                    let expected = self.plan.as_ref().map_or(0, |p| p.body_message_bytes());
+                    let outcome = r
+                        .and_then(|info| check_length(info, expected))
+                        .and_then(|()| self.unpacker.outcome());
+                    if let Err(e) = outcome {
+                        self.error.get_or_insert(e);
+                    }
                 }
             }
-        }
-        while self.fragments.front().is_some_and(|f| f.outcome.is_some()) {
-            let Some(f) = self.fragments.pop_front() else {
-                break;
-            };
-            self.deliver(f);
         }
         let (error, spare_lists) = (&mut self.error, &mut self.spare_lists);
         self.directs
@@ -614,39 +687,13 @@ impl RecvOp {
                 }
             };
         let all_posted = self.plan.as_ref().map_or(true, |p| {
-            self.next_fragment >= p.fragments() && self.regions_posted >= p.region_messages()
+            (self.body_posted || p.body_messages() == 0)
+                && self.regions_posted >= p.region_messages()
         });
-        if all_posted && replied && self.fragments.is_empty() && self.directs.is_empty() {
+        if all_posted && replied && self.body.is_none() && self.directs.is_empty() {
             return Poll::Ready(self.finish());
         }
         Poll::Pending
-    }
-
-    fn deliver(&mut self, f: Fragment) {
-        let Some(plan) = &self.plan else { return };
-        let expected = plan.fragment_len(f.index);
-        let offset = plan.fragment_offset(f.index);
-        let outcome = f
-            .outcome
-            .unwrap_or(Err(Error::InvalidRequest))
-            .and_then(|info| check_length(info, expected));
-        match outcome {
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
-            Ok(()) if self.error.is_none() => {
-                if let (Some(reader), Some(state)) = (&mut self.reader, &mut self.state) {
-                    let shape = &plan.shape;
-                    if let Err(e) =
-                        reader.consume(&mut **state, shape, &self.regions, offset, &f.buffer)
-                    {
-                        self.error = Some(e);
-                    }
-                }
-            }
-            Ok(()) => {}
-        }
-        self.spare.push(f.buffer);
     }
 
     fn finish(&mut self) -> Result<Status> {
@@ -679,7 +726,7 @@ impl RecvOp {
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
         self.error.get_or_insert(error);
         if let Some(plan) = &self.plan {
-            self.next_fragment = plan.fragments();
+            self.body_posted = true;
             self.regions_posted = plan.region_messages();
         }
         self.reply_owed = false;
@@ -694,7 +741,7 @@ impl RecvOp {
             .iter()
             .chain(self.reply_req.iter())
             .chain(self.table_req.iter())
-            .chain(self.fragments.iter().filter_map(|f| f.req.as_ref()));
+            .chain(self.body.iter().filter_map(|b| b.req.as_ref()));
         for r in pending.chain(self.directs.iter().filter_map(|d| d.req.as_ref())) {
             worker.cancel(r);
         }

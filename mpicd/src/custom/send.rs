@@ -1,16 +1,18 @@
 //! The send side of a custom-typed message: query, regions, plan, then the lead message (and
-//! the region table, when it is too long for the lead), a bounded window of region messages
-//! (batches of zero-copy regions) and a bounded pipeline of fragments packed as the transport
-//! drains them.
+//! the region table, when it is too long for the lead), the body message (the rest of the
+//! stream, which UCX asks our [`Packer`] for fragment by fragment, straight into its transport
+//! buffers) and a bounded window of region messages (batches of zero-copy regions).
 
 use super::stream::{RegionList, StreamWriter};
-use super::wire::{PullSource, Reach, WirePlan};
+use super::wire::{PullSource, Reach, WirePlan, TRAILER_BYTES};
 use super::{PackState, RawRegion, RegionShape, Shape};
 use crate::engine::{Engine, Route, Stranded};
-use crate::error::{Error, Result};
+use crate::error::{class, Error, Result};
 use crate::status::Status;
 use crate::tag::{private_reply_match, private_tag, MessageKind, UserTag};
-use crate::transport::{Collector, Endpoint, IovList, UcxRequest, Worker};
+use crate::transport::{
+    Collector, Endpoint, IovList, StreamEnd, StreamPort, UcxRequest, Worker,
+};
 use std::collections::VecDeque;
 use std::task::Poll;
 
@@ -21,10 +23,58 @@ struct RegionSend {
     iov: IovList,
 }
 
-/// A fragment buffer and the send that is using it.
-struct InFlight {
-    buffer: Vec<u8>,
-    req: Option<UcxRequest>,
+/// The sender's stream as UCX asks for it: the body message is the stream after the lead's
+/// inline bytes, then the status trailer (zero, or one when a pack failed: UCX cannot cut a
+/// message short, so the rest of a failed body is zeros).
+struct Packer {
+    writer: StreamWriter,
+    shape: Shape,
+    /// The state's regions, taken once (coalesced ones are copied into the stream; the
+    /// others are sent, or pulled, from here).
+    regions: RegionList<RawRegion>,
+    /// Stream offset where the body starts.
+    start: u64,
+    /// Stream bytes in the body.
+    bytes: u64,
+    error: Option<Error>,
+    state: Box<dyn PackState>,
+}
+
+impl StreamEnd for Packer {
+    fn length(&self) -> usize {
+        self.bytes as usize + TRAILER_BYTES
+    }
+
+    fn pack(&mut self, offset: usize, dst: &mut [u8]) {
+        let offset = offset as u64;
+        let in_stream = (self.bytes.saturating_sub(offset) as usize).min(dst.len());
+        let (body, trailer) = dst.split_at_mut(in_stream);
+        if !body.is_empty() {
+            if self.error.is_none() {
+                let (state, at) = (&mut *self.state, self.start + offset);
+                if let Err(e) = self.writer.fill(state, &self.shape, &self.regions, at, body) {
+                    self.error = Some(e);
+                }
+            }
+            if self.error.is_some() {
+                body.fill(0);
+            }
+        }
+        if !trailer.is_empty() {
+            let word = u64::from(self.error.is_some()).to_le_bytes();
+            let from = (offset + in_stream as u64 - self.bytes) as usize;
+            trailer.copy_from_slice(&word[from..from + trailer.len()]);
+        }
+    }
+
+    fn unpack(&mut self, _offset: usize, _src: &[u8]) {}
+
+    fn poisoned(&mut self) {
+        self.error.get_or_insert(Error::Callback {
+            callback: "pack",
+            code: class::ERR_OTHER,
+        });
+    }
 }
 
 pub(crate) struct SendOp {
@@ -34,33 +84,29 @@ pub(crate) struct SendOp {
     reply_req: Option<UcxRequest>,
     reply: Box<Collector>,
     table_req: Option<UcxRequest>,
+    body_req: Option<UcxRequest>,
     /// Region messages in flight (at most `zcopy_depth`).
     region_sends: VecDeque<RegionSend>,
     /// Scatter/gather lists of completed region messages, for the next ones.
     spare_lists: Vec<IovList>,
     /// The regions of the batch being posted (indices and lengths).
     batch: Vec<(usize, u64)>,
-    in_flight: VecDeque<InFlight>,
-    spare: Vec<Vec<u8>>,
     lead: Vec<u8>,
     /// The region table, when it travels apart from the lead.
     table: Vec<u8>,
     plan: WirePlan,
-    /// The state's regions, taken once.
-    regions: RegionList<RawRegion>,
-    writer: StreamWriter,
-    next_fragment: u64,
+    /// What UCX holds while the body is in flight: a pointer to `packer`.
+    port: Option<Box<StreamPort>>,
+    packer: Box<Packer>,
     /// Region messages posted so far, and where to look for the next zero-copy region (a run
     /// of the shape and a region index).
     regions_posted: u64,
     next_region: (usize, usize),
     peer: u32,
-    depth: usize,
     zcopy_depth: usize,
     error: Option<Error>,
     /// The peer died: what is in flight is handed to the engine, not awaited.
     peer_failed: bool,
-    state: Box<dyn PackState>,
 }
 
 /// Region messages go as synchronous sends: a message below UCX's rendezvous threshold is
@@ -69,8 +115,8 @@ pub(crate) struct SendOp {
 const SYNCHRONOUS_REGIONS: bool = true;
 
 impl SendOp {
-    /// Plans the message and sends its lead, then starts the zero-copy regions and fragments.
-    /// A failure here (a callback error before anything left) fails the send after a failure
+    /// Plans the message and sends its lead, its body and the first region messages. A
+    /// failure here (a callback error before anything left) fails the send after a failure
     /// lead.
     pub(crate) fn start(
         engine: &mut Engine,
@@ -80,7 +126,6 @@ impl SendOp {
         mut state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<SendOp> {
-        let cfg = engine.custom;
         engine.connect(dest)?;
         let reach = engine.reach(dest);
         let mut op = match Self::prepare(engine, &mut *state, reach) {
@@ -98,8 +143,7 @@ impl SendOp {
             }
         };
         op.peer = dest;
-        op.depth = cfg.pipeline_depth.max(1);
-        op.zcopy_depth = cfg.zcopy_depth.max(1);
+        op.zcopy_depth = engine.custom.zcopy_depth.max(1);
 
         let me = engine.rank;
         let bits = UserTag {
@@ -124,10 +168,12 @@ impl SendOp {
                 .worker
                 .tag_send(ep, op.lead.as_ptr(), op.lead.len(), bits, synchronous)
         }?;
+        // The lead is in flight: from here on a failure is recorded, not returned, so that the
+        // op (and the lead's buffer) lives until the lead's send completes.
         if op.plan.table_apart {
             op.plan.encode_table(&mut op.table);
             let tag = private_tag(me, op.plan.table_seq());
-            // Synchronous, like the fragments: it completes once the receiver took it.
+            // Synchronous: it completes once the receiver took it.
             // SAFETY: `table` is owned by the op and kept until the send completes (the heap
             // buffer does not move when the op does).
             let sent = unsafe {
@@ -135,8 +181,6 @@ impl SendOp {
                     .worker
                     .tag_send(ep, op.table.as_ptr(), op.table.len(), tag, true)
             };
-            // The lead is in flight: a failure is recorded, not returned, so that the op (and
-            // the lead's buffer) lives until the lead's send completes.
             match sent {
                 Ok(req) => op.table_req = req,
                 Err(e) => {
@@ -144,7 +188,10 @@ impl SendOp {
                 }
             }
         }
-        op.pump(&engine.worker, engine.existing_endpoint(dest), me);
+        if op.plan.body_messages() > 0 {
+            op.send_body(&engine.worker, ep, private_tag(me, op.plan.body_seq()));
+        }
+        op.pump_regions(&engine.worker, engine.existing_endpoint(dest), me);
         Ok(op)
     }
 
@@ -198,30 +245,35 @@ impl SendOp {
         regions: Vec<RawRegion>,
         state: Box<dyn PackState>,
     ) -> SendOp {
+        let packer = Box::new(Packer {
+            writer,
+            shape: plan.shape.clone(),
+            regions: RegionList(regions),
+            start: plan.inline_bytes,
+            bytes: plan.body_bytes(),
+            error: None,
+            state,
+        });
         SendOp {
             lead_req: None,
             reply_req: None,
             reply: Box::default(),
             table_req: None,
+            body_req: None,
             region_sends: VecDeque::new(),
             spare_lists: Vec::new(),
             batch: Vec::new(),
-            in_flight: VecDeque::new(),
-            spare: Vec::new(),
             lead,
             table: Vec::new(),
             plan,
-            regions: RegionList(regions),
-            writer,
-            next_fragment: 0,
+            port: None,
+            packer,
             regions_posted: 0,
             next_region: (0, 0),
             peer: 0,
-            depth: 1,
             zcopy_depth: 1,
             error: None,
             peer_failed: false,
-            state,
         }
     }
 
@@ -229,22 +281,43 @@ impl SendOp {
         self.peer
     }
 
-    /// Posts zero-copy regions and fragments while fewer than their windows are in flight.
-    fn pump(&mut self, worker: &Worker, ep: Option<&Endpoint>, me: u32) {
+    /// Sends the body message: UCX calls the packer as it sends it (some of it during this
+    /// call). After an error, an empty message tells the receiver instead.
+    fn send_body(&mut self, worker: &Worker, ep: &Endpoint, tag: u64) {
+        let mut sent = Err(Error::Cancelled);
+        if self.error.is_none() {
+            let end: *mut dyn StreamEnd = &mut *self.packer as *mut Packer;
+            let port = self.port.insert(Box::new(StreamPort(end)));
+            // SAFETY: the port and the packer are boxed in the op, which keeps them until the
+            // request completes (or hands them to the engine, see `strand`); nothing borrows
+            // the packer while UCX runs.
+            sent = unsafe { worker.tag_send_stream(ep, &mut **port, tag) };
+            if let Err(e) = &sent {
+                self.error.get_or_insert(e.clone());
+            }
+        }
+        if sent.is_err() {
+            // SAFETY: a zero-byte send reads no memory.
+            sent = unsafe { worker.tag_send(ep, self.lead.as_ptr(), 0, tag, false) };
+        }
+        match sent {
+            Ok(req) => self.body_req = req,
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Sends the next region messages (batches of zero-copy regions), in order, while fewer than
+    /// `zcopy_depth` are in flight. After an error each remaining region tag gets an empty
+    /// message instead, which the receiver reads as "the sender failed".
+    fn pump_regions(&mut self, worker: &Worker, ep: Option<&Endpoint>, me: u32) {
         let Some(ep) = ep else {
             self.error.get_or_insert(Error::ProcFailed {
                 rank: self.peer as i32,
             });
             return;
         };
-        self.pump_regions(worker, ep, me);
-        self.pump_fragments(worker, ep, me);
-    }
-
-    /// Sends the next region messages (batches of zero-copy regions), in order, while fewer than
-    /// `zcopy_depth` are in flight. After an error each remaining region tag gets an empty
-    /// message instead, which the receiver reads as "the sender failed".
-    fn pump_regions(&mut self, worker: &Worker, ep: &Endpoint, me: u32) {
         while self.regions_posted < self.plan.region_messages()
             && self.region_sends.len() < self.zcopy_depth
         {
@@ -295,86 +368,20 @@ impl SendOp {
     /// Lists the regions of the next batch in `iov`, checking them against the shape.
     fn gather_batch(&mut self, iov: &mut IovList) -> Result<()> {
         self.plan.next_batch(&mut self.next_region, &mut self.batch);
+        let differ = || Error::InvalidDatatype("the regions differ from their shape".into());
         if self.batch.is_empty() {
-            return Err(Error::InvalidDatatype(
-                "the regions differ from their shape".into(),
-            ));
+            return Err(differ());
         }
         for &(i, bytes) in &self.batch {
-            match self.regions.get(i) {
+            match self.packer.regions.get(i) {
                 Some(r) if r.bytes as u64 == bytes => iov.push(r.ptr as *mut u8, r.bytes),
-                _ => {
-                    return Err(Error::InvalidDatatype(
-                        "the regions differ from their shape".into(),
-                    ))
-                }
+                _ => return Err(differ()),
             }
         }
         Ok(())
     }
 
-    /// Packs and sends fragments while fewer than the pipeline depth are in flight. After an
-    /// error, the remaining fragment tags get empty messages.
-    fn pump_fragments(&mut self, worker: &Worker, ep: &Endpoint, me: u32) {
-        let depth = self.writer_depth();
-        while self.next_fragment < self.plan.fragments() && self.in_flight.len() < depth {
-            let i = self.next_fragment;
-            let tag = private_tag(me, self.plan.fragment_seq(i));
-            let mut buffer = self.spare.pop().unwrap_or_default();
-            if self.error.is_none() {
-                buffer.resize(self.plan.fragment_len(i), 0);
-                let offset = self.plan.fragment_offset(i);
-                let (state, shape) = (&mut *self.state, &self.plan.shape);
-                if let Err(e) = self
-                    .writer
-                    .fill(state, shape, &self.regions, offset, &mut buffer)
-                {
-                    self.error = Some(e);
-                }
-            }
-            if self.error.is_some() {
-                buffer.clear();
-            }
-            // Synchronous after the first window: such a send completes only once the receiver
-            // matched the fragment. A fragment below UCX's rendezvous threshold otherwise
-            // completes as soon as it is copied out, the window stops limiting anything, and the
-            // whole stream can pile up in the receiver's unexpected queue (measured: +52 MiB for
-            // a 256 MiB message with 4 KiB fragments over tcp). The first `depth` fragments go
-            // eagerly: they are the window's worth the receiver may hold anyway, and a short
-            // message then costs no acknowledgement round trip. Rendezvous-sized fragments are
-            // synchronous anyway.
-            let synchronous = i >= self.depth as u64;
-            // SAFETY: the buffer is kept in `in_flight` until its send completes.
-            let mut sent =
-                unsafe { worker.tag_send(ep, buffer.as_ptr(), buffer.len(), tag, synchronous) };
-            if let (Err(e), false) = (&sent, buffer.is_empty()) {
-                // Tell the receiver with an empty message rather than leave it waiting.
-                self.error.get_or_insert(e.clone());
-                buffer.clear();
-                // SAFETY: a zero-byte send reads no memory.
-                sent = unsafe { worker.tag_send(ep, buffer.as_ptr(), 0, tag, true) };
-            }
-            match sent {
-                Ok(req) => self.in_flight.push_back(InFlight { buffer, req }),
-                Err(e) => {
-                    self.error.get_or_insert(e);
-                    self.spare.push(buffer);
-                }
-            }
-            self.next_fragment += 1;
-        }
-    }
-
-    fn writer_depth(&self) -> usize {
-        // With an error pending nothing is packed, so the empty messages can all go at once.
-        if self.error.is_some() {
-            usize::MAX
-        } else {
-            self.depth
-        }
-    }
-
-    /// Advances the pipeline; ready when every message has left.
+    /// Advances the message; ready when every message has left.
     pub(crate) fn poll(&mut self, engine: &mut Engine) -> Poll<Result<Status>> {
         if self.peer_failed {
             self.strand(engine);
@@ -394,6 +401,10 @@ impl SendOp {
         };
         let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.error)
             & record(worker.poll_send(&mut self.table_req), &mut self.error);
+        let body_done = record(worker.poll_send(&mut self.body_req), &mut self.error);
+        if let Some(e) = &self.packer.error {
+            self.error.get_or_insert(e.clone());
+        }
         // No reply request: none expected, or it came.
         let replied = self.reply_req.is_none()
             || match worker.poll_recv(&mut self.reply_req) {
@@ -418,31 +429,15 @@ impl SendOp {
             }
             !done
         });
-        let mut i = 0;
-        while i < self.in_flight.len() {
-            if record(
-                worker.poll_send(&mut self.in_flight[i].req),
-                &mut self.error,
-            ) {
-                if let Some(done) = self.in_flight.remove(i) {
-                    self.spare.push(done.buffer);
-                }
-            } else {
-                i += 1;
-            }
-        }
-        let me = engine.rank;
-        if self.next_fragment < self.plan.fragments()
-            || self.regions_posted < self.plan.region_messages()
-        {
-            self.pump(&engine.worker, engine.existing_endpoint(self.peer), me);
+        if self.regions_posted < self.plan.region_messages() {
+            let me = engine.rank;
+            self.pump_regions(&engine.worker, engine.existing_endpoint(self.peer), me);
         }
         if lead_done
+            && body_done
             && replied
             && self.region_sends.is_empty()
             && self.regions_posted >= self.plan.region_messages()
-            && self.in_flight.is_empty()
-            && self.next_fragment >= self.plan.fragments()
         {
             return Poll::Ready(match self.error.take() {
                 Some(e) => Err(e),
@@ -466,17 +461,18 @@ impl SendOp {
         if let Some(r) = self.table_req.take() {
             engine.strand(Stranded::new(r, Box::new(table)));
         }
+        if let (Some(r), Some(port)) = (self.body_req.take(), self.port.take()) {
+            // The packer (and the user's state) goes with the op; should UCX still ask the
+            // port for bytes, it gets zeros.
+            let length = self.packer.length();
+            engine.strand(Stranded::new(r, Box::new(StreamPort::detach(port, length))));
+        }
         // Regions are the user's memory, which a dead peer no longer reads: their requests are
         // released now (UCX frees a pending request when it completes), but a scatter/gather
         // list is ours and stays with its request.
         for r in self.region_sends.drain(..) {
             if let Some(req) = r.req {
                 engine.strand(Stranded::new(req, Box::new(r.iov)));
-            }
-        }
-        for f in self.in_flight.drain(..) {
-            if let Some(r) = f.req {
-                engine.strand(Stranded::new(r, Box::new(f.buffer)));
             }
         }
     }
@@ -486,21 +482,16 @@ impl SendOp {
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
         self.peer_failed = matches!(error, Error::ProcFailed { .. });
         self.error.get_or_insert(error);
-        self.next_fragment = self.plan.fragments();
         self.regions_posted = self.plan.region_messages();
         for r in self
             .lead_req
             .iter()
             .chain(self.reply_req.iter())
             .chain(self.table_req.iter())
+            .chain(self.body_req.iter())
             .chain(self.region_sends.iter().filter_map(|r| r.req.as_ref()))
         {
             worker.cancel(r);
-        }
-        for f in &self.in_flight {
-            if let Some(r) = &f.req {
-                worker.cancel(r);
-            }
         }
     }
 }

@@ -53,6 +53,12 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
 #[derive(Debug)]
 pub(crate) struct RegionList<T>(pub(crate) Vec<T>);
 
+impl<T> Default for RegionList<T> {
+    fn default() -> Self {
+        RegionList(Vec::new())
+    }
+}
+
 // SAFETY: the pointers point into memory that the operation's state keeps alive and that only
 // the engine (under its mutex) touches while the operation runs.
 unsafe impl Send for RegionList<RawRegion> {}

@@ -6,7 +6,11 @@
 //! ```text
 //! lead:      header | region runs | first `inline` bytes of the stream    (at most LEAD_MAX)
 //! table:     region runs, only when they do not fit in the lead (private tag seq)
-//! fragments: the rest of the stream, `fragment` bytes each (the private tags that follow)
+//! body:      the rest of the stream and an 8-byte status trailer, ONE message (the next
+//!            private tag) that UCX packs and unpacks through our callbacks (a generic
+//!            datatype): the stream goes from the sender's pack callback straight into UCX's
+//!            transport buffers and from those into the receiver's unpack callback, in UCX's
+//!            own fragments, with no buffer of ours in between
 //! regions:   the zero-copy regions in batches, one message per batch (the private tags after
 //!            those): to another node one contiguous message per region; to a process of the
 //!            same node up to `batch_entries` regions per UCX IOV message (one contiguous
@@ -18,8 +22,11 @@
 //! the receiver reads the regions straight from the sender's memory (one kernel copy, up to
 //! 1024 regions per system call), then sends one empty reply that lets the sender complete.
 //!
-//! A private message of zero bytes where data was expected means the sender failed after the
-//! lead left; the receiver then completes with [`Error::RemoteFailure`].
+//! A private message of zero bytes where data was expected, or a body whose trailer is not
+//! zero, means the sender failed after the lead left; the receiver then completes with
+//! [`Error::RemoteFailure`]. (A body cannot be cut short once UCX sends it: after a pack
+//! failure the rest of it is zeros, which the receiver's unpack callback may see before the
+//! trailer fails the receive.)
 //!
 //! The lead is never longer than [`LEAD_MAX`], and its fixed header alone tells which private
 //! messages follow (`seq_base` and their number). Both are what lets a receive that is not
@@ -39,10 +46,13 @@ use crate::datatype::ElementType;
 use crate::error::{Error, Result};
 
 const MAGIC: u32 = 0x4443_504d; // "MPCD"
-const VERSION: u16 = 4;
-/// Fixed part of the lead: magic, version, flags, six sizes, the run count, the number of
+const VERSION: u16 = 5;
+/// Fixed part of the lead: magic, version, flags, five sizes, the run count, the number of
 /// zero-copy regions, the pull source and the region batching.
-pub(crate) const HEADER_BYTES: usize = 104;
+pub(crate) const HEADER_BYTES: usize = 96;
+/// The status word at the end of a body message: zero when every byte before it is the
+/// sender's stream, anything else when its pack failed.
+pub(crate) const TRAILER_BYTES: usize = 8;
 /// The longest lead message any mpicd process sends (a protocol constant, not a tunable: a
 /// receiver relies on it whatever the sender's configuration).
 pub(crate) const LEAD_MAX: usize = 8192;
@@ -61,12 +71,10 @@ const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 pub(crate) const RUN_BYTES: usize = 16;
 /// The most regions one run may announce (a guard against absurd headers).
 const MAX_RUN: u64 = u32::MAX as u64;
-/// The smallest fragment cut for pipelining: just under UCX's eager limit on shm and tcp
-/// (8 KiB segments), so that such a fragment travels as one eager message, without the
-/// rendezvous round trip.
-const SMALL_FRAGMENT: u64 = 8000;
-/// How many fragments a stream is cut into at least (see [`fragment_size`]).
-const FRAGMENTS_PER_STREAM: u64 = 8;
+/// Memory allowed for the body message: its UCX request, and the transport buffers UCX packs
+/// and unpacks it in (UCX's memory pools, which grow once per process: measured 0.07-0.6 MiB
+/// for a 256 MiB body over shm and tcp).
+pub(crate) const BODY_BYTES: usize = 1 << 20;
 /// Memory allowed per zero-copy region request in flight in [`CustomConfig::memory_bound`]
 /// (a UCX request, and the receiver's unexpected-message descriptor; a region below UCX's
 /// rendezvous threshold travels eagerly, but then it is under this size on shm and tcp).
@@ -86,16 +94,10 @@ pub(crate) const PULL_BYTES: usize = 64 << 10;
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8088 so that
+    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8096 so that
     /// the lead stays within 8 KiB). Small, so that the lead is one eager UCX message and leaves
-    /// at once: the receiver prepares while the sender packs the fragments.
+    /// at once; a longer stream goes on in the body message.
     pub inline_bytes: usize,
-    /// Largest fragment message (`MPICD_FRAGMENT_BYTES`). A short stream is cut in smaller
-    /// fragments, in 8 at least but none under 8000 bytes, so that its packing and unpacking
-    /// overlap.
-    pub fragment_bytes: usize,
-    /// Fragments in flight per operation (`MPICD_PIPELINE_DEPTH`).
-    pub pipeline_depth: usize,
     /// Regions of at least this many bytes travel zero-copy as their own message; smaller ones
     /// are coalesced into the stream (`MPICD_ZCOPY_THRESHOLD`).
     pub zcopy_threshold: usize,
@@ -123,8 +125,6 @@ impl Default for CustomConfig {
     fn default() -> Self {
         CustomConfig {
             inline_bytes: 4000,
-            fragment_bytes: 256 << 10,
-            pipeline_depth: 4,
             zcopy_threshold: 32 << 10,
             zcopy_depth: 16,
             pull_threshold: 64 << 10,
@@ -166,8 +166,6 @@ impl CustomConfig {
             0,
             MAX_INLINE_BYTES,
         )?;
-        read("MPICD_FRAGMENT_BYTES", &mut c.fragment_bytes, 4096, any)?;
-        read("MPICD_PIPELINE_DEPTH", &mut c.pipeline_depth, 1, any)?;
         read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1, any)?;
         read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1, any)?;
         read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1, any)?;
@@ -188,17 +186,17 @@ impl CustomConfig {
         Ok(c)
     }
 
-    /// The most extra memory one custom operation uses on either side: the lead, the
-    /// fragments in flight, and up to `zcopy_depth` region messages in flight (their UCX
-    /// requests, counted as 4 KiB each, and the scatter/gather lists of IOV messages) or the
-    /// buffers of a pull (64 KiB). Not counted: the region table (16 bytes per run of equal
-    /// regions, in the lead or a message of its own) and the region list the type itself
-    /// provides.
+    /// The most extra memory one custom operation uses on either side: the lead, the body
+    /// message (1 MiB: UCX packs and unpacks it in its own transport buffers, through our
+    /// callbacks, never all of it at once), and up to `zcopy_depth` region messages in flight (their UCX requests, counted as 4 KiB each, and the scatter/gather lists of IOV
+    /// messages) or the buffers of a pull (64 KiB). Not counted: the region table (16 bytes
+    /// per run of equal regions, in the lead or a message of its own) and the region list the
+    /// type itself provides.
     pub fn memory_bound(&self) -> usize {
         let iov_list = self.iov_entries.min(IOV_MAX_ENTRIES) * IOV_ENTRY_BYTES;
         HEADER_BYTES
             + self.inline_bytes.min(MAX_INLINE_BYTES)
-            + self.pipeline_depth * self.fragment_bytes
+            + BODY_BYTES
             + (self.zcopy_depth * (REGION_REQUEST_BYTES + iov_list)).max(PULL_BYTES)
     }
 }
@@ -214,9 +212,8 @@ pub(crate) struct WirePlan {
     pub zero_copy_count: u64,
     /// Stream bytes: packed part plus coalesced regions.
     pub stream_bytes: u64,
-    /// Stream bytes inside the lead message.
+    /// Stream bytes inside the lead message (the rest travels in the body message).
     pub inline_bytes: u64,
-    pub fragment_bytes: u64,
     /// First private sequence number of this message.
     pub seq_base: u64,
     /// The sender's callbacks failed before any data could be sent: the lead carries nothing
@@ -325,16 +322,6 @@ fn split(shape: &Shape, threshold: u64) -> Option<(u64, u64)> {
     Some((coalesced, zero_copy))
 }
 
-/// Fragments of a short stream are cut small, so that the receiver starts unpacking while the
-/// sender still packs (a pipeline even for a 40 KB message), but never below
-/// [`SMALL_FRAGMENT`]: the stream after the lead is cut in [`FRAGMENTS_PER_STREAM`] pieces at
-/// least, each at most `fragment_bytes`.
-fn fragment_size(rest: u64, cfg: &CustomConfig) -> u64 {
-    rest.div_ceil(FRAGMENTS_PER_STREAM)
-        .max(SMALL_FRAGMENT)
-        .min(cfg.fragment_bytes.max(1) as u64)
-}
-
 impl WirePlan {
     /// Chooses the plan for a message. To another node, regions at or above the zero-copy
     /// threshold travel as their own contiguous messages (UCX's zero-copy rendezvous); smaller
@@ -392,7 +379,6 @@ impl WirePlan {
             zero_copy_count,
             stream_bytes,
             inline_bytes,
-            fragment_bytes: fragment_size(stream_bytes - inline_bytes, cfg),
             seq_base: 0,
             failed: false,
             table_apart,
@@ -411,7 +397,6 @@ impl WirePlan {
             zero_copy_count: 0,
             stream_bytes: 0,
             inline_bytes: 0,
-            fragment_bytes: 1,
             seq_base: 0,
             failed: true,
             table_apart: false,
@@ -456,12 +441,22 @@ impl WirePlan {
         }
     }
 
-    /// Number of fragment messages after the lead.
-    pub(crate) fn fragments(&self) -> u64 {
-        (self.stream_bytes - self.inline_bytes).div_ceil(self.fragment_bytes.max(1))
+    /// Stream bytes after the lead, carried by the body message.
+    pub(crate) fn body_bytes(&self) -> u64 {
+        self.stream_bytes - self.inline_bytes
     }
 
-    /// Private messages before the fragments: the region table, when it travels apart.
+    /// Number of body messages: one when the stream does not fit in the lead.
+    pub(crate) fn body_messages(&self) -> u64 {
+        u64::from(self.body_bytes() > 0)
+    }
+
+    /// Bytes of the body message: the rest of the stream and the trailer.
+    pub(crate) fn body_message_bytes(&self) -> usize {
+        self.body_bytes() as usize + TRAILER_BYTES
+    }
+
+    /// Private messages before the body: the region table, when it travels apart.
     fn table_messages(&self) -> u64 {
         self.table_apart as u64
     }
@@ -471,25 +466,14 @@ impl WirePlan {
         self.seq_base
     }
 
-    /// Sequence number of fragment `i`.
-    pub(crate) fn fragment_seq(&self, i: u64) -> u64 {
-        self.seq_base + self.table_messages() + i
-    }
-
-    /// Length of fragment `i`.
-    pub(crate) fn fragment_len(&self, i: u64) -> usize {
-        let start = self.inline_bytes + i * self.fragment_bytes;
-        (self.stream_bytes - start).min(self.fragment_bytes) as usize
-    }
-
-    /// Stream offset where fragment `i` starts.
-    pub(crate) fn fragment_offset(&self, i: u64) -> u64 {
-        self.inline_bytes + i * self.fragment_bytes
+    /// Sequence number of the body message.
+    pub(crate) fn body_seq(&self) -> u64 {
+        self.seq_base + self.table_messages()
     }
 
     /// Sequence number of the k-th region message (batch).
     pub(crate) fn region_seq(&self, k: u64) -> u64 {
-        self.seq_base + self.table_messages() + self.fragments() + k
+        self.seq_base + self.table_messages() + self.body_messages() + k
     }
 
     /// Number of region messages, one per batch (none when the regions are pulled).
@@ -502,7 +486,7 @@ impl WirePlan {
 
     /// Private sequence numbers this message uses.
     pub(crate) fn private_messages(&self) -> u64 {
-        self.table_messages() + self.fragments() + self.region_messages()
+        self.table_messages() + self.body_messages() + self.region_messages()
     }
 
     /// Sequence number of the receiver's reply after a pull: the number after this message's
@@ -555,7 +539,6 @@ impl WirePlan {
             self.shape.packed_bytes,
             self.stream_bytes,
             self.inline_bytes,
-            self.fragment_bytes,
             self.seq_base,
             self.zcopy_threshold,
             runs.len() as u64,
@@ -602,7 +585,6 @@ impl WirePlan {
         let packed_bytes = r.u64()?;
         let stream_bytes = r.u64()?;
         let inline_bytes = r.u64()?;
-        let fragment_bytes = r.u64()?;
         let seq_base = r.u64()?;
         let zcopy_threshold = r.u64()?;
         let runs = r.u64()?;
@@ -629,7 +611,7 @@ impl WirePlan {
         }
         if inline_bytes > stream_bytes
             || inline_bytes > MAX_INLINE_BYTES as u64
-            || (fragment_bytes == 0 && stream_bytes > inline_bytes)
+            || stream_bytes - inline_bytes > (usize::MAX - TRAILER_BYTES) as u64
             || packed_bytes > stream_bytes
         {
             return Err(malformed("inconsistent sizes"));
@@ -643,7 +625,6 @@ impl WirePlan {
             zero_copy_count,
             stream_bytes,
             inline_bytes,
-            fragment_bytes,
             seq_base,
             failed: flags & FLAG_FAILED != 0,
             table_apart: flags & FLAG_TABLE_APART != 0,
@@ -652,7 +633,7 @@ impl WirePlan {
             batches,
         };
         // Sequence numbers must not wrap (the sender reserved them).
-        let private = (plan.table_messages() + plan.fragments())
+        let private = (plan.table_messages() + plan.body_messages())
             .checked_add(plan.region_messages())
             .and_then(|p| p.checked_add(u64::from(plan.pull.is_some())));
         if private.and_then(|p| seq_base.checked_add(p)).is_none() {
@@ -789,8 +770,6 @@ mod tests {
     fn cfg(inline_bytes: usize, zcopy_threshold: usize) -> CustomConfig {
         CustomConfig {
             inline_bytes,
-            fragment_bytes: 4096,
-            pipeline_depth: 2,
             zcopy_threshold,
             zcopy_depth: 3,
             pull_threshold: 16,
@@ -818,7 +797,7 @@ mod tests {
         plan.seq_base = 77;
         assert_eq!(plan.stream_bytes, 50 + 24);
         assert_eq!(plan.inline_bytes, 74);
-        assert_eq!(plan.fragments(), 0);
+        assert_eq!(plan.body_messages(), 0);
         assert_eq!(plan.zero_copy_count, 1);
         assert_eq!(plan.region_seq(0), 77);
         assert!(plan.is_zero_copy(4000) && !plan.is_zero_copy(8));
@@ -941,12 +920,13 @@ mod tests {
     }
 
     #[test]
-    fn fragments_cover_the_stream() {
+    fn the_body_carries_the_rest_of_the_stream_and_a_trailer() {
         let plan =
             WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), Reach::Remote).unwrap();
-        assert_eq!(plan.fragments(), 3);
-        assert_eq!(plan.fragment_len(2), 5);
-        assert_eq!(plan.fragment_offset(1), 10 + 4096);
+        assert_eq!(plan.body_messages(), 1);
+        assert_eq!(plan.body_bytes(), 4096 * 2 + 5);
+        assert_eq!(plan.body_message_bytes(), 4096 * 2 + 5 + TRAILER_BYTES);
+        assert_eq!(plan.body_seq(), plan.seq_base);
     }
 
     #[test]
@@ -962,9 +942,9 @@ mod tests {
         plan.seq_base = 9;
         assert_eq!(plan.zero_copy_count, 3);
         assert_eq!(plan.stream_bytes, 8);
-        assert_eq!(plan.private_messages(), plan.fragments());
-        assert_eq!(plan.reply_seq(), 9 + plan.fragments());
-        assert_eq!(plan.sequence_numbers(), plan.fragments() + 1);
+        assert_eq!(plan.private_messages(), plan.body_messages());
+        assert_eq!(plan.reply_seq(), 9 + plan.body_messages());
+        assert_eq!(plan.sequence_numbers(), plan.body_messages() + 1);
         assert_eq!(round_trip(&plan), plan);
         // Too little to pull: no pull, so no reply either.
         let few = Shape::new(0, [region(8), region(PULL_MIN_BYTES - 1)]);
@@ -992,7 +972,7 @@ mod tests {
         let (head, _) = WirePlan::decode_header(&lead[..HEADER_BYTES]).unwrap();
         assert_eq!(head.private_messages(), plan.private_messages());
         assert_eq!(head.region_seq(0), plan.region_seq(0));
-        assert_eq!(head.fragment_seq(0), plan.fragment_seq(0));
+        assert_eq!(head.body_seq(), plan.body_seq());
         match WirePlan::decode_lead(&lead).unwrap() {
             Lead::Complete {
                 plan: back,
@@ -1032,10 +1012,10 @@ mod tests {
                     "{n} runs, {inline} inline"
                 );
                 assert_eq!(plan.table_seq(), 1000);
-                assert_eq!(plan.fragment_seq(0), 1000 + apart as u64);
+                assert_eq!(plan.body_seq(), 1000 + apart as u64);
                 assert_eq!(
                     plan.private_messages(),
-                    apart as u64 + plan.fragments() + plan.zero_copy_count
+                    apart as u64 + plan.body_messages() + plan.zero_copy_count
                 );
                 assert_eq!(through_the_wire(&plan), plan, "{n} runs, {inline} inline");
             }
