@@ -155,10 +155,12 @@ pub(crate) struct RecvOp {
     /// The regions of the batch being posted (indices and the sender's lengths).
     batch: Vec<(usize, u64)>,
     lead: Box<Collector>,
-    table: Box<Collector>,
+    /// Made when needed (boxed: UCX writes into it while the op may move).
+    table: Option<Box<Collector>>,
     /// A lead whose region table is on its way: the plan so far and the number of runs.
     awaiting_table: Option<(WirePlan, u64)>,
-    drain_sink: Box<Collector>,
+    /// Where drained messages go, made at the first drain.
+    drain_sink: Option<Box<Collector>>,
     /// What UCX holds while the body arrives: a pointer to `unpacker`.
     port: Option<Box<StreamPort>>,
     unpacker: Box<Unpacker>,
@@ -208,9 +210,9 @@ impl RecvOp {
                 keep: LEAD_MAX,
                 ..Collector::default()
             }),
-            table: Box::default(),
+            table: None,
             awaiting_table: None,
-            drain_sink: Box::default(),
+            drain_sink: None,
             port: None,
             unpacker: Box::new(Unpacker {
                 state,
@@ -287,8 +289,7 @@ impl RecvOp {
         op.error = Some(error);
         if plan.table_apart {
             let m = private_match(source, plan.table_seq());
-            // SAFETY: the drain sink is boxed in the op and outlives the request.
-            match unsafe { engine.worker.tag_recv_collect(&mut *op.drain_sink, m) } {
+            match post_drain(&mut op.drain_sink, &engine.worker, m) {
                 Ok(req) => op.directs.push_back(Direct {
                     req: Some(req),
                     expected: usize::MAX,
@@ -372,11 +373,13 @@ impl RecvOp {
                 }
                 Lead::TableApart { plan, runs } => {
                     let m = private_match(source, plan.table_seq());
-                    self.table.keep =
-                        usize::try_from(runs.saturating_mul(RUN_BYTES as u64)).unwrap_or(0);
+                    let table = self.table.insert(Box::new(Collector {
+                        keep: usize::try_from(runs.saturating_mul(RUN_BYTES as u64)).unwrap_or(0),
+                        ..Collector::default()
+                    }));
                     // SAFETY: the table collector is boxed in the op and outlives the request.
                     self.table_req =
-                        Some(unsafe { engine.worker.tag_recv_collect(&mut *self.table, m) }?);
+                        Some(unsafe { engine.worker.tag_recv_collect(&mut **table, m) }?);
                     self.inline_at = HEADER_BYTES;
                     self.awaiting_table = Some((plan, runs));
                 }
@@ -389,8 +392,11 @@ impl RecvOp {
                 let Some((mut plan, runs)) = self.awaiting_table.take() else {
                     return Poll::Ready(Err(Error::InvalidMessage));
                 };
-                let table = std::mem::take(&mut self.table.bytes);
-                if self.table.received != table.len() {
+                let Some(collected) = self.table.as_mut() else {
+                    return Poll::Ready(Err(Error::InvalidMessage));
+                };
+                let table = std::mem::take(&mut collected.bytes);
+                if collected.received != table.len() {
                     return Poll::Ready(Err(Error::InvalidDatatype(
                         "malformed custom message: region table of the wrong length".into(),
                     )));
@@ -564,8 +570,7 @@ impl RecvOp {
             }
             let drained = req.is_err();
             if drained {
-                // SAFETY: the drain sink is boxed in the op and outlives the request.
-                req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
+                req = post_drain(&mut self.drain_sink, worker, m);
             }
             match req {
                 Ok(r) => {
@@ -613,8 +618,7 @@ impl RecvOp {
             }
             if req.is_err() {
                 iov.clear();
-                // SAFETY: the drain sink is boxed in the op and outlives the request.
-                req = unsafe { worker.tag_recv_collect(&mut *self.drain_sink, m) };
+                req = post_drain(&mut self.drain_sink, worker, m);
             }
             match req {
                 Ok(r) => self.directs.push_back(Direct {
@@ -746,6 +750,17 @@ impl RecvOp {
             worker.cancel(r);
         }
     }
+}
+
+/// Posts a receive that drops the private message `m` matches, into `sink` (made on first use).
+fn post_drain(
+    sink: &mut Option<Box<Collector>>,
+    worker: &Worker,
+    m: TagMatch,
+) -> Result<UcxRequest> {
+    let sink = sink.get_or_insert_with(Box::default);
+    // SAFETY: the drain sink is boxed in the op, never replaced, and outlives the request.
+    unsafe { worker.tag_recv_collect(&mut **sink, m) }
 }
 
 /// Lists where the regions of a batch (indices and the sender's lengths) land: the sender's

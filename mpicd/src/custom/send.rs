@@ -82,7 +82,8 @@ pub(crate) struct SendOp {
     lead_req: Option<UcxRequest>,
     /// The receiver's reply when it pulls the regions (see [`super::pull`]).
     reply_req: Option<UcxRequest>,
-    reply: Box<Collector>,
+    /// Made when the regions are pulled (boxed: UCX writes into it while the op may move).
+    reply: Option<Box<Collector>>,
     table_req: Option<UcxRequest>,
     body_req: Option<UcxRequest>,
     /// Region messages in flight (at most `zcopy_depth`).
@@ -155,8 +156,9 @@ impl SendOp {
         .encode();
         if op.plan.pull.is_some() {
             let m = private_reply_match(dest, op.plan.reply_seq());
+            let reply = op.reply.insert(Box::default());
             // SAFETY: the reply collector is boxed in the op and outlives the request.
-            op.reply_req = Some(unsafe { engine.worker.tag_recv_collect(&mut *op.reply, m) }?);
+            op.reply_req = Some(unsafe { engine.worker.tag_recv_collect(&mut **reply, m) }?);
         }
         let ep = engine
             .existing_endpoint(dest)
@@ -257,7 +259,7 @@ impl SendOp {
         SendOp {
             lead_req: None,
             reply_req: None,
-            reply: Box::default(),
+            reply: None,
             table_req: None,
             body_req: None,
             region_sends: VecDeque::new(),
@@ -454,8 +456,9 @@ impl SendOp {
             engine.strand(Stranded::new(r, Box::new(lead)));
         }
         if let Some(r) = self.reply_req.take() {
-            let reply = std::mem::take(&mut self.reply);
-            engine.strand(Stranded::new(r, reply));
+            if let Some(reply) = self.reply.take() {
+                engine.strand(Stranded::new(r, reply));
+            }
         }
         let table = std::mem::take(&mut self.table);
         if let Some(r) = self.table_req.take() {
