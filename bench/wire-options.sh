@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Wire options for many regions (issue #3): ping-pong bandwidth of a message of equal regions
 # sent by the custom engine under each of its wire plans, forced with the MPICD_* knobs (the
-# default choice; IOV batches; pull; every region on its own; everything coalesced), packed by
-# hand, and as one contiguous message (the limit), over shared memory and over tcp on
-# loopback, 2 ranks on this node. Over tcp the default is the remote plan (MPICD_NODE_LOCAL=0,
-# as between two nodes) unless a method sets MPICD_NODE_LOCAL itself. Each configuration runs REPS
+# default choice; the remote plan, zero-copy messages from 64 KiB; every region on its own;
+# everything coalesced), packed by hand, and as one contiguous message (the limit), over shared
+# memory and over tcp on loopback, 2 ranks on this node. Over tcp the default is the remote plan
+# (MPICD_NODE_LOCAL=0, as between two nodes) unless a method sets MPICD_NODE_LOCAL itself. Each configuration runs REPS
 # times (default 3), interleaved; each run reports the fastest of 5 timed windows (about 1 s in
 # all per size; 2 s for 64 MiB), and the table gives the best run and the spread (min-max).
 #
@@ -27,8 +27,6 @@ MPIRUN=(mpirun --oversubscribe -n 2)
 # name | environment for mpirun -x (space-separated) | regions method
 METHODS=(
     "custom||custom"
-    "iov|MPICD_NODE_LOCAL=1 MPICD_CMA=0|custom"
-    "pull|MPICD_NODE_LOCAL=1 MPICD_IOV_THRESHOLD=1000000000|custom"
     "remote|MPICD_NODE_LOCAL=0|custom"
     "separate-all|MPICD_NODE_LOCAL=0 MPICD_ZCOPY_THRESHOLD=1|custom"
     "coalesce-all|MPICD_NODE_LOCAL=0 MPICD_ZCOPY_THRESHOLD=1000000000|custom"
@@ -84,7 +82,7 @@ for line in open(sys.argv[1]):
     _, name, metric, total, mbs = line.split()
     transport, method = name.split('/')
     runs[(transport, int(metric.split('-')[1]), int(total), method)].append(float(mbs))
-methods = ["custom", "iov", "pull", "remote", "separate-all", "coalesce-all", "packed", "contiguous"]
+methods = ["custom", "remote", "separate-all", "coalesce-all", "packed", "contiguous"]
 def size(n):
     return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB" if n >= 1 << 10 else f"{n} B"
 for transport in ("shm", "tcp"):

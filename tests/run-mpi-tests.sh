@@ -11,17 +11,16 @@
 #        process's messages to itself over tcp/lo when "self" is left out (checked with
 #        `UCX_TLS=tcp ucx_perftest -l`), so plain `tcp` works and keeps every byte on the
 #        network transport. The loopback device keeps all traffic on this machine.
-#        MPICD_NODE_LOCAL=0 turns off the same-node wire plans (IOV batches, pull), as
-#        between two nodes.
-#   pull shm with MPICD_PULL_THRESHOLD=1024: every region from 1 KiB up is pulled by the
-#        receiver (by default only regions from 64 KiB are; smaller ones travel in IOV
-#        batches). Only for programs that ask for it with modes=.
+#        MPICD_NODE_LOCAL=0 makes the custom datatype send regions as it does between two
+#        nodes (zero-copy messages from 64 KiB) instead of coalescing them.
+#   remote  shm with MPICD_NODE_LOCAL=0: the zero-copy region messages over shared memory.
+#        Only for programs that ask for it with modes=.
 #
 # A program can say which rank counts it needs with one comment line in its source:
 #   // mpi-test: ranks=1          singleton only: run WITHOUT mpirun (MPI singleton mode)
 #   // mpi-test: ranks=2,4        (the default)
 #   // mpi-test: ranks=3 timeout=300
-#   // mpi-test: ranks=2,4 modes=shm,tcp,pull   (the modes, instead of MPI_TEST_MODES)
+#   // mpi-test: ranks=2,4 modes=shm,tcp,remote   (the modes, instead of MPI_TEST_MODES)
 #   // mpi-test: ranks=2 pass=PEER-FAILURE-OK
 #                                 success is judged by that line in the output, not by the exit
 #                                 code (for tests where a rank dies on purpose, which makes
@@ -94,14 +93,14 @@ run_one() {
     timeout_s=$(directive "$name" timeout "$DEFAULT_TIMEOUT")
     log="$LOG_DIR/$name-n$ranks-$mode.log"
 
-    local -a envs=(env -u UCX_TLS -u UCX_NET_DEVICES -u MPICD_NODE_LOCAL -u MPICD_PULL_THRESHOLD)
+    local -a envs=(env -u UCX_TLS -u UCX_NET_DEVICES -u MPICD_NODE_LOCAL)
     local -a export_flags=()
     if [[ $mode == tcp ]]; then
         envs+=(UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0)
         export_flags=(-x UCX_TLS -x UCX_NET_DEVICES -x MPICD_NODE_LOCAL)
-    elif [[ $mode == pull ]]; then
-        envs+=(MPICD_PULL_THRESHOLD=1024)
-        export_flags=(-x MPICD_PULL_THRESHOLD)
+    elif [[ $mode == remote ]]; then
+        envs+=(MPICD_NODE_LOCAL=0)
+        export_flags=(-x MPICD_NODE_LOCAL)
     fi
 
     local -a cmd

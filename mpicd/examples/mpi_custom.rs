@@ -8,7 +8,7 @@
 //! The engine is configured with small, odd sizes (set below before `mpicd::init`, unless already
 //! set in the environment) so that messages of a few hundred KiB cross many fragment boundaries;
 //! `mpi_custom_memory` and `mpi_serde` exercise the default 256 KiB fragments.
-// mpi-test: ranks=2,4 modes=shm,tcp,pull
+// mpi-test: ranks=2,4 modes=shm,tcp,remote
 
 #[path = "common/mod.rs"]
 mod common;
@@ -854,10 +854,9 @@ fn receiver_regions_longer(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
-/// Regions on both sides of the pull threshold, more of them than one batch of descriptors and
-/// one system call take, and one larger than a pull step: between processes of one node they
-/// are read from the sender's memory in several steps (see custom/pull.rs), otherwise they are
-/// coalesced or sent one by one; the data must arrive the same.
+/// 3000 regions of mixed small sizes and one of 5 MiB in the middle: all coalesced into the
+/// body between processes of one node, the large one a zero-copy message between nodes; the
+/// data must arrive the same.
 fn regions_in_many_steps(w: &Communicator) -> CaseResult {
     let (_, prev) = next_prev(w);
     let mut lens: Vec<usize> = (0..3000).map(|i| [1, 255, 256, 300, 2000][i % 5]).collect();
@@ -1912,7 +1911,7 @@ fn main() {
             &receiver_regions_longer,
         ),
         ("mixed: struct-vec records", &mixed_struct_vec),
-        ("regions in many pull steps", &regions_in_many_steps),
+        ("3000 regions of mixed sizes and a 5 MiB one", &regions_in_many_steps),
         ("empty message", &empty_message),
         (
             "thousands of small regions, small and large mixed",

@@ -96,7 +96,7 @@ fn truncation_is_an_error(w: &Communicator) -> CaseResult {
         w.send(&pattern(3, 10), 1, 4)?;
     } else if w.rank() == 1 {
         for len in [100usize, 1 << 20] {
-            let mut small = vec![0xAAu8; 64];
+            let mut small = [0xAAu8; 64];
             let e = w.recv(&mut small[..50], 0, 4);
             check!(
                 matches!(e, Err(Error::Truncated { .. })),

@@ -1,8 +1,7 @@
 //! A peer that dies does not leave the others hanging: rank 1 exits abruptly, and rank 0's
 //! receive from it fails with `ProcFailed` within seconds, as do its sends, plain and custom
-//! (custom messages whose regions wait to be read by the dead receiver, or travel in IOV
-//! batches it never receives).
-// mpi-test: ranks=2 modes=shm,tcp,pull pass=PEER-FAILURE-OK
+//! (custom messages whose body and regions the dead receiver never takes).
+// mpi-test: ranks=2 modes=shm,tcp,remote pass=PEER-FAILURE-OK
 
 use mpicd::Error;
 use std::time::{Duration, Instant};
@@ -16,8 +15,8 @@ fn main() {
     world
         .sendrecv(&[1u8; 4], peer, 0, &mut b, peer, 0)
         .expect("exchange");
-    // Custom messages that rank 1 never takes: large regions (pulled by a receiver on this
-    // node) and many 1 KiB regions (IOV batches on this node; coalesced between nodes).
+    // Custom messages that rank 1 never takes: large regions (zero-copy messages between
+    // nodes) and many 1 KiB regions (coalesced into the body).
     let rows: Vec<Vec<i32>> = vec![vec![7; 1 << 16]; 4];
     let small_rows: Vec<Vec<i32>> = vec![vec![8; 256]; 4096];
     let pending_custom = (world.rank() == 0).then(|| {

@@ -11,7 +11,7 @@ use crate::custom::send::SendOp as CustomSendOp;
 use crate::custom::wire::{CustomConfig, WirePlan};
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
-use crate::custom::wire::{PullSource, Reach};
+use crate::custom::wire::Reach;
 use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
@@ -127,8 +127,6 @@ pub(crate) struct Engine {
     next_context: u32,
     identity: Identity,
     watch: Watch,
-    /// This process may read same-node peers' memory (see [`crate::cma`]).
-    cma: bool,
 }
 
 impl Engine {
@@ -173,7 +171,6 @@ impl Engine {
             next_context: crate::comm::FIRST_FREE_CONTEXT,
             identity: Identity::current(),
             watch: Watch::new(),
-            cma: crate::cma::available(),
         })
     }
 
@@ -215,15 +212,10 @@ impl Engine {
     }
 
     /// Where world rank `peer` (connected) runs, for the wire plan of a custom-typed message:
-    /// on this node (unless node-local plans are turned off), with a pull source when
-    /// cross-memory reads work here (its region list is filled in later), or elsewhere.
+    /// on this node (unless node-local plans are turned off), or elsewhere.
     pub(crate) fn reach(&self, peer: u32) -> Reach {
         match self.local_pid(peer) {
-            Some(_) if self.custom.node_local => Reach::NodeLocal(self.cma.then(|| PullSource {
-                pid: self.identity.pid,
-                stride: std::mem::size_of::<crate::custom::RawRegion>() as u32,
-                table: 0,
-            })),
+            Some(_) if self.custom.node_local => Reach::NodeLocal,
             _ => Reach::Remote,
         }
     }
@@ -716,12 +708,12 @@ impl Engine {
         let plan = header.and_then(|h| WirePlan::decode_header(&h).ok());
         match (status, source, plan) {
             (Ok(status), Some(source), Some((plan, _)))
-                if plan.private_messages() > 0 || plan.pull.is_some() =>
+                if plan.private_messages() > 0 =>
             {
                 let drain = CustomRecvOp::drain(self, route, source, status.tag, plan, mismatch);
                 Settled::Drain(Box::new(drain))
             }
-            // Nothing follows the lead and no reply is owed, or its header is unreadable (then
+            // Nothing follows the lead, or its header is unreadable (then
             // there is nothing this process could drain).
             _ => Settled::Done(Err(mismatch)),
         }

@@ -22,7 +22,6 @@
 //! `prterun`); started alone, a program is a singleton of size 1.
 
 mod bootstrap;
-mod cma;
 pub mod collective;
 pub mod comm;
 pub mod custom;

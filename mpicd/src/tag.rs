@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! user message:  0 | kind:1 | context:20 | source:20 | tag:22
-//! private data:  1 | source:20 | reply:1 | sequence:42
+//! private data:  1 | source:20 | sequence:43
 //! ```
 //! `kind` tells a contiguous message from the lead message of a custom-typed one. It is never
 //! part of a match: as MPI requires, a receive or probe matches on (communicator, source, tag)
@@ -12,18 +12,15 @@
 //! whose datatype does not fit it fails with [`crate::Error::DatatypeMismatch`] after draining
 //! the message (see `Engine::settle_contiguous` and `custom::recv`). Every user receive
 //! requires the private bit to be 0, so no user receive can ever match the fragments and
-//! regions that follow a custom message's lead. A private message goes from the sender of a
-//! custom message to its receiver, numbered in the sender's sequence; a *reply* goes back from
-//! the receiver, numbered in the sender's sequence too (see [`private_reply_tag`]), so the two
-//! directions never meet.
+//! body and regions that follow a custom message's lead. A private message goes from the
+//! sender of a custom message to its receiver, numbered in the sender's sequence.
 
 use crate::transport::TagMatch;
 
 const TAG_BITS: u32 = 22;
 const SOURCE_BITS: u32 = 20;
 const CONTEXT_BITS: u32 = 20;
-const SEQ_BITS: u32 = 42;
-const REPLY_BIT: u64 = 1 << SEQ_BITS;
+const SEQ_BITS: u32 = 43;
 
 const TAG_SHIFT: u32 = 0;
 const SOURCE_SHIFT: u32 = TAG_BITS;
@@ -123,13 +120,7 @@ pub(crate) const fn is_custom_lead(bits: u64) -> bool {
 
 /// The tag of private data message number `seq` from world rank `source`.
 pub(crate) fn private_tag(source: u32, seq: u64) -> u64 {
-    PRIVATE_BIT | ((source as u64) << (SEQ_BITS + 1)) | (seq & (REPLY_BIT - 1))
-}
-
-/// The tag of the reply that world rank `source` sends back about private message number `seq`
-/// of the peer it received from (the sender's numbering).
-pub(crate) fn private_reply_tag(source: u32, seq: u64) -> u64 {
-    private_tag(source, seq) | REPLY_BIT
+    PRIVATE_BIT | ((source as u64) << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
 }
 
 /// The exact match for one private data message.
@@ -140,13 +131,6 @@ pub(crate) fn private_match(source: u32, seq: u64) -> TagMatch {
     }
 }
 
-/// The exact match for the reply from world rank `source` about private message `seq`.
-pub(crate) fn private_reply_match(source: u32, seq: u64) -> TagMatch {
-    TagMatch {
-        tag: private_reply_tag(source, seq),
-        mask: u64::MAX,
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -212,11 +196,8 @@ mod tests {
         assert!(!is_custom_lead(p) && !is_custom_lead(p | KIND_MASK));
         let any = UserTag::matcher(0, None, None);
         assert_ne!(p & any.mask, any.tag);
-        assert_eq!(p & u64::MAX, private_match(9, 12345).tag);
-        assert_ne!(private_reply_tag(9, 12345), p);
-        assert_eq!(
-            private_reply_tag(9, 12345) >> (SEQ_BITS + 1),
-            p >> (SEQ_BITS + 1)
-        );
+        assert_eq!(p, private_match(9, 12345).tag);
+        assert_ne!(private_tag(8, 12345), p);
+        assert_ne!(private_tag(9, 12346), p);
     }
 }

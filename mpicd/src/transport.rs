@@ -446,65 +446,6 @@ impl Worker {
         }
     }
 
-    /// Starts a tag send of the buffers listed in `iov`, gathered by UCX into ONE message
-    /// (`UCP_DATATYPE_IOV`; on the wire the same as a contiguous send of their concatenation),
-    /// synchronous like [`Worker::tag_send`] when asked. `Ok(None)` means it completed at once.
-    /// Used for the batches of regions of a custom-typed message to a process of the same node.
-    ///
-    /// # Safety
-    /// `iov` and every buffer it lists must stay valid and unchanged until the returned request
-    /// completes (UCX reads the list itself during progress, not only in this call).
-    pub(crate) unsafe fn tag_send_iov(
-        &self,
-        ep: &Endpoint,
-        iov: &IovList,
-        tag: u64,
-        synchronous: bool,
-    ) -> Result<Option<UcxRequest>> {
-        let mut params = Self::request_params(ucx::UCP_OP_ATTR_FIELD_DATATYPE);
-        // `ucp_dt_make_iov()` is a macro for the bare class value (the -sys crate's shim test
-        // checks that they agree).
-        params.datatype = ucx::ucp_datatype_t::from(ucx::UCP_DATATYPE_IOV);
-        let (list, entries) = (iov.as_ptr(), iov.entries());
-        // SAFETY: for the IOV datatype, buffer/count are the list and its number of entries;
-        // the caller keeps the list and its buffers alive; ep belongs to this worker.
-        let ptr = unsafe {
-            if synchronous {
-                ucx::ucp_tag_send_sync_nbx(ep.ep, list, entries, tag, &params)
-            } else {
-                ucx::ucp_tag_send_nbx(ep.ep, list, entries, tag, &params)
-            }
-        };
-        UcxRequest::from_status_ptr(ptr)
-    }
-
-    /// Posts a tag receive that scatters one message into the buffers listed in `iov`, in order
-    /// (`UCP_DATATYPE_IOV`); a message longer than their total fails as truncated. Always
-    /// returns a request, like [`Worker::tag_recv`].
-    ///
-    /// # Safety
-    /// `iov` and every buffer it lists must stay valid and otherwise untouched until the request
-    /// completes.
-    pub(crate) unsafe fn tag_recv_iov(&self, iov: &IovList, m: TagMatch) -> Result<UcxRequest> {
-        let mut params = Self::request_params(
-            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
-        );
-        params.datatype = ucx::ucp_datatype_t::from(ucx::UCP_DATATYPE_IOV);
-        // SAFETY: as in tag_send_iov; the caller keeps the buffers exclusive.
-        let ptr = unsafe {
-            ucx::ucp_tag_recv_nbx(
-                self.worker,
-                iov.as_ptr(),
-                iov.entries(),
-                m.tag,
-                m.mask,
-                &params,
-            )
-        };
-        UcxRequest::from_status_ptr(ptr)?
-            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
-    }
-
     /// Starts a tag send of a message whose bytes `port`'s end produces as UCX asks for them
     /// (a generic datatype: UCX calls [`StreamEnd::pack`] for each of its fragments, in order,
     /// straight into its transport buffers). `Ok(None)` means it completed at once.
@@ -741,52 +682,6 @@ pub(crate) struct Endpoint {
 
 // SAFETY: used only under the engine's mutex, like the worker.
 unsafe impl Send for Endpoint {}
-
-/// A scatter/gather list (`ucp_dt_iov_t` entries) for [`Worker::tag_send_iov`] and
-/// [`Worker::tag_recv_iov`]. The entries live on the heap, so moving the list (into the
-/// operation that keeps it until completion) does not move what UCX points to; a list is
-/// cleared and refilled for the next batch rather than allocated again.
-#[derive(Debug, Default)]
-pub(crate) struct IovList(Vec<ucx::ucp_dt_iov_t>);
-
-// SAFETY: the list only holds addresses; it is used under the engine's mutex.
-unsafe impl Send for IovList {}
-
-impl IovList {
-    /// Appends a buffer to the list.
-    pub(crate) fn push(&mut self, buffer: *mut u8, length: usize) {
-        self.0.push(ucx::ucp_dt_iov_t {
-            buffer: buffer as *mut c_void,
-            length,
-        });
-    }
-
-    /// The buffer of a list of exactly one entry.
-    pub(crate) fn single(&self) -> Option<(*mut u8, usize)> {
-        match self.0.as_slice() {
-            [only] => Some((only.buffer as *mut u8, only.length)),
-            _ => None,
-        }
-    }
-
-    /// Empties the list, keeping its allocation.
-    pub(crate) fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// Total bytes of the listed buffers.
-    pub(crate) fn total(&self) -> usize {
-        self.0.iter().map(|e| e.length).sum()
-    }
-
-    fn entries(&self) -> usize {
-        self.0.len()
-    }
-
-    fn as_ptr(&self) -> *mut c_void {
-        self.0.as_ptr() as *mut c_void
-    }
-}
 
 /// A message taken out of UCX's matching queue by a removing probe, waiting to be received.
 #[derive(Debug)]
@@ -1124,24 +1019,45 @@ static STREAM_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
 mod tests {
     use super::*;
 
+    /// An end that records what it is given.
+    struct Echo(Vec<u8>);
+
+    impl StreamEnd for Echo {
+        fn length(&self) -> usize {
+            self.0.len()
+        }
+        fn pack(&mut self, offset: usize, dst: &mut [u8]) {
+            dst.copy_from_slice(&self.0[offset..offset + dst.len()]);
+        }
+        fn unpack(&mut self, offset: usize, src: &[u8]) {
+            self.0[offset..offset + src.len()].copy_from_slice(src);
+        }
+        fn poisoned(&mut self) {}
+    }
+
     #[test]
-    fn iov_list_keeps_order_lengths_and_addresses() {
-        let (mut a, mut b) = ([1u8; 3], [2u8; 5]);
-        let mut list = IovList::default();
-        list.push(a.as_mut_ptr(), a.len());
-        assert_eq!(list.single(), Some((a.as_mut_ptr(), 3)));
-        list.push(b.as_mut_ptr(), b.len());
-        assert_eq!(list.single(), None);
-        assert_eq!(list.entries(), 2);
-        assert_eq!(list.total(), 8);
-        assert_eq!(list.0[0].buffer as *const u8, a.as_ptr());
-        assert_eq!(list.0[1].length, 5);
-        // Moving the list (into an operation) leaves the entries UCX points to in place.
-        let entries = list.as_ptr();
-        let moved = Box::new(list);
-        assert_eq!(moved.as_ptr(), entries);
-        let mut moved = moved;
-        moved.clear();
-        assert_eq!((moved.total(), moved.entries()), (0, 0));
+    fn stream_callbacks_reach_the_end_and_a_detached_port_gives_zeros() {
+        let mut end = Echo(vec![1, 2, 3, 4, 5]);
+        let mut port = Box::new(StreamPort(&mut end as *mut Echo as *mut dyn StreamEnd));
+        let state = &mut *port as *mut StreamPort as *mut c_void;
+        let mut out = [0u8; 8];
+        // SAFETY: `state` is a live port; `out` has room for what is asked.
+        unsafe {
+            assert_eq!(stream_packed_size(state), 5);
+            // UCX may offer more room than is left: only the rest is packed.
+            assert_eq!(stream_pack(state, 3, out.as_mut_ptr() as *mut c_void, 8), 2);
+            assert_eq!(&out[..2], &[4, 5]);
+            let src = [9u8, 8];
+            assert_eq!(stream_unpack(state, 1, src.as_ptr() as *const c_void, 2), ucx::UCS_OK);
+        }
+        assert_eq!(end.0, vec![1, 9, 8, 4, 5]);
+        let detached = StreamPort::detach(port, 3);
+        let state = &*detached._port as *const StreamPort as *mut c_void;
+        // SAFETY: the detached port points to its own end.
+        unsafe {
+            assert_eq!(stream_packed_size(state), 3);
+            assert_eq!(stream_pack(state, 0, out.as_mut_ptr() as *mut c_void, 8), 3);
+        }
+        assert_eq!(&out[..3], &[0, 0, 0]);
     }
 }

@@ -2,8 +2,8 @@
 //! `size` bytes (`TOTAL` bytes in all, 4 MiB by default), for the wire plans of the custom
 //! datatype and for their alternatives:
 //! - `custom`: the engine as configured (its plans are forced with the MPICD_* knobs, see
-//!   `bench/wire-options.sh`: e.g. MPICD_CMA=0 for IOV batches on one node, MPICD_NODE_LOCAL=0
-//!   with MPICD_ZCOPY_THRESHOLD=1 to send every region on its own, or =1000000000 to coalesce
+//!   `bench/wire-options.sh`: MPICD_NODE_LOCAL=0 for the plan between nodes, with
+//!   MPICD_ZCOPY_THRESHOLD=1 to send every region on its own, or =1000000000 to coalesce
 //!   every region into the stream);
 //! - `packed`: manual packing into one buffer, one contiguous message, manual unpacking;
 //! - `contiguous`: one contiguous message of the same total size (the limit).

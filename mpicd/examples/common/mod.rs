@@ -22,10 +22,13 @@ macro_rules! check {
 
 pub type CaseResult = Result<(), Box<dyn std::error::Error>>;
 
+/// A test case's body.
+pub type CaseFn<'a> = &'a dyn Fn(&mpicd::Communicator) -> CaseResult;
+
 /// Runs named cases in order, each followed by a barrier; exits 1 if any failed.
 pub fn run(
     world: &mpicd::Communicator,
-    cases: &[(&str, &dyn Fn(&mpicd::Communicator) -> CaseResult)],
+    cases: &[(&str, CaseFn<'_>)],
 ) -> bool {
     let mut ok = true;
     for (name, case) in cases {

@@ -10,12 +10,10 @@
 //!   their own types, without raw pointers.
 //!
 //! The wire format and plan live in [`wire`], the streaming of packed bytes and coalesced
-//! regions in [`stream`], the send and receive state machines in [`send`] and [`recv`], the
-//! receiver's one-copy read of a same-node sender's regions in [`pull`]; the serde
-//! bridge (feature `serde`, on by default) in [`serde`](mod@serde).
+//! regions in [`stream`], the send and receive state machines in [`send`] and [`recv`]; the
+//! serde bridge (feature `serde`, on by default) in [`serde`](mod@serde).
 
 pub mod parts;
-pub(crate) mod pull;
 pub(crate) mod recv;
 pub(crate) mod send;
 #[cfg(feature = "serde")]
@@ -30,11 +28,7 @@ pub use parts::{CustomRecv, CustomSend, RecvParts, SendParts};
 pub use wire::CustomConfig;
 
 /// A memory region sent without packing: `bytes` bytes at `ptr`, made of elements of `elem`.
-///
-/// `repr(C)`: a receiver on the same node reads a list of these from the sender's memory
-/// (see [`pull`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(C)]
 pub struct RawRegion {
     pub ptr: *const u8,
     pub bytes: usize,

@@ -2,8 +2,7 @@
 //! resize, check sizes (truncation is an error, never an overrun), then take the inline bytes,
 //! the body message (UCX hands its fragments, in order, to our [`Unpacker`], which unpacks
 //! them straight from UCX's transport buffers) and the zero-copy regions straight into the
-//! receiver's memory (a bounded window of region messages, each one region or one batch
-//! scattered by UCX, posted in order).
+//! receiver's memory (a bounded window, posted in order).
 //!
 //! Whatever goes wrong after the lead matched, every private message of the sender is still
 //! received (into a discarding sink if need be), so the sender always completes. That includes
@@ -12,17 +11,15 @@
 //! [`Error::DatatypeMismatch`]; that message was taken whole by the lead's collector, so there
 //! is nothing left to drain.
 
-use super::pull::Pull;
 use super::stream::{RegionList, StreamReader};
 use super::wire::{Lead, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES, TRAILER_BYTES};
 use super::{RawRegionMut, Shape, UnpackState};
 use crate::engine::{Engine, Route};
 use crate::error::{Error, Result};
 use crate::status::Status;
-use crate::tag::{private_match, private_reply_tag, MessageKind};
+use crate::tag::{private_match, MessageKind};
 use crate::transport::{
-    Collector, IovList, MessageHandle, RecvInfo, StreamEnd, StreamPort, TagMatch, UcxRequest,
-    Worker,
+    Collector, MessageHandle, RecvInfo, StreamEnd, StreamPort, TagMatch, UcxRequest, Worker,
 };
 use std::collections::VecDeque;
 use std::task::Poll;
@@ -132,28 +129,20 @@ impl Provided {
     }
 }
 
-/// A private receive whose content lands elsewhere (a region, or a batch of regions listed in
-/// `iov`) or nowhere (a drain).
+/// A private receive whose content lands elsewhere (a region) or nowhere (a drain).
 struct Direct {
     req: Option<UcxRequest>,
     expected: usize,
-    iov: IovList,
 }
 
 pub(crate) struct RecvOp {
     // Requests first: they are released before the memory they point to.
     lead_req: Option<UcxRequest>,
-    /// The reply that lets a sender whose regions were pulled complete.
-    reply_req: Option<UcxRequest>,
     /// The receive of the region table, when it travels apart from the lead.
     table_req: Option<UcxRequest>,
     body: Option<BodyRecv>,
     /// Region message receives (or their drains) in flight, at most `zcopy_depth`.
     directs: VecDeque<Direct>,
-    /// Scatter/gather lists of completed region receives, for the next ones.
-    spare_lists: Vec<IovList>,
-    /// The regions of the batch being posted (indices and the sender's lengths).
-    batch: Vec<(usize, u64)>,
     lead: Box<Collector>,
     /// Made when needed (boxed: UCX writes into it while the op may move).
     table: Option<Box<Collector>>,
@@ -180,12 +169,6 @@ pub(crate) struct RecvOp {
     zcopy_depth: usize,
     started: bool,
     discarding: bool,
-    /// Reading the sender's regions from its memory (see [`super::pull`]).
-    pull: Option<Pull>,
-    /// The sender waits for a reply (its regions were to be pulled) that has not left yet.
-    reply_owed: bool,
-    /// Reading the sender's memory failed (the sender then fails too).
-    pull_failed: bool,
     error: Option<Error>,
 }
 
@@ -198,12 +181,9 @@ impl RecvOp {
     ) -> RecvOp {
         RecvOp {
             lead_req: None,
-            reply_req: None,
             table_req: None,
             body: None,
             directs: VecDeque::new(),
-            spare_lists: Vec::new(),
-            batch: Vec::new(),
             // A lead is at most LEAD_MAX bytes; anything longer (a contiguous message this
             // receive matched) is drained past that, never held whole.
             lead: Box::new(Collector {
@@ -230,9 +210,6 @@ impl RecvOp {
             zcopy_depth: engine.custom.zcopy_depth.max(1),
             started: false,
             discarding: false,
-            pull: None,
-            reply_owed: false,
-            pull_failed: false,
             error: None,
         }
     }
@@ -293,13 +270,10 @@ impl RecvOp {
                 Ok(req) => op.directs.push_back(Direct {
                     req: Some(req),
                     expected: usize::MAX,
-                    iov: IovList::default(),
                 }),
                 Err(e) => op.error = Some(e),
             }
         }
-        // A sender whose regions were to be pulled waits for the reply, sent on the first poll.
-        op.reply_owed = plan.pull.is_some();
         op.plan = Some(plan);
         op.pump(&engine.worker);
         op
@@ -415,14 +389,12 @@ impl RecvOp {
         let Some(plan) = self.plan.take() else {
             return;
         };
-        self.reply_owed = plan.pull.is_some();
         let prepared = if plan.failed {
             Err(Error::RemoteFailure)
         } else if self.discarding {
             Err(Error::Cancelled)
         } else {
             self.prepare(&plan)
-                .and_then(|()| self.start_pull(engine, &plan))
         };
         match prepared {
             Ok(()) => {
@@ -438,68 +410,6 @@ impl RecvOp {
         self.lead.bytes = Vec::new();
         self.plan = Some(plan);
         self.pump(&engine.worker);
-    }
-
-    /// Sets up the pull of the sender's regions, if the lead asks for one: the sender must be
-    /// the process on this node that the lead names.
-    fn start_pull(&mut self, engine: &mut Engine, plan: &WirePlan) -> Result<()> {
-        let Some(source) = plan.pull else {
-            return Ok(());
-        };
-        let rank = self.source.ok_or(Error::InvalidMessage)?;
-        engine.connect(rank)?;
-        if engine.local_pid(rank) != Some(source.pid) {
-            return Err(Error::Transport(format!(
-                "rank {rank} asked to have its regions read from pid {}, not its own",
-                source.pid
-            )));
-        }
-        self.pull = Some(Pull::new(source, rank)?);
-        Ok(())
-    }
-
-    /// Reads the next part of the pulled regions; once all are read, or on any error, sends
-    /// the reply that releases the sender.
-    fn advance_pull(&mut self, engine: &mut Engine) {
-        let Some(plan) = &self.plan else { return };
-        if let (Some(pull), None) = (&mut self.pull, &self.error) {
-            if !pull.finished(plan) {
-                if let Err(e) = pull.step(plan, &self.unpacker.regions) {
-                    self.pull_failed = !matches!(e, Error::ProcFailed { .. });
-                    self.error = Some(e);
-                }
-            }
-        }
-        let done = self.pull.as_ref().is_some_and(|p| p.finished(plan));
-        if !self.reply_owed || (self.error.is_none() && !done) {
-            return;
-        }
-        self.reply_owed = false;
-        // An empty reply: done (or failed on this side, which the sender need not know). One
-        // byte: the sender's memory could not be read, the sender fails too.
-        static READ_FAILED: [u8; 1] = [1];
-        let len = usize::from(self.pull_failed);
-        let (Some(rank), me) = (self.source, engine.rank) else {
-            return;
-        };
-        let tag = private_reply_tag(me, plan.reply_seq());
-        // The first message to the sender, maybe: its endpoint is made on first use.
-        let _ = engine.connect(rank);
-        let sent = match engine.existing_endpoint(rank) {
-            // SAFETY: a static outlives the request.
-            Some(ep) => unsafe {
-                engine
-                    .worker
-                    .tag_send(ep, READ_FAILED.as_ptr(), len, tag, false)
-            },
-            None => Err(Error::ProcFailed { rank: rank as i32 }),
-        };
-        match sent {
-            Ok(req) => self.reply_req = req,
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
-        }
     }
 
     /// Resizes (unless the state gave its parts when posted), checks the incoming shape against
@@ -588,47 +498,48 @@ impl RecvOp {
         {
             let m = private_match(source, plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
-            let mut iov = self.spare_lists.pop().unwrap_or_default();
-            iov.clear();
-            // The next batch of zero-copy regions; none after an error.
-            if self.error.is_none() {
-                plan.next_batch(&mut self.next_region, &mut self.batch);
-                if let Err(e) = scatter_list(&self.batch, &self.unpacker.regions, &mut iov) {
-                    self.error = Some(e);
-                }
+            // The next zero-copy region; none after an error.
+            let target = match self.error {
+                None => plan.next_zero_copy(&mut self.next_region),
+                Some(_) => None,
+            };
+            if target.is_none() {
+                self.error.get_or_insert(Error::InvalidMessage);
             }
             let mut req = Err(Error::Cancelled);
             let mut expected = usize::MAX;
-            if self.error.is_none() {
-                // SAFETY: every listed region holds the sender's bytes (checked), and
-                // UnpackState guarantees it stays valid and exclusive until the state is
-                // dropped; the list is kept with the request in `directs`.
-                req = unsafe {
-                    match iov.single() {
-                        Some((ptr, len)) => worker.tag_recv(ptr, len, m),
-                        None => worker.tag_recv_iov(&iov, m),
-                    }
+            if let Some((i, bytes)) = target {
+                let bytes = bytes as usize;
+                req = match self.unpacker.regions.get(i) {
+                    // SAFETY: the region holds at least the sender's `bytes` bytes, and
+                    // UnpackState guarantees it stays valid and exclusive until the state is
+                    // dropped.
+                    Some(mine) if mine.bytes >= bytes => unsafe {
+                        worker.tag_recv(mine.ptr, bytes, m)
+                    },
+                    Some(mine) => Err(Error::Truncated {
+                        message_bytes: bytes as u64,
+                        buffer_bytes: mine.bytes as u64,
+                    }),
+                    None => Err(Error::InvalidMessage),
                 };
                 match &req {
-                    Ok(_) => expected = iov.total(),
+                    Ok(_) => expected = bytes,
                     Err(e) => {
                         self.error.get_or_insert(e.clone());
                     }
                 }
             }
             if req.is_err() {
-                iov.clear();
                 req = post_drain(&mut self.drain_sink, worker, m);
             }
             match req {
                 Ok(r) => self.directs.push_back(Direct {
                     req: Some(r),
                     expected,
-                    iov,
                 }),
                 Err(e) => {
                     self.error.get_or_insert(e);
-                    self.spare_lists.push(iov);
                 }
             }
         }
@@ -666,7 +577,7 @@ impl RecvOp {
                 }
             }
         }
-        let (error, spare_lists) = (&mut self.error, &mut self.spare_lists);
+        let error = &mut self.error;
         self.directs
             .retain_mut(|d| match worker.poll_recv(&mut d.req) {
                 Poll::Pending => true,
@@ -674,27 +585,15 @@ impl RecvOp {
                     if let Err(e) = r.and_then(|info| check_length(info, d.expected)) {
                         error.get_or_insert(e);
                     }
-                    spare_lists.push(std::mem::take(&mut d.iov));
                     false
                 }
             });
         self.pump(worker);
-        self.advance_pull(engine);
-        let replied = !self.reply_owed
-            && match engine.worker.poll_send(&mut self.reply_req) {
-                Poll::Pending => false,
-                Poll::Ready(r) => {
-                    if let Err(e) = r {
-                        self.error.get_or_insert(e);
-                    }
-                    true
-                }
-            };
         let all_posted = self.plan.as_ref().map_or(true, |p| {
             (self.body_posted || p.body_messages() == 0)
                 && self.regions_posted >= p.region_messages()
         });
-        if all_posted && replied && self.body.is_none() && self.directs.is_empty() {
+        if all_posted && self.body.is_none() && self.directs.is_empty() {
             return Poll::Ready(self.finish());
         }
         Poll::Pending
@@ -733,17 +632,10 @@ impl RecvOp {
             self.body_posted = true;
             self.regions_posted = plan.region_messages();
         }
-        self.reply_owed = false;
-        if matches!(self.error, Some(Error::ProcFailed { .. })) {
-            // A reply to a dead sender may never complete: released now (UCX frees a pending
-            // request when it completes; its payload is static).
-            self.reply_req = None;
-        }
         self.started = self.plan.is_some();
         let pending = self
             .lead_req
             .iter()
-            .chain(self.reply_req.iter())
             .chain(self.table_req.iter())
             .chain(self.body.iter().filter_map(|b| b.req.as_ref()));
         for r in pending.chain(self.directs.iter().filter_map(|d| d.req.as_ref())) {
@@ -761,31 +653,6 @@ fn post_drain(
     let sink = sink.get_or_insert_with(Box::default);
     // SAFETY: the drain sink is boxed in the op, never replaced, and outlives the request.
     unsafe { worker.tag_recv_collect(&mut **sink, m) }
-}
-
-/// Lists where the regions of a batch (indices and the sender's lengths) land: the sender's
-/// length of each receiver's region, which must hold it (else `Truncated`).
-fn scatter_list(
-    batch: &[(usize, u64)],
-    mine: &RegionList<RawRegionMut>,
-    iov: &mut IovList,
-) -> Result<()> {
-    if batch.is_empty() {
-        return Err(Error::InvalidMessage);
-    }
-    for &(i, bytes) in batch {
-        match mine.get(i) {
-            Some(r) if r.bytes as u64 >= bytes => iov.push(r.ptr, bytes as usize),
-            Some(r) => {
-                return Err(Error::Truncated {
-                    message_bytes: bytes,
-                    buffer_bytes: r.bytes as u64,
-                })
-            }
-            None => return Err(Error::InvalidMessage),
-        }
-    }
-    Ok(())
 }
 
 /// True if every region of `sent` fits the region at the same index of `mine` (which may have

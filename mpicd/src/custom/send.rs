@@ -1,27 +1,18 @@
 //! The send side of a custom-typed message: query, regions, plan, then the lead message (and
 //! the region table, when it is too long for the lead), the body message (the rest of the
 //! stream, which UCX asks our [`Packer`] for fragment by fragment, straight into its transport
-//! buffers) and a bounded window of region messages (batches of zero-copy regions).
+//! buffers) and a bounded window of zero-copy region messages.
 
 use super::stream::{RegionList, StreamWriter};
-use super::wire::{PullSource, Reach, WirePlan, TRAILER_BYTES};
+use super::wire::{Reach, WirePlan, TRAILER_BYTES};
 use super::{PackState, RawRegion, RegionShape, Shape};
 use crate::engine::{Engine, Route, Stranded};
 use crate::error::{class, Error, Result};
 use crate::status::Status;
-use crate::tag::{private_reply_match, private_tag, MessageKind, UserTag};
-use crate::transport::{
-    Collector, Endpoint, IovList, StreamEnd, StreamPort, UcxRequest, Worker,
-};
+use crate::tag::{private_tag, MessageKind, UserTag};
+use crate::transport::{Endpoint, StreamEnd, StreamPort, UcxRequest, Worker};
 use std::collections::VecDeque;
 use std::task::Poll;
-
-/// A region message in flight: its send, then the scatter/gather list UCX reads until it
-/// completes (empty for a batch of one region, sent as a contiguous message).
-struct RegionSend {
-    req: Option<UcxRequest>,
-    iov: IovList,
-}
 
 /// The sender's stream as UCX asks for it: the body message is the stream after the lead's
 /// inline bytes, then the status trailer (zero, or one when a pack failed: UCX cannot cut a
@@ -30,7 +21,7 @@ struct Packer {
     writer: StreamWriter,
     shape: Shape,
     /// The state's regions, taken once (coalesced ones are copied into the stream; the
-    /// others are sent, or pulled, from here).
+    /// others are sent from here).
     regions: RegionList<RawRegion>,
     /// Stream offset where the body starts.
     start: u64,
@@ -80,18 +71,10 @@ impl StreamEnd for Packer {
 pub(crate) struct SendOp {
     // Requests first: they must be released before the memory they point to.
     lead_req: Option<UcxRequest>,
-    /// The receiver's reply when it pulls the regions (see [`super::pull`]).
-    reply_req: Option<UcxRequest>,
-    /// Made when the regions are pulled (boxed: UCX writes into it while the op may move).
-    reply: Option<Box<Collector>>,
     table_req: Option<UcxRequest>,
     body_req: Option<UcxRequest>,
-    /// Region messages in flight (at most `zcopy_depth`).
-    region_sends: VecDeque<RegionSend>,
-    /// Scatter/gather lists of completed region messages, for the next ones.
-    spare_lists: Vec<IovList>,
-    /// The regions of the batch being posted (indices and lengths).
-    batch: Vec<(usize, u64)>,
+    /// Zero-copy region sends in flight (at most `zcopy_depth`).
+    region_reqs: VecDeque<Option<UcxRequest>>,
     lead: Vec<u8>,
     /// The region table, when it travels apart from the lead.
     table: Vec<u8>,
@@ -99,8 +82,8 @@ pub(crate) struct SendOp {
     /// What UCX holds while the body is in flight: a pointer to `packer`.
     port: Option<Box<StreamPort>>,
     packer: Box<Packer>,
-    /// Region messages posted so far, and where to look for the next zero-copy region (a run
-    /// of the shape and a region index).
+    /// Zero-copy region messages posted so far, and where to look for the next one (a run of
+    /// the shape and a region index).
     regions_posted: u64,
     next_region: (usize, usize),
     peer: u32,
@@ -110,8 +93,8 @@ pub(crate) struct SendOp {
     peer_failed: bool,
 }
 
-/// Region messages go as synchronous sends: a message below UCX's rendezvous threshold is
-/// otherwise sent eagerly and completes at once, and the window of messages in flight would
+/// Zero-copy regions go as synchronous sends: a region below UCX's rendezvous threshold is
+/// otherwise sent eagerly and completes at once, and the window of regions in flight would
 /// bound nothing (the receiver's unexpected queue would take them all).
 const SYNCHRONOUS_REGIONS: bool = true;
 
@@ -154,12 +137,6 @@ impl SendOp {
             tag,
         }
         .encode();
-        if op.plan.pull.is_some() {
-            let m = private_reply_match(dest, op.plan.reply_seq());
-            let reply = op.reply.insert(Box::default());
-            // SAFETY: the reply collector is boxed in the op and outlives the request.
-            op.reply_req = Some(unsafe { engine.worker.tag_recv_collect(&mut **reply, m) }?);
-        }
         let ep = engine
             .existing_endpoint(dest)
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
@@ -219,16 +196,8 @@ impl SendOp {
                 }),
             ),
         };
-        // The receiver reads the list itself; its heap buffer stays put while the op owns it.
-        let reach = match reach {
-            Reach::NodeLocal(Some(pull)) => Reach::NodeLocal(Some(PullSource {
-                table: regions.as_ptr() as u64,
-                ..pull
-            })),
-            other => other,
-        };
         let mut plan = WirePlan::choose(shape, &engine.custom, reach)?;
-        plan.seq_base = engine.reserve_sequence(plan.sequence_numbers());
+        plan.seq_base = engine.reserve_sequence(plan.private_messages());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
         let mut lead = Vec::with_capacity(plan.lead_bytes());
@@ -258,13 +227,9 @@ impl SendOp {
         });
         SendOp {
             lead_req: None,
-            reply_req: None,
-            reply: None,
             table_req: None,
             body_req: None,
-            region_sends: VecDeque::new(),
-            spare_lists: Vec::new(),
-            batch: Vec::new(),
+            region_reqs: VecDeque::new(),
             lead,
             table: Vec::new(),
             plan,
@@ -310,9 +275,9 @@ impl SendOp {
         }
     }
 
-    /// Sends the next region messages (batches of zero-copy regions), in order, while fewer than
-    /// `zcopy_depth` are in flight. After an error each remaining region tag gets an empty
-    /// message instead, which the receiver reads as "the sender failed".
+    /// Sends the next zero-copy regions, in order, while fewer than `zcopy_depth` are in
+    /// flight. After an error each remaining region tag gets an empty message instead, which
+    /// the receiver reads as "the sender failed".
     fn pump_regions(&mut self, worker: &Worker, ep: Option<&Endpoint>, me: u32) {
         let Some(ep) = ep else {
             self.error.get_or_insert(Error::ProcFailed {
@@ -321,66 +286,43 @@ impl SendOp {
             return;
         };
         while self.regions_posted < self.plan.region_messages()
-            && self.region_sends.len() < self.zcopy_depth
+            && self.region_reqs.len() < self.zcopy_depth
         {
             let tag = private_tag(me, self.plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
-            let mut iov = self.spare_lists.pop().unwrap_or_default();
-            iov.clear();
+            let mut region = None;
             if self.error.is_none() {
-                if let Err(e) = self.gather_batch(&mut iov) {
-                    self.error = Some(e);
-                    iov.clear();
+                let found = self.plan.next_zero_copy(&mut self.next_region);
+                match found.and_then(|(i, bytes)| Some((self.packer.regions.get(i)?, bytes))) {
+                    Some((r, bytes)) if r.bytes as u64 == bytes => region = Some(*r),
+                    _ => {
+                        self.error = Some(Error::InvalidDatatype(
+                            "the regions differ from their shape".into(),
+                        ));
+                    }
                 }
             }
             let mut sent = Err(Error::Cancelled);
-            if self.error.is_none() {
+            if let Some(r) = region {
                 // SAFETY: PackState guarantees its regions stay valid until the state is
-                // dropped, which happens after this op completes; the list is kept with the
-                // request in `region_sends`.
-                sent = unsafe {
-                    match iov.single() {
-                        Some((ptr, len)) => worker.tag_send(ep, ptr, len, tag, SYNCHRONOUS_REGIONS),
-                        None => worker.tag_send_iov(ep, &iov, tag, SYNCHRONOUS_REGIONS),
-                    }
-                };
+                // dropped, which happens after this op completes.
+                sent = unsafe { worker.tag_send(ep, r.ptr, r.bytes, tag, SYNCHRONOUS_REGIONS) };
                 if let Err(e) = &sent {
                     self.error.get_or_insert(e.clone());
                 }
             }
             if sent.is_err() {
-                iov.clear();
                 // SAFETY: a zero-byte send reads no memory.
                 sent = unsafe { worker.tag_send(ep, self.lead.as_ptr(), 0, tag, false) };
             }
             match sent {
-                Ok(Some(req)) => self.region_sends.push_back(RegionSend {
-                    req: Some(req),
-                    iov,
-                }),
-                Ok(None) => self.spare_lists.push(iov),
+                Ok(Some(req)) => self.region_reqs.push_back(Some(req)),
+                Ok(None) => {}
                 Err(e) => {
                     self.error.get_or_insert(e);
-                    self.spare_lists.push(iov);
                 }
             }
         }
-    }
-
-    /// Lists the regions of the next batch in `iov`, checking them against the shape.
-    fn gather_batch(&mut self, iov: &mut IovList) -> Result<()> {
-        self.plan.next_batch(&mut self.next_region, &mut self.batch);
-        let differ = || Error::InvalidDatatype("the regions differ from their shape".into());
-        if self.batch.is_empty() {
-            return Err(differ());
-        }
-        for &(i, bytes) in &self.batch {
-            match self.packer.regions.get(i) {
-                Some(r) if r.bytes as u64 == bytes => iov.push(r.ptr as *mut u8, r.bytes),
-                _ => return Err(differ()),
-            }
-        }
-        Ok(())
     }
 
     /// Advances the message; ready when every message has left.
@@ -407,38 +349,16 @@ impl SendOp {
         if let Some(e) = &self.packer.error {
             self.error.get_or_insert(e.clone());
         }
-        // No reply request: none expected, or it came.
-        let replied = self.reply_req.is_none()
-            || match worker.poll_recv(&mut self.reply_req) {
-                Poll::Pending => false,
-                Poll::Ready(Ok(info)) if info.length == 0 => true,
-                Poll::Ready(Ok(_)) => {
-                    self.error.get_or_insert(Error::Transport(
-                        "the receiver could not read this message's regions".into(),
-                    ));
-                    true
-                }
-                Poll::Ready(Err(e)) => {
-                    self.error.get_or_insert(e);
-                    true
-                }
-            };
-        let (error, spare_lists) = (&mut self.error, &mut self.spare_lists);
-        self.region_sends.retain_mut(|r| {
-            let done = record(worker.poll_send(&mut r.req), error);
-            if done {
-                spare_lists.push(std::mem::take(&mut r.iov));
-            }
-            !done
-        });
+        let error = &mut self.error;
+        self.region_reqs
+            .retain_mut(|r| !record(worker.poll_send(r), error));
         if self.regions_posted < self.plan.region_messages() {
             let me = engine.rank;
             self.pump_regions(&engine.worker, engine.existing_endpoint(self.peer), me);
         }
         if lead_done
             && body_done
-            && replied
-            && self.region_sends.is_empty()
+            && self.region_reqs.is_empty()
             && self.regions_posted >= self.plan.region_messages()
         {
             return Poll::Ready(match self.error.take() {
@@ -455,11 +375,6 @@ impl SendOp {
         if let Some(r) = self.lead_req.take() {
             engine.strand(Stranded::new(r, Box::new(lead)));
         }
-        if let Some(r) = self.reply_req.take() {
-            if let Some(reply) = self.reply.take() {
-                engine.strand(Stranded::new(r, reply));
-            }
-        }
         let table = std::mem::take(&mut self.table);
         if let Some(r) = self.table_req.take() {
             engine.strand(Stranded::new(r, Box::new(table)));
@@ -471,13 +386,8 @@ impl SendOp {
             engine.strand(Stranded::new(r, Box::new(StreamPort::detach(port, length))));
         }
         // Regions are the user's memory, which a dead peer no longer reads: their requests are
-        // released now (UCX frees a pending request when it completes), but a scatter/gather
-        // list is ours and stays with its request.
-        for r in self.region_sends.drain(..) {
-            if let Some(req) = r.req {
-                engine.strand(Stranded::new(req, Box::new(r.iov)));
-            }
-        }
+        // released now (UCX frees a pending request when it completes).
+        self.region_reqs.clear();
     }
 
     /// Stops early: cancels what is in flight; completes with `error` (at once when the peer
@@ -489,10 +399,9 @@ impl SendOp {
         for r in self
             .lead_req
             .iter()
-            .chain(self.reply_req.iter())
             .chain(self.table_req.iter())
             .chain(self.body_req.iter())
-            .chain(self.region_sends.iter().filter_map(|r| r.req.as_ref()))
+            .chain(self.region_reqs.iter().flatten())
         {
             worker.cancel(r);
         }

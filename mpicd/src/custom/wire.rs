@@ -11,16 +11,14 @@
 //!            datatype): the stream goes from the sender's pack callback straight into UCX's
 //!            transport buffers and from those into the receiver's unpack callback, in UCX's
 //!            own fragments, with no buffer of ours in between
-//! regions:   the zero-copy regions in batches, one message per batch (the private tags after
-//!            those): to another node one contiguous message per region; to a process of the
-//!            same node up to `batch_entries` regions per UCX IOV message (one contiguous
-//!            message when a batch holds a single region)
-//! stream:    packed part (pack callback) | small regions coalesced, in region order
+//! regions:   one contiguous message per zero-copy region (the private tags after those)
+//! stream:    packed part (pack callback) | coalesced regions, in region order
 //! ```
-//! Between two processes of one node large regions may be *pulled* instead (see
-//! [`crate::custom::pull`]): the lead names the sender's pid and where its region list lies,
-//! the receiver reads the regions straight from the sender's memory (one kernel copy, up to
-//! 1024 regions per system call), then sends one empty reply that lets the sender complete.
+//! Which regions travel zero-copy depends on where the receiver runs (see [`Reach`]): between
+//! processes of one node every region is coalesced into the stream, which UCX's shared-memory
+//! transport moves faster than any zero-copy path it has (measured in
+//! `bench/results/wire-options.md`); towards another node, regions from the zero-copy threshold
+//! up travel as their own messages.
 //!
 //! A private message of zero bytes where data was expected, or a body whose trailer is not
 //! zero, means the sender failed after the lead left; the receiver then completes with
@@ -46,10 +44,10 @@ use crate::datatype::ElementType;
 use crate::error::{Error, Result};
 
 const MAGIC: u32 = 0x4443_504d; // "MPCD"
-const VERSION: u16 = 5;
-/// Fixed part of the lead: magic, version, flags, five sizes, the run count, the number of
-/// zero-copy regions, the pull source and the region batching.
-pub(crate) const HEADER_BYTES: usize = 96;
+const VERSION: u16 = 6;
+/// Fixed part of the lead: magic, version, flags, five sizes, the run count and the number of
+/// zero-copy regions.
+pub(crate) const HEADER_BYTES: usize = 64;
 /// The status word at the end of a body message: zero when every byte before it is the
 /// sender's stream, anything else when its pack failed.
 pub(crate) const TRAILER_BYTES: usize = 8;
@@ -63,8 +61,6 @@ const FLAG_FAILED: u16 = 1;
 /// Header flag: the region runs travel as their own private message (`seq_base`), because the
 /// lead would otherwise exceed [`LEAD_MAX`].
 const FLAG_TABLE_APART: u16 = 2;
-/// Header flag: the zero-copy regions are pulled by the receiver (see [`PullSource`]).
-const FLAG_PULL: u16 = 4;
 const ELEM_SHIFT: u32 = 56;
 const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 /// Bytes of one encoded run.
@@ -79,45 +75,21 @@ pub(crate) const BODY_BYTES: usize = 1 << 20;
 /// (a UCX request, and the receiver's unexpected-message descriptor; a region below UCX's
 /// rendezvous threshold travels eagerly, but then it is under this size on shm and tcp).
 pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
-/// Regions are pulled only when at least this many bytes would be: a pull costs the receiver two
-/// system calls and the sender a reply round trip, more than copying a small stream.
-pub(crate) const PULL_MIN_BYTES: u64 = 64 << 10;
-/// Most regions per IOV message, on both sides: a batch's scatter/gather list (16 bytes per
-/// entry) is what the engine allocates for it.
-pub(crate) const IOV_MAX_ENTRIES: usize = 1024;
-/// Bytes of one scatter/gather list entry (`ucp_dt_iov_t`).
-const IOV_ENTRY_BYTES: usize = 16;
-/// Memory a receive uses while pulling regions: a batch of the sender's region descriptors and
-/// the iovec lists of one system call (see [`crate::custom::pull`]).
-pub(crate) const PULL_BYTES: usize = 64 << 10;
-
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8096 so that
+    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8128 so that
     /// the lead stays within 8 KiB). Small, so that the lead is one eager UCX message and leaves
     /// at once; a longer stream goes on in the body message.
     pub inline_bytes: usize,
-    /// Regions of at least this many bytes travel zero-copy as their own message; smaller ones
-    /// are coalesced into the stream (`MPICD_ZCOPY_THRESHOLD`).
+    /// Towards another node, regions of at least this many bytes travel zero-copy as their own
+    /// message; smaller ones are coalesced into the stream (`MPICD_ZCOPY_THRESHOLD`).
     pub zcopy_threshold: usize,
     /// Zero-copy region messages in flight per operation, on each side
     /// (`MPICD_ZCOPY_DEPTH`): more are posted, in order, as these complete.
     pub zcopy_depth: usize,
-    /// Between processes of one node, regions of at least this many bytes are pulled by the
-    /// receiver from the sender's memory; smaller ones are coalesced (`MPICD_PULL_THRESHOLD`).
-    pub pull_threshold: usize,
-    /// Between processes of one node (when not pulled), regions of at least this many bytes
-    /// travel in UCX IOV messages, gathered and scattered by UCX without a copy of ours;
-    /// smaller ones are coalesced (`MPICD_IOV_THRESHOLD`).
-    pub iov_threshold: usize,
-    /// Most regions in one IOV message (`MPICD_IOV_ENTRIES`, at most 1024).
-    pub iov_entries: usize,
-    /// An IOV message is closed once it holds this many bytes (`MPICD_IOV_BYTES`): a single
-    /// region this large goes alone, as a contiguous (zero-copy) message.
-    pub iov_bytes: usize,
-    /// Use the node-local plans (IOV batches, pull) for receivers on this node
-    /// (`MPICD_NODE_LOCAL=0` turns them off: every peer is then treated as remote).
+    /// Coalesce every region for receivers on this node (`MPICD_NODE_LOCAL=0` turns this off:
+    /// every peer is then treated as remote).
     pub node_local: bool,
 }
 
@@ -125,12 +97,8 @@ impl Default for CustomConfig {
     fn default() -> Self {
         CustomConfig {
             inline_bytes: 4000,
-            zcopy_threshold: 32 << 10,
+            zcopy_threshold: 64 << 10,
             zcopy_depth: 16,
-            pull_threshold: 64 << 10,
-            iov_threshold: 64,
-            iov_entries: 256,
-            iov_bytes: 4 << 20,
             node_local: true,
         }
     }
@@ -168,10 +136,6 @@ impl CustomConfig {
         )?;
         read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1, any)?;
         read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1, any)?;
-        read("MPICD_PULL_THRESHOLD", &mut c.pull_threshold, 1, any)?;
-        read("MPICD_IOV_THRESHOLD", &mut c.iov_threshold, 1, any)?;
-        read("MPICD_IOV_ENTRIES", &mut c.iov_entries, 1, IOV_MAX_ENTRIES)?;
-        read("MPICD_IOV_BYTES", &mut c.iov_bytes, 1, u32::MAX as usize)?;
         if let Ok(text) = std::env::var("MPICD_NODE_LOCAL") {
             c.node_local = match text.trim() {
                 "0" => false,
@@ -188,16 +152,15 @@ impl CustomConfig {
 
     /// The most extra memory one custom operation uses on either side: the lead, the body
     /// message (1 MiB: UCX packs and unpacks it in its own transport buffers, through our
-    /// callbacks, never all of it at once), and up to `zcopy_depth` region messages in flight (their UCX requests, counted as 4 KiB each, and the scatter/gather lists of IOV
-    /// messages) or the buffers of a pull (64 KiB). Not counted: the region table (16 bytes
+    /// callbacks, never all of it at once), and up to `zcopy_depth` region messages in flight
+    /// (their UCX requests, counted as 4 KiB each). Not counted: the region table (16 bytes
     /// per run of equal regions, in the lead or a message of its own) and the region list the
     /// type itself provides.
     pub fn memory_bound(&self) -> usize {
-        let iov_list = self.iov_entries.min(IOV_MAX_ENTRIES) * IOV_ENTRY_BYTES;
         HEADER_BYTES
             + self.inline_bytes.min(MAX_INLINE_BYTES)
             + BODY_BYTES
-            + (self.zcopy_depth * (REGION_REQUEST_BYTES + iov_list)).max(PULL_BYTES)
+            + self.zcopy_depth * REGION_REQUEST_BYTES
     }
 }
 
@@ -221,83 +184,16 @@ pub(crate) struct WirePlan {
     pub failed: bool,
     /// The region runs travel as private message `seq_base` instead of inside the lead.
     pub table_apart: bool,
-    /// Set when the receiver pulls the zero-copy regions from the sender's memory.
-    pub pull: Option<PullSource>,
-    /// How the zero-copy regions are grouped into region messages.
-    pub batching: Batching,
-    /// Number of region batches (each one message unless the regions are pulled).
-    pub batches: u64,
 }
 
-/// How consecutive zero-copy regions are grouped into one message: a batch takes regions in
-/// order until it holds `entries` regions or at least `bytes` bytes. With one entry, every
-/// region is its own contiguous message; with more, a batch of several regions is one UCX IOV
-/// message. Both sides derive the same batches from the region runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Batching {
-    pub entries: u32,
-    pub bytes: u32,
-}
-
-impl Batching {
-    /// One message per region.
-    pub(crate) const SINGLE: Batching = Batching {
-        entries: 1,
-        bytes: 1,
-    };
-
-    /// How many regions of `bytes` bytes close a batch that already holds `held` regions of
-    /// `held_bytes` in all (at least one).
-    fn closing(&self, held: u64, held_bytes: u64, bytes: u64) -> u64 {
-        let by_count = u64::from(self.entries).saturating_sub(held).max(1);
-        let room = u64::from(self.bytes).saturating_sub(held_bytes);
-        let by_bytes = room.div_ceil(bytes.max(1)).max(1);
-        by_count.min(by_bytes)
-    }
-
-    /// Number of batches the zero-copy regions of `shape` (those of at least `threshold`
-    /// bytes) make, computed run by run.
-    fn count(&self, shape: &Shape, threshold: u64) -> u64 {
-        let (mut batches, mut held, mut held_bytes) = (0u64, 0u64, 0u64);
-        for (r, n) in shape.runs().filter(|(r, _)| r.bytes >= threshold) {
-            let mut n = n as u64;
-            if held > 0 {
-                let close = self.closing(held, held_bytes, r.bytes);
-                if n < close {
-                    held += n;
-                    held_bytes = held_bytes.saturating_add(n.saturating_mul(r.bytes));
-                    continue;
-                }
-                batches += 1;
-                n -= close;
-            }
-            let full = self.closing(0, 0, r.bytes);
-            batches += n / full;
-            held = n % full;
-            held_bytes = held.saturating_mul(r.bytes);
-        }
-        batches + u64::from(held > 0)
-    }
-}
-
-/// Whether the receiver runs on the sender's node, which opens the node-local wire plans.
+/// Whether the receiver runs on the sender's node, which decides how regions travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reach {
     /// Another node (or node-local plans turned off): regions travel as UCX messages of their
     /// own from the zero-copy threshold up.
     Remote,
-    /// The same node: regions may be pulled (when the source is given) or batched in UCX IOV
-    /// messages.
-    NodeLocal(Option<PullSource>),
-}
-
-/// Where a receiver on the sender's node reads the zero-copy regions: the sender's pid and its
-/// list of [`RawRegion`](super::RawRegion)s (`stride` bytes each, at `table`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PullSource {
-    pub pid: u32,
-    pub stride: u32,
-    pub table: u64,
+    /// The same node: every region is coalesced into the stream.
+    NodeLocal,
 }
 
 /// What a lead message tells at first sight: either the whole plan, or (when the region table
@@ -326,32 +222,13 @@ impl WirePlan {
     /// Chooses the plan for a message. To another node, regions at or above the zero-copy
     /// threshold travel as their own contiguous messages (UCX's zero-copy rendezvous); smaller
     /// ones are cheaper to copy into the stream than to send one by one. To a process of this
-    /// node, regions from the (lower) IOV threshold up travel in batches, one UCX IOV message
-    /// each; or, given a `pull` source, regions from the pull threshold up are read by the
-    /// receiver instead, when they add up to [`PULL_MIN_BYTES`] at least.
+    /// node every region goes into the stream: UCX's shared-memory transport moves the stream
+    /// (copied in by the sender's core, out by the receiver's, in cache-sized pieces) faster
+    /// than its one-copy paths at every region and message size measured.
     pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<WirePlan> {
-        let pull_threshold = cfg.pull_threshold.max(1) as u64;
-        let pull = match reach {
-            Reach::NodeLocal(pull) => pull,
-            Reach::Remote => None,
-        };
-        let pull = pull.filter(|_| {
-            let pulled = shape.runs().filter(|(r, _)| r.bytes >= pull_threshold);
-            let bytes = pulled.fold(0u64, |sum, (r, n)| {
-                sum.saturating_add(r.bytes.saturating_mul(n as u64))
-            });
-            bytes >= PULL_MIN_BYTES
-        });
-        let (zcopy_threshold, batching) = match (pull, reach) {
-            (Some(_), _) => (pull_threshold, Batching::SINGLE),
-            (None, Reach::NodeLocal(_)) => (
-                cfg.iov_threshold.max(1) as u64,
-                Batching {
-                    entries: cfg.iov_entries.clamp(1, IOV_MAX_ENTRIES) as u32,
-                    bytes: cfg.iov_bytes.clamp(1, u32::MAX as usize) as u32,
-                },
-            ),
-            (None, Reach::Remote) => (cfg.zcopy_threshold.max(1) as u64, Batching::SINGLE),
+        let zcopy_threshold = match reach {
+            Reach::NodeLocal => u64::MAX,
+            Reach::Remote => cfg.zcopy_threshold.max(1) as u64,
         };
         let (coalesced, zero_copy_count) = split(&shape, zcopy_threshold)
             .ok_or_else(|| Error::InvalidDatatype("regions larger than 2^64 bytes".into()))?;
@@ -372,7 +249,6 @@ impl WirePlan {
             + (RUN_BYTES as u64).saturating_mul(shape.run_slice().len() as u64)
             + inline_bytes
             > LEAD_MAX as u64;
-        let batches = batching.count(&shape, zcopy_threshold);
         Ok(WirePlan {
             shape,
             zcopy_threshold,
@@ -382,9 +258,6 @@ impl WirePlan {
             seq_base: 0,
             failed: false,
             table_apart,
-            pull,
-            batching,
-            batches,
         })
     }
 
@@ -400,9 +273,6 @@ impl WirePlan {
             seq_base: 0,
             failed: true,
             table_apart: false,
-            pull: None,
-            batching: Batching::SINGLE,
-            batches: 0,
         }
     }
 
@@ -425,20 +295,6 @@ impl WirePlan {
             *region = (*region).max(r.end);
         }
         None
-    }
-
-    /// The regions of the next batch at or after the cursor (see [`Batching`]), as indices and
-    /// lengths, into `out` (cleared first); the cursor moves past them. Empty when none is left.
-    pub(crate) fn next_batch(&self, cursor: &mut (usize, usize), out: &mut Vec<(usize, u64)>) {
-        out.clear();
-        let (mut held_bytes, limit) = (0u64, u64::from(self.batching.bytes));
-        while out.len() < self.batching.entries as usize && held_bytes < limit {
-            let Some((i, bytes)) = self.next_zero_copy(cursor) else {
-                break;
-            };
-            out.push((i, bytes));
-            held_bytes = held_bytes.saturating_add(bytes);
-        }
     }
 
     /// Stream bytes after the lead, carried by the body message.
@@ -471,35 +327,19 @@ impl WirePlan {
         self.seq_base + self.table_messages()
     }
 
-    /// Sequence number of the k-th region message (batch).
+    /// Sequence number of the k-th zero-copy region message.
     pub(crate) fn region_seq(&self, k: u64) -> u64 {
         self.seq_base + self.table_messages() + self.body_messages() + k
     }
 
-    /// Number of region messages, one per batch (none when the regions are pulled).
+    /// Number of zero-copy region messages.
     pub(crate) fn region_messages(&self) -> u64 {
-        match self.pull {
-            Some(_) => 0,
-            None => self.batches,
-        }
+        self.zero_copy_count
     }
 
     /// Private sequence numbers this message uses.
     pub(crate) fn private_messages(&self) -> u64 {
         self.table_messages() + self.body_messages() + self.region_messages()
-    }
-
-    /// Sequence number of the receiver's reply after a pull: the number after this message's
-    /// private messages, reserved with them (see [`WirePlan::sequence_numbers`]), so that no two
-    /// messages of a sender ever share a reply tag.
-    pub(crate) fn reply_seq(&self) -> u64 {
-        self.seq_base + self.private_messages()
-    }
-
-    /// Sequence numbers the sender reserves for this message: its private messages, and the
-    /// reply when the regions are pulled.
-    pub(crate) fn sequence_numbers(&self) -> u64 {
-        self.private_messages() + u64::from(self.pull.is_some())
     }
 
     /// Bytes of the region table.
@@ -531,9 +371,6 @@ impl WirePlan {
         if self.table_apart {
             flags |= FLAG_TABLE_APART;
         }
-        if self.pull.is_some() {
-            flags |= FLAG_PULL;
-        }
         out.extend_from_slice(&flags.to_le_bytes());
         for v in [
             self.shape.packed_bytes,
@@ -546,17 +383,6 @@ impl WirePlan {
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        let pull = self.pull.unwrap_or(PullSource {
-            pid: 0,
-            stride: 0,
-            table: 0,
-        });
-        out.extend_from_slice(&pull.pid.to_le_bytes());
-        out.extend_from_slice(&pull.stride.to_le_bytes());
-        out.extend_from_slice(&pull.table.to_le_bytes());
-        out.extend_from_slice(&self.batching.entries.to_le_bytes());
-        out.extend_from_slice(&self.batching.bytes.to_le_bytes());
-        out.extend_from_slice(&self.batches.to_le_bytes());
         if !self.table_apart {
             self.encode_table(out);
         }
@@ -589,25 +415,8 @@ impl WirePlan {
         let zcopy_threshold = r.u64()?;
         let runs = r.u64()?;
         let zero_copy_count = r.u64()?;
-        let pull = PullSource {
-            pid: r.u32()?,
-            stride: r.u32()?,
-            table: r.u64()?,
-        };
-        let batching = Batching {
-            entries: r.u32()?,
-            bytes: r.u32()?,
-        };
-        let batches = r.u64()?;
         if zcopy_threshold == 0 {
             return Err(malformed("zero-copy threshold of zero"));
-        }
-        if batching.entries == 0
-            || batching.entries as usize > IOV_MAX_ENTRIES
-            || batching.bytes == 0
-            || batches > zero_copy_count
-        {
-            return Err(malformed("inconsistent region batches"));
         }
         if inline_bytes > stream_bytes
             || inline_bytes > MAX_INLINE_BYTES as u64
@@ -628,14 +437,9 @@ impl WirePlan {
             seq_base,
             failed: flags & FLAG_FAILED != 0,
             table_apart: flags & FLAG_TABLE_APART != 0,
-            pull: (flags & FLAG_PULL != 0).then_some(pull),
-            batching,
-            batches,
         };
         // Sequence numbers must not wrap (the sender reserved them).
-        let private = (plan.table_messages() + plan.body_messages())
-            .checked_add(plan.region_messages())
-            .and_then(|p| p.checked_add(u64::from(plan.pull.is_some())));
+        let private = (plan.table_messages() + plan.body_messages()).checked_add(zero_copy_count);
         if private.and_then(|p| seq_base.checked_add(p)).is_none() {
             return Err(malformed("sequence numbers overflow"));
         }
@@ -719,7 +523,6 @@ impl WirePlan {
         if shape.packed_bytes.checked_add(coalesced) != Some(self.stream_bytes)
             || shape.packed_bytes.checked_add(region_bytes).is_none()
             || zero_copy_count != self.zero_copy_count
-            || self.batching.count(&shape, self.zcopy_threshold) != self.batches
         {
             return Err(malformed("inconsistent sizes"));
         }
@@ -772,10 +575,6 @@ mod tests {
             inline_bytes,
             zcopy_threshold,
             zcopy_depth: 3,
-            pull_threshold: 16,
-            iov_threshold: 64,
-            iov_entries: 4,
-            iov_bytes: 1000,
             node_local: true,
         }
     }
@@ -852,71 +651,18 @@ mod tests {
     }
 
     #[test]
-    fn batches_are_counted_run_by_run_as_they_are_taken() {
-        // Mixed runs, with coalesced regions between zero-copy ones.
-        let sizes: Vec<u64> = [
-            vec![100; 7],
-            vec![8; 3],
-            vec![300; 5],
-            vec![2000],
-            vec![64; 40],
-            vec![999, 1, 500],
-        ]
-        .concat();
-        for (entries, bytes) in [(1, 1), (4, 1000), (3, 1), (1024, u32::MAX), (2, 650)] {
-            let mut plan =
-                WirePlan::choose(Shape::new(0, sizes.iter().map(|&b| region(b))), &cfg(0, 1), Reach::NodeLocal(None))
-                    .unwrap();
-            plan.batching = Batching { entries, bytes };
-            let mut cursor = (0, 0);
-            let mut batch = Vec::new();
-            let mut taken = Vec::new();
-            loop {
-                plan.next_batch(&mut cursor, &mut batch);
-                if batch.is_empty() {
-                    break;
-                }
-                let total: u64 = batch.iter().map(|b| b.1).sum();
-                assert!(batch.len() <= entries as usize);
-                // Only the last batch may be short of both limits.
-                taken.push((batch.len(), total));
-            }
-            for (n, total) in &taken[..taken.len() - 1] {
-                assert!(*n == entries as usize || *total >= u64::from(bytes));
-            }
-            assert_eq!(
-                taken.len() as u64,
-                plan.batching.count(&plan.shape, plan.zcopy_threshold),
-                "{entries} entries, {bytes} bytes"
-            );
-            let regions: usize = taken.iter().map(|t| t.0).sum();
-            assert_eq!(regions as u64, plan.zero_copy_count);
-        }
-    }
-
-    #[test]
-    fn node_local_plans_batch_regions_from_the_iov_threshold() {
-        let sizes = [8u64, 64, 64, 64, 64, 64, 5000, 100];
+    fn node_local_plans_coalesce_every_region() {
+        let sizes = [8u64, 64, 5000, 1 << 20];
         let shape = Shape::new(10, sizes.map(region));
-        let mut plan = WirePlan::choose(shape.clone(), &cfg(0, 1000), Reach::NodeLocal(None)).unwrap();
-        plan.seq_base = 3;
-        assert_eq!(plan.zcopy_threshold, 64);
-        assert_eq!(plan.stream_bytes, 18);
-        // 4 entries at most, closed at 1000 bytes: [64 x 4], [64, 5000], [100].
-        assert_eq!(plan.batches, 3);
-        assert_eq!(plan.region_messages(), 3);
-        assert_eq!(round_trip(&plan), plan);
+        let plan = WirePlan::choose(shape.clone(), &cfg(0, 1000), Reach::NodeLocal).unwrap();
+        assert_eq!(plan.zero_copy_count, 0);
+        assert_eq!(plan.stream_bytes, 10 + sizes.iter().sum::<u64>());
+        assert_eq!(plan.region_messages(), 0);
         assert_eq!(through_the_wire(&plan), plan);
         // To another node: one message per region from the zero-copy threshold.
         let remote = WirePlan::choose(shape, &cfg(0, 1000), Reach::Remote).unwrap();
-        assert_eq!((remote.batches, remote.batching), (1, Batching::SINGLE));
+        assert_eq!((remote.zero_copy_count, remote.stream_bytes), (2, 10 + 72));
         assert_eq!(through_the_wire(&remote), remote);
-        // A header whose batch count disagrees with its runs is refused.
-        let mut bad = plan.clone();
-        bad.batches = 2;
-        let mut lead = Vec::new();
-        bad.encode_header(&mut lead);
-        assert!(WirePlan::decode(&lead).is_err());
     }
 
     #[test]
@@ -927,29 +673,6 @@ mod tests {
         assert_eq!(plan.body_bytes(), 4096 * 2 + 5);
         assert_eq!(plan.body_message_bytes(), 4096 * 2 + 5 + TRAILER_BYTES);
         assert_eq!(plan.body_seq(), plan.seq_base);
-    }
-
-    #[test]
-    fn pulled_regions_use_the_pull_threshold_and_no_messages() {
-        let source = PullSource {
-            pid: 4242,
-            stride: 24,
-            table: 0xdead_beef,
-        };
-        let sizes = [8, 100, 100, PULL_MIN_BYTES];
-        let shape = Shape::new(0, sizes.map(region));
-        let mut plan = WirePlan::choose(shape, &cfg(0, 1000), Reach::NodeLocal(Some(source))).unwrap();
-        plan.seq_base = 9;
-        assert_eq!(plan.zero_copy_count, 3);
-        assert_eq!(plan.stream_bytes, 8);
-        assert_eq!(plan.private_messages(), plan.body_messages());
-        assert_eq!(plan.reply_seq(), 9 + plan.body_messages());
-        assert_eq!(plan.sequence_numbers(), plan.body_messages() + 1);
-        assert_eq!(round_trip(&plan), plan);
-        // Too little to pull: no pull, so no reply either.
-        let few = Shape::new(0, [region(8), region(PULL_MIN_BYTES - 1)]);
-        let plan = WirePlan::choose(few, &cfg(0, 1000), Reach::NodeLocal(Some(source))).unwrap();
-        assert_eq!((plan.pull, plan.zero_copy_count), (None, 1));
     }
 
     #[test]
