@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wire options for many regions (issue #3): ping-pong bandwidth of a message of equal regions
 # sent by the custom engine under each of its wire plans, forced with the MPICD_* knobs (the
-# default choice; the remote plan, zero-copy messages from 64 KiB; every region on its own;
+# default choice; the remote plan, zero-copy messages from 256 KiB; every region on its own;
 # everything coalesced), packed by hand, and as one contiguous message (the limit), over shared
 # memory and over tcp on loopback, 2 ranks on this node. Over tcp the default is the remote plan
 # (MPICD_NODE_LOCAL=0, as between two nodes) unless a method sets MPICD_NODE_LOCAL itself. Each configuration runs REPS

@@ -12,7 +12,7 @@
 #        `UCX_TLS=tcp ucx_perftest -l`), so plain `tcp` works and keeps every byte on the
 #        network transport. The loopback device keeps all traffic on this machine.
 #        MPICD_NODE_LOCAL=0 makes the custom datatype send regions as it does between two
-#        nodes (zero-copy messages from 64 KiB) instead of coalescing them.
+#        nodes (zero-copy messages from 256 KiB) instead of coalescing them.
 #   remote  shm with MPICD_NODE_LOCAL=0: the zero-copy region messages over shared memory.
 #        Only for programs that ask for it with modes=.
 #

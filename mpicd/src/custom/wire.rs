@@ -97,7 +97,7 @@ impl Default for CustomConfig {
     fn default() -> Self {
         CustomConfig {
             inline_bytes: 4000,
-            zcopy_threshold: 64 << 10,
+            zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
         }
