@@ -277,3 +277,45 @@ def test_repeated_arrays_of_one_kind(comm, pair):
                 assert got.flags.f_contiguous == want.flags.f_contiguous
                 assert got.flags.c_contiguous == want.flags.c_contiguous
                 assert got.flags.writeable == want.flags.writeable
+
+
+def _kinds():
+    base = np.arange(3 * 5 * 4096, dtype=np.float64)
+    ro = base.reshape(3, 5, 4096).copy()
+    ro.flags.writeable = False
+    rec = np.zeros(20000, dtype=[("a", "<i4"), ("b", ">f8"), ("c", "S3")])
+    rec["a"] = np.arange(20000)
+    return [
+        base.reshape(3, 5, 4096),
+        np.asfortranarray(base.reshape(3, 5, 4096)),
+        base.reshape(1, 3 * 5 * 4096),  # size-1 dimension: strides come through too
+        base.reshape(3 * 5 * 4096, 1).T,
+        ro,
+        np.arange(70000, dtype=">i4"),  # non-native byte order
+        rec,
+        np.arange(80000, dtype=np.complex64).reshape(200, 400)[:, :],
+    ]
+
+
+def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
+    """Arrays received again with the same pickle stream are rebuilt without the unpickler:
+    dtype, shape, strides, contiguity, writability and data are what pickle.loads gives."""
+    r, peer = pair
+    if peer is None:
+        return
+    for rnd in range(3):
+        for i, a in enumerate(_kinds()):
+            if r % 2 == 0:
+                comm.send(a, peer, 40 + i)
+            else:
+                got = comm.recv(source=peer, tag=40 + i)
+                want = pickle.loads(pickle.dumps(a, protocol=5))
+                assert type(got) is np.ndarray
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.strides == want.strides, (i, rnd)
+                assert got.flags.c_contiguous == want.flags.c_contiguous
+                assert got.flags.f_contiguous == want.flags.f_contiguous
+                assert got.flags.writeable == a.flags.writeable
+                np.testing.assert_array_equal(got, a)
+    if r % 2 == 1:
+        assert _pickled._RECV_ARRAYS  # the repeated receives took the direct path
