@@ -32,6 +32,7 @@ import sys
 from . import _libmpi as L
 from ._buffer import Pin
 from ._recvpool import alloc as _alloc
+from ._recvpool import alloc_many as _alloc_many
 from ._errors import check
 from ._libmpi import lib
 
@@ -146,10 +147,11 @@ def _pack_words(values):
     return struct.pack(f"{len(values)}q", *values) if values else b""
 
 
-# Pickle streams of plain contiguous NumPy arrays sent out of band, by (dtype, shape, C order,
-# writable): the stream does not depend on the data, so a repeated send of arrays of the same
-# kind skips pickle (and NumPy's __reduce_ex__) altogether. Values: (stream, its address, the
-# array's size in bytes).
+# Pickle streams of plain contiguous NumPy arrays sent out of band, and of lists and tuples of
+# them, by the kind of each array (dtype, shape, C order, writable): the stream does not depend
+# on the data, so a repeated send of objects of the same kinds skips pickle (and NumPy's
+# __reduce_ex__) altogether. Values: (stream, its address, the arrays' sizes in bytes, and for
+# a sequence its region lengths and types as packed words).
 _ARRAY_STREAMS = {}
 _ARRAY_STREAMS_MAX = 256
 
@@ -165,21 +167,78 @@ def _array_key(obj, limit):
     return (obj.dtype, obj.shape, c, flags.writeable)
 
 
+def _seq_key(obj, limit):
+    """The key of a list or tuple of distinct arrays that each go out of band, else None."""
+    np = _numpy or _np()
+    if np is None or not obj or type(obj[0]) is not np.ndarray:
+        return None
+    nd = np.ndarray
+    keys = []
+    for a in obj:
+        if type(a) is not nd or a.nbytes < limit:
+            return None
+        flags = a.flags
+        c = flags.c_contiguous
+        if not (c or flags.f_contiguous):
+            return None
+        keys.append((a.dtype, a.shape, c, flags.writeable))
+    if len(set(map(id, obj))) != len(obj):
+        return None  # the same array twice: pickle sends it once (the copies stay one object)
+    return (type(obj), tuple(keys))
+
+
+def _address(raw):
+    """The address of an out-of-band buffer and the Pin that holds it (None when ctypes can
+    take a writable buffer's address directly)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(raw)), None
+    except TypeError:
+        pin = Pin(raw)
+        return pin.addr, pin
+
+
+def _cached_seq(obj, cached):
+    PB = pickle.PickleBuffer
+    raws = [PB(a).raw() for a in obj]
+    addrs, pins = [], []
+    for raw in raws:
+        addr, pin = _address(raw)
+        addrs.append(addr)
+        if pin is not None:
+            pins.append(pin)
+    p = Parts.__new__(Parts)
+    p.stream = cached[0]
+    p.buffers = raws
+    p._pins = pins
+    p.stream_addr = cached[1]
+    p.stream_len = len(cached[0])
+    p.nregions = len(raws)
+    p.one = None
+    p.bases = _pack_words(addrs)
+    p.lens = cached[3]
+    p.types = cached[4]
+    return p
+
+
 def dumps(obj, threshold=None):
     """Pickles ``obj`` with its large buffers out of band. Raises on an unpicklable object
     (before anything is sent)."""
     limit = THRESHOLD if threshold is None else threshold
+    seq = False
     key = _array_key(obj, limit)
     if key is not None:
         cached = _ARRAY_STREAMS.get(key)
         if cached is not None:
             raw = pickle.PickleBuffer(obj).raw()
-            if key[3]:  # writable: ctypes takes its address without a buffer export
-                return Parts._one(cached[0], cached[1], raw,
-                                  ctypes.addressof(ctypes.c_char.from_buffer(raw)),
-                                  cached[2], None)
-            pin = Pin(raw)
-            return Parts._one(cached[0], cached[1], raw, pin.addr, cached[2], pin)
+            addr, pin = _address(raw)
+            return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
+    elif type(obj) is list or type(obj) is tuple:
+        key = _seq_key(obj, limit)
+        seq = True
+        if key is not None:
+            cached = _ARRAY_STREAMS.get(key)
+            if cached is not None:
+                return _cached_seq(obj, cached)
     buffers = []
 
     def keep_out_of_band(pb):
@@ -193,11 +252,14 @@ def dumps(obj, threshold=None):
         return False
 
     stream = pickle.dumps(obj, protocol=PROTOCOL, buffer_callback=keep_out_of_band)
-    if key is not None and len(buffers) == 1 and buffers[0].nbytes == obj.nbytes:
-        if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
-            _ARRAY_STREAMS.clear()
-        _ARRAY_STREAMS[key] = (stream, _bytes_addr(stream), obj.nbytes)
-    return Parts(stream, buffers)
+    parts = Parts(stream, buffers)
+    if key is not None:
+        sizes = [a.nbytes for a in obj] if seq else [obj.nbytes]
+        if len(buffers) == len(sizes) and all(b.nbytes == n for b, n in zip(buffers, sizes)):
+            if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
+                _ARRAY_STREAMS.clear()
+            _ARRAY_STREAMS[key] = (stream, parts.stream_addr, sizes[0], parts.lens, parts.types)
+    return parts
 
 
 class _Op:
@@ -325,24 +387,27 @@ def _words_at(addr, n):
     return tuple(t.from_address(addr))
 
 
-# Received single arrays, by their pickle stream: (dtype, shape, order, read-only, nbytes) of
-# what pickle.loads made of that stream with one out-of-band buffer. The same stream with a
-# buffer of the same length always unpickles to an array of that kind, so a repeated receive
-# builds it directly over the buffer (checked once to give the same dtype, shape, strides and
-# writability as pickle did) instead of running the unpickler, the dtype's reconstruction and
-# NumPy's reduce function again.
+# Received arrays, by their pickle stream: for a stream that unpickled to one array, or to a
+# list or tuple of distinct arrays, each over one whole out-of-band buffer, the kind of each
+# array (dtype, shape, order, read-only, nbytes). The same stream with buffers of the same
+# lengths always unpickles to arrays of those kinds, so a repeated receive builds them directly
+# over the buffers (checked once to give the same dtype, shape, strides and writability as
+# pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
+# function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence.
 _RECV_ARRAYS = {}
 _RECV_ARRAYS_MAX = 256
-_RECV_STREAM_MAX = 4096  # longer streams are not plain arrays
+_RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
+_RECV_STREAM_MAX = 256 << 10  # longer streams are not looked up
+_recv_arrays_bytes = 0
 
 
-def _remember_array(stream, obj, buf):
-    np = _numpy or _np()
-    if np is None or type(obj) is not np.ndarray:
-        return
+def _array_kind(obj, buf):
+    """The kind that rebuilds ``obj`` exactly over ``buf``, or None."""
+    if type(obj) is not _numpy.ndarray:
+        return None
     nbytes = len(buf)
     if obj.nbytes != nbytes or obj.ctypes.data != _buffer_address(buf):
-        return  # not an array over the whole received buffer
+        return None  # not an array over the whole received buffer
     readonly = not obj.flags.writeable
     for order in ("C", "F"):  # the layout that rebuilds it exactly, strides included
         kind = (obj.dtype, obj.shape, order, readonly, nbytes)
@@ -351,10 +416,37 @@ def _remember_array(stream, obj, buf):
         except (TypeError, ValueError):
             continue
         if again.strides == obj.strides and again.flags.writeable == obj.flags.writeable:
-            if len(_RECV_ARRAYS) >= _RECV_ARRAYS_MAX:
-                _RECV_ARRAYS.clear()
-            _RECV_ARRAYS[stream] = kind
+            return kind
+    return None
+
+
+def _remember_arrays(stream, obj, buffers):
+    global _recv_arrays_bytes
+    np = _numpy or _np()
+    if np is None:
+        return
+    if type(obj) is list or type(obj) is tuple:
+        if len(obj) != len(buffers):
             return
+        kinds = []
+        for a, b in zip(obj, buffers):
+            kind = _array_kind(a, b)
+            if kind is None:
+                return
+            kinds.append(kind)
+        value = (type(obj), kinds)
+    elif len(buffers) == 1:
+        kind = _array_kind(obj, buffers[0])
+        if kind is None:
+            return
+        value = (None, kind)
+    else:
+        return
+    if len(_RECV_ARRAYS) >= _RECV_ARRAYS_MAX or _recv_arrays_bytes > _RECV_ARRAYS_BYTES:
+        _RECV_ARRAYS.clear()
+        _recv_arrays_bytes = 0
+    _RECV_ARRAYS[stream] = value
+    _recv_arrays_bytes += len(stream)
 
 
 def _buffer_address(buf):
@@ -403,11 +495,15 @@ class RecvOp(_Op):
         elif nregions:
             lens = _words_at(lens_addr, nregions)
             types = _words_at(types_addr, nregions)
-            got = [_alloc(n * _type_size(t)) for n, t in zip(lens, types)]
+            n, t = lens[0], types[0]
+            if lens.count(n) == nregions and types.count(t) == nregions:  # all alike
+                got = _alloc_many(n * _type_size(t), nregions)
+            else:
+                got = [_alloc(n * _type_size(t)) for n, t in zip(lens, types)]
             self.buffers = [b for b, _ in got]
             self.bases = _pack_words([a for _, a in got])
-            self.lens = _pack_words(list(lens))
-            self.types = _pack_words(list(types))
+            self.lens = ctypes.string_at(lens_addr, 8 * nregions)
+            self.types = ctypes.string_at(types_addr, 8 * nregions)
         else:
             self.buffers = []
         self.nregions = nregions
@@ -457,18 +553,25 @@ class RecvOp(_Op):
             return None
         buffers = self.buffers
         self.stream, self.buffers = None, []
-        if len(buffers) == 1 and len(stream) <= _RECV_STREAM_MAX:
-            if type(stream) is not bytes:
-                stream = bytes(stream)
-            kind = _RECV_ARRAYS.get(stream)
-            if kind is not None:
-                obj = _array_from(kind, buffers[0])
+        if not buffers or len(stream) > _RECV_STREAM_MAX:
+            return pickle.loads(stream, buffers=buffers)
+        if type(stream) is not bytes:
+            stream = bytes(stream)
+        known = _RECV_ARRAYS.get(stream)
+        if known is not None:
+            seq, kinds = known
+            if seq is None:
+                obj = _array_from(kinds, buffers[0])
                 if obj is not None:
                     return obj
-            obj = pickle.loads(stream, buffers=buffers)
-            _remember_array(stream, obj, buffers[0])
-            return obj
-        return pickle.loads(stream, buffers=buffers)
+            elif len(kinds) == len(buffers) and all(
+                k[4] == len(b) for k, b in zip(kinds, buffers)
+            ):
+                arrays = [_array_from(k, b) for k, b in zip(kinds, buffers)]
+                return arrays if seq is list else tuple(arrays)
+        obj = pickle.loads(stream, buffers=buffers)
+        _remember_arrays(stream, obj, buffers)
+        return obj
 
 
 def loads(parts):

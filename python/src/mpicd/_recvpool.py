@@ -6,9 +6,10 @@ memory. So region buffers of at least ``MIN_POOLED`` bytes come from a per-threa
 recycled once nothing references them any more. The pool keeps one reference to each buffer
 (a NumPy uint8 array, or a bytearray without NumPy); what it hands out (the buffer or a view of
 it, then the arrays pickle rebuilds on it) keeps more, so a buffer whose reference count is back
-to the pool's own is free. Buffers are grouped by size class and tried oldest first, which is
-the order in which received objects usually die, so finding a free one is O(1) in the common
-case. No lock: each thread has its own pool (the resize callback that allocates runs on the
+to the pool's own is free. Buffers are grouped by size class; the two most recently handed out
+are tried first (a free one is still in the caches: a loop receiving one object after another
+keeps reusing the same memory), then the others oldest first, which is the order in which
+received objects usually die, so finding a free one is O(1) in the common case. No lock: each thread has its own pool (the resize callback that allocates runs on the
 thread that drives the receive).
 
 Tunables (environment, read at import):
@@ -77,7 +78,25 @@ _FREE_REFS = 3
 
 
 def _take(dq):
-    for _ in range(min(_TRIES, len(dq))):
+    n = len(dq)
+    if not n:
+        return None
+    # The most recently handed out buffers first (the last one, then the one before: a loop
+    # that keeps its previous object while receiving the next): a free one is still warm in
+    # the caches, and a steady exchange keeps reusing the same memory.
+    entry = dq[-1]
+    buf = entry[0]
+    if sys.getrefcount(buf) == _FREE_REFS:
+        return entry
+    if n > 1:
+        entry = dq[-2]
+        buf = entry[0]
+        if sys.getrefcount(buf) == _FREE_REFS:
+            del dq[-2]
+            dq.append(entry)  # to the newest end
+            return entry
+    # Then oldest first: the order in which received objects usually die.
+    for _ in range(min(_TRIES, n)):
         entry = dq[0]
         dq.rotate(-1)  # to the newest end, free or not
         buf = entry[0]
@@ -121,6 +140,30 @@ def alloc(nbytes):
             dq.append(entry)
             pool.pooled += cls
     return _view(entry[0], nbytes), entry[1]
+
+
+def alloc_many(nbytes, count):
+    """``count`` buffers of ``nbytes`` bytes each, as a list of ``(buffer, address)``: what
+    ``count`` calls of :func:`alloc` give, with the size class looked up once."""
+    if nbytes < MIN_POOLED or LIMIT <= 0:
+        return [_new(nbytes) for _ in range(count)]
+    cls = _size_class(nbytes)
+    pool = _pool
+    dq = pool.classes.get(cls)
+    if dq is None:
+        dq = pool.classes[cls] = collections.deque()
+    exact = cls == nbytes
+    out = []
+    for _ in range(count):
+        entry = _take(dq)
+        if entry is None:
+            entry = _new(cls)
+            if _make_room(cls):
+                dq.append(entry)
+                pool.pooled += cls
+        # A new tuple: the buffer's own reference count must show it taken.
+        out.append((entry[0] if exact else _view(entry[0], nbytes), entry[1]))
+    return out
 
 
 def clear():
