@@ -58,3 +58,25 @@ def test_addresses_are_the_buffers():
     assert (buf == 7).all()
     del buf
     P.clear()
+
+
+def test_alloc_many_reuses_only_free_buffers():
+    P.clear()
+    size = 200 << 10
+    bufs, addrs = P.alloc_many(size, 4)
+    assert len(set(addrs)) == 4 and all(len(b) == size for b in bufs)
+    kept = rebuilt(bufs[1], size)  # an array pickle rebuilt on the second one
+    del bufs
+    again, addrs2 = P.alloc_many(size, 4)
+    assert addrs[1] not in addrs2  # still referenced: not reused
+    assert len(set(addrs2) & set(addrs)) == 3  # the three free ones are
+    del kept
+    assert P.alloc(size)[1] == addrs[1]  # free now
+    del again
+    P.clear()
+    assert P.pooled_bytes() == 0
+
+
+def test_alloc_many_small_buffers():
+    bufs, addrs = P.alloc_many(1000, 3)
+    assert len(bufs) == 3 and all(len(b) == 1000 for b in bufs) and all(addrs)

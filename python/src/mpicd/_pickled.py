@@ -197,15 +197,19 @@ def _address(raw):
         return pin.addr, pin
 
 
-def _cached_seq(obj, cached):
+def _cached_seq(obj, key, cached):
     PB = pickle.PickleBuffer
-    raws = [PB(a).raw() for a in obj]
-    addrs, pins = [], []
-    for raw in raws:
-        addr, pin = _address(raw)
-        addrs.append(addr)
-        if pin is not None:
+    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+    raws, addrs, pins = [], [], []
+    for a, k in zip(obj, key[1]):
+        raw = PB(a).raw()
+        raws.append(raw)
+        if k[3]:  # writable: ctypes takes its address without a buffer export
+            addrs.append(addressof(from_buffer(raw)))
+        else:
+            pin = Pin(raw)
             pins.append(pin)
+            addrs.append(pin.addr)
     p = Parts.__new__(Parts)
     p.stream = cached[0]
     p.buffers = raws
@@ -238,7 +242,7 @@ def dumps(obj, threshold=None):
         if key is not None:
             cached = _ARRAY_STREAMS.get(key)
             if cached is not None:
-                return _cached_seq(obj, cached)
+                return _cached_seq(obj, key, cached)
     buffers = []
 
     def keep_out_of_band(pb):
@@ -393,7 +397,9 @@ def _words_at(addr, n):
 # lengths always unpickles to arrays of those kinds, so a repeated receive builds them directly
 # over the buffers (checked once to give the same dtype, shape, strides and writability as
 # pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
-# function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence.
+# function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence,
+# then whether all are writable, and a sequence's region lengths and types (as libmpi gave
+# them: a later message must have the same).
 _RECV_ARRAYS = {}
 _RECV_ARRAYS_MAX = 256
 _RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
@@ -420,7 +426,7 @@ def _array_kind(obj, buf):
     return None
 
 
-def _remember_arrays(stream, obj, buffers):
+def _remember_arrays(stream, obj, buffers, shape):
     global _recv_arrays_bytes
     np = _numpy or _np()
     if np is None:
@@ -434,12 +440,12 @@ def _remember_arrays(stream, obj, buffers):
             if kind is None:
                 return
             kinds.append(kind)
-        value = (type(obj), kinds)
+        value = (type(obj), kinds, not any(k[3] for k in kinds), shape)
     elif len(buffers) == 1:
         kind = _array_kind(obj, buffers[0])
         if kind is None:
             return
-        value = (None, kind)
+        value = (None, kind, not kind[3], None)
     else:
         return
     if len(_RECV_ARRAYS) >= _RECV_ARRAYS_MAX or _recv_arrays_bytes > _RECV_ARRAYS_BYTES:
@@ -479,7 +485,8 @@ class RecvOp(_Op):
         self.buffers = []
         self.packed = 0  # the sender's packed size, once resized
         self.nregions = 0
-        self.one = None
+        self.one = None  # (address, length, type) of a single region
+        self.bases = self.lens = self.types = b""  # several regions: libmpi's arrays
 
     def resize(self, packed_size, nregions, lens_addr, types_addr):
         """The sender's shape: allocates one buffer per region (a second call replaces the
@@ -492,20 +499,24 @@ class RecvOp(_Op):
             buf, addr = _alloc(n if t == L.BYTE else n * _type_size(t))
             self.buffers = [buf]
             self.one = (addr, n, t)
+            self.bases = self.lens = self.types = b""
         elif nregions:
-            lens = _words_at(lens_addr, nregions)
-            types = _words_at(types_addr, nregions)
-            n, t = lens[0], types[0]
-            if lens.count(n) == nregions and types.count(t) == nregions:  # all alike
-                got = _alloc_many(n * _type_size(t), nregions)
+            lens = ctypes.string_at(lens_addr, 8 * nregions)
+            types = ctypes.string_at(types_addr, 8 * nregions)
+            if lens == lens[:8] * nregions and types == types[:8] * nregions:  # all alike
+                n, t = _Q.unpack_from(lens)[0], _Q.unpack_from(types)[0]
+                self.buffers, addrs = _alloc_many(n * _type_size(t), nregions)
             else:
-                got = [_alloc(n * _type_size(t)) for n, t in zip(lens, types)]
-            self.buffers = [b for b, _ in got]
-            self.bases = _pack_words([a for _, a in got])
-            self.lens = ctypes.string_at(lens_addr, 8 * nregions)
-            self.types = ctypes.string_at(types_addr, 8 * nregions)
+                got = [_alloc(n * _type_size(t)) for n, t in
+                       zip(_words_at(lens_addr, nregions), _words_at(types_addr, nregions))]
+                self.buffers = [b for b, _ in got]
+                addrs = [a for _, a in got]
+            self.bases = _pack_words(addrs)
+            self.lens = lens
+            self.types = types
         else:
             self.buffers = []
+            self.bases = self.lens = self.types = b""
         self.nregions = nregions
         self.packed = packed_size
         self.stream = b"" if packed_size == 0 else None
@@ -559,18 +570,20 @@ class RecvOp(_Op):
             stream = bytes(stream)
         known = _RECV_ARRAYS.get(stream)
         if known is not None:
-            seq, kinds = known
+            seq, kinds, writable, shape = known
             if seq is None:
                 obj = _array_from(kinds, buffers[0])
                 if obj is not None:
                     return obj
-            elif len(kinds) == len(buffers) and all(
-                k[4] == len(b) for k, b in zip(kinds, buffers)
-            ):
-                arrays = [_array_from(k, b) for k, b in zip(kinds, buffers)]
+            elif shape == (self.lens, self.types):  # the same region lengths and types
+                if writable:  # none read-only: (shape, dtype, buffer, offset, strides, order)
+                    nd = _numpy.ndarray
+                    arrays = [nd(k[1], k[0], b, 0, None, k[2]) for k, b in zip(kinds, buffers)]
+                else:
+                    arrays = [_array_from(k, b) for k, b in zip(kinds, buffers)]
                 return arrays if seq is list else tuple(arrays)
         obj = pickle.loads(stream, buffers=buffers)
-        _remember_arrays(stream, obj, buffers)
+        _remember_arrays(stream, obj, buffers, (self.lens, self.types))
         return obj
 
 

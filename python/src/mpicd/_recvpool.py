@@ -75,6 +75,8 @@ _pool = _Pool()
 # sys.getrefcount of a buffer only the pool holds, as seen below: the pool's (buffer, address)
 # tuple, the local variable, getrefcount's argument.
 _FREE_REFS = 3
+# The same seen as getrefcount(entry[0]): the pool's tuple and getrefcount's argument.
+_FREE_REFS_ITEM = 2
 
 
 def _take(dq):
@@ -143,27 +145,42 @@ def alloc(nbytes):
 
 
 def alloc_many(nbytes, count):
-    """``count`` buffers of ``nbytes`` bytes each, as a list of ``(buffer, address)``: what
-    ``count`` calls of :func:`alloc` give, with the size class looked up once."""
+    """``count`` buffers of ``nbytes`` bytes each and their addresses, as two lists: what
+    ``count`` calls of :func:`alloc` give, with the size class looked up once and the pool's
+    buffers tried oldest first (the order in which the buffers of earlier objects die)."""
     if nbytes < MIN_POOLED or LIMIT <= 0:
-        return [_new(nbytes) for _ in range(count)]
+        got = [_new(nbytes) for _ in range(count)]
+        return [b for b, _ in got], [a for _, a in got]
     cls = _size_class(nbytes)
     pool = _pool
     dq = pool.classes.get(cls)
     if dq is None:
         dq = pool.classes[cls] = collections.deque()
-    exact = cls == nbytes
-    out = []
-    for _ in range(count):
-        entry = _take(dq)
-        if entry is None:
-            entry = _new(cls)
-            if _make_room(cls):
-                dq.append(entry)
-                pool.pooled += cls
-        # A new tuple: the buffer's own reference count must show it taken.
-        out.append((entry[0] if exact else _view(entry[0], nbytes), entry[1]))
-    return out
+    taken = []
+    scanned = busy = 0
+    getrefcount = sys.getrefcount
+    for entry in dq:  # oldest first; a free buffer is referenced by its entry alone
+        scanned += 1
+        if getrefcount(entry[0]) == _FREE_REFS_ITEM:
+            taken.append(entry)
+            if len(taken) == count:
+                break
+        else:
+            busy += 1
+            if busy >= _TRIES:
+                break
+    entry = None
+    dq.rotate(-scanned)  # what was looked at to the newest end, as alloc does
+    bufs = [e[0] for e in taken] if cls == nbytes else [_view(e[0], nbytes) for e in taken]
+    addrs = [e[1] for e in taken]
+    for _ in range(count - len(taken)):
+        entry = _new(cls)
+        if _make_room(cls):
+            dq.append(entry)
+            pool.pooled += cls
+        bufs.append(entry[0] if cls == nbytes else _view(entry[0], nbytes))
+        addrs.append(entry[1])
+    return bufs, addrs
 
 
 def clear():
