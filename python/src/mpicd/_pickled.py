@@ -234,7 +234,10 @@ def dumps(obj, threshold=None):
         cached = _ARRAY_STREAMS.get(key)
         if cached is not None:
             raw = pickle.PickleBuffer(obj).raw()
-            addr, pin = _address(raw)
+            if key[3]:  # writable: ctypes takes its address without a buffer export
+                addr, pin = ctypes.addressof(ctypes.c_char.from_buffer(raw)), None
+            else:
+                addr, pin = _address(raw)
             return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
     elif type(obj) is list or type(obj) is tuple:
         key = _seq_key(obj, limit)
@@ -559,9 +562,11 @@ class RecvOp(_Op):
 
     def result(self):
         """The received object (None when nothing was received: MPI_PROC_NULL)."""
-        stream = self._take_stream()
+        stream = self.stream
         if stream is None:
             return None
+        if len(stream) != self.packed:
+            raise ValueError(f"{len(stream)} of {self.packed} packed bytes arrived")
         buffers = self.buffers
         self.stream, self.buffers = None, []
         if not buffers or len(stream) > _RECV_STREAM_MAX:
@@ -572,6 +577,9 @@ class RecvOp(_Op):
         if known is not None:
             seq, kinds, writable, shape = known
             if seq is None:
+                if writable and kinds[4] == len(buffers[0]):
+                    dtype, shp, order = kinds[0], kinds[1], kinds[2]
+                    return _numpy.ndarray(shp, dtype, buffers[0], 0, None, order)
                 obj = _array_from(kinds, buffers[0])
                 if obj is not None:
                     return obj
