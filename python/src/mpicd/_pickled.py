@@ -85,7 +85,9 @@ def _np():
 class Parts:
     """The pickled form of one object: the stream and the out-of-band buffers, with their
     addresses and the region arrays (packed once, copied out by the region callback). Shared by
-    every send of the object (bcast sends the same parts to several ranks)."""
+    every send of the object (bcast sends the same parts to several ranks). A buffer is a flat
+    byte view (``PickleBuffer.raw()``), or a writable C-order array itself when the stream came
+    from the cache (then a ctypes object over it, in ``_pins``, holds its buffer)."""
 
     __slots__ = ("stream", "buffers", "_pins", "stream_addr", "stream_len", "nregions",
                  "one", "bases", "lens", "types")
@@ -200,11 +202,17 @@ def _address(raw):
 def _cached_seq(obj, key, cached):
     PB = pickle.PickleBuffer
     addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
-    raws, addrs, pins = [], [], []
+    bufs, addrs, pins = [], [], []
     for a, k in zip(obj, key[1]):
+        if k[3] and k[2]:  # writable, C order: the array is its own flat buffer
+            c = from_buffer(a)  # holds the array's buffer as long as the parts live
+            pins.append(c)
+            addrs.append(addressof(c))
+            bufs.append(a)
+            continue
         raw = PB(a).raw()
-        raws.append(raw)
-        if k[3]:  # writable: ctypes takes its address without a buffer export
+        bufs.append(raw)
+        if k[3]:
             addrs.append(addressof(from_buffer(raw)))
         else:
             pin = Pin(raw)
@@ -212,11 +220,11 @@ def _cached_seq(obj, key, cached):
             addrs.append(pin.addr)
     p = Parts.__new__(Parts)
     p.stream = cached[0]
-    p.buffers = raws
+    p.buffers = bufs
     p._pins = pins
     p.stream_addr = cached[1]
     p.stream_len = len(cached[0])
-    p.nregions = len(raws)
+    p.nregions = len(bufs)
     p.one = None
     p.bases = _pack_words(addrs)
     p.lens = cached[3]
@@ -233,11 +241,11 @@ def dumps(obj, threshold=None):
     if key is not None:
         cached = _ARRAY_STREAMS.get(key)
         if cached is not None:
+            if key[3] and key[2]:  # writable, C order: the array is its own flat buffer
+                c = ctypes.c_char.from_buffer(obj)  # holds the buffer while the parts live
+                return Parts._one(cached[0], cached[1], obj, ctypes.addressof(c), cached[2], c)
             raw = pickle.PickleBuffer(obj).raw()
-            if key[3]:  # writable: ctypes takes its address without a buffer export
-                addr, pin = ctypes.addressof(ctypes.c_char.from_buffer(raw)), None
-            else:
-                addr, pin = _address(raw)
+            addr, pin = _address(raw)
             return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
     elif type(obj) is list or type(obj) is tuple:
         key = _seq_key(obj, limit)
