@@ -169,13 +169,16 @@ def _array_key(obj, limit):
     return (obj.dtype, obj.shape, c, flags.writeable)
 
 
-def _seq_key(obj, limit):
-    """The key of a list or tuple of distinct arrays that each go out of band, else None."""
+def _seq_parts(obj, limit):
+    """For a list or tuple of distinct arrays that each go out of band: its key, and its
+    buffers, their addresses and what holds them (for :func:`_cached_seq`); else None. One
+    pass over the arrays."""
     np = _numpy or _np()
     if np is None or not obj or type(obj[0]) is not np.ndarray:
         return None
     nd = np.ndarray
-    keys = []
+    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+    keys, bufs, addrs, pins = [], [], [], []
     for a in obj:
         if type(a) is not nd or a.nbytes < limit:
             return None
@@ -183,10 +186,25 @@ def _seq_key(obj, limit):
         c = flags.c_contiguous
         if not (c or flags.f_contiguous):
             return None
-        keys.append((a.dtype, a.shape, c, flags.writeable))
+        w = flags.writeable
+        keys.append((a.dtype, a.shape, c, w))
+        if c and w:  # the array is its own flat buffer; the ctypes view holds it
+            v = from_buffer(a)
+            pins.append(v)
+            addrs.append(addressof(v))
+            bufs.append(a)
+        else:
+            raw = pickle.PickleBuffer(a).raw()
+            bufs.append(raw)
+            if w:
+                addrs.append(addressof(from_buffer(raw)))
+            else:
+                pin = Pin(raw)
+                pins.append(pin)
+                addrs.append(pin.addr)
     if len(set(map(id, obj))) != len(obj):
         return None  # the same array twice: pickle sends it once (the copies stay one object)
-    return (type(obj), tuple(keys))
+    return (type(obj), tuple(keys)), bufs, addrs, pins
 
 
 def _address(raw):
@@ -199,25 +217,7 @@ def _address(raw):
         return pin.addr, pin
 
 
-def _cached_seq(obj, key, cached):
-    PB = pickle.PickleBuffer
-    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
-    bufs, addrs, pins = [], [], []
-    for a, k in zip(obj, key[1]):
-        if k[3] and k[2]:  # writable, C order: the array is its own flat buffer
-            c = from_buffer(a)  # holds the array's buffer as long as the parts live
-            pins.append(c)
-            addrs.append(addressof(c))
-            bufs.append(a)
-            continue
-        raw = PB(a).raw()
-        bufs.append(raw)
-        if k[3]:
-            addrs.append(addressof(from_buffer(raw)))
-        else:
-            pin = Pin(raw)
-            pins.append(pin)
-            addrs.append(pin.addr)
+def _cached_seq(cached, bufs, addrs, pins):
     p = Parts.__new__(Parts)
     p.stream = cached[0]
     p.buffers = bufs
@@ -248,12 +248,13 @@ def dumps(obj, threshold=None):
             addr, pin = _address(raw)
             return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
     elif type(obj) is list or type(obj) is tuple:
-        key = _seq_key(obj, limit)
         seq = True
-        if key is not None:
+        got = _seq_parts(obj, limit)
+        if got is not None:
+            key = got[0]
             cached = _ARRAY_STREAMS.get(key)
             if cached is not None:
-                return _cached_seq(obj, key, cached)
+                return _cached_seq(cached, *got[1:])
     buffers = []
 
     def keep_out_of_band(pb):
