@@ -57,7 +57,50 @@ def _new(nbytes):
 def _view(buf, nbytes):
     if len(buf) == nbytes:
         return buf
-    return buf[:nbytes] if _np() else memoryview(buf)[:nbytes]
+    if _np() and buf.base is None:
+        return buf[:nbytes]  # its base is buf: buf's reference count shows it in use
+    # A bytearray, or a slab's buffer (a NumPy view: a slice of it would reference the slab,
+    # not it): a memoryview holds the buffer itself.
+    return memoryview(buf)[:nbytes]
+
+
+_HUGE = 2 << 20
+_SLAB_MIN = 1 << 20
+_madvise = None
+
+
+def _hugepages(addr, nbytes):
+    """Asks Linux for transparent huge pages on [addr, addr + nbytes) (2 MiB aligned)."""
+    global _madvise
+    if _madvise is None:
+        _madvise = False
+        if sys.platform.startswith("linux"):
+            try:
+                f = ctypes.CDLL(None, use_errno=True).madvise
+                f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+                f.restype = ctypes.c_int
+                _madvise = f
+            except (OSError, AttributeError):
+                pass
+    if _madvise:
+        _madvise(addr, nbytes, 14)  # MADV_HUGEPAGE; a failure only costs the huge pages
+
+
+def _slab(cls, count):
+    """At least ``count`` buffers of ``cls`` bytes carved from one allocation that starts on a
+    2 MiB boundary and asks for huge pages: ``[(buffer, address)]``. Fewer page-table entries
+    to walk and pin when libmpi copies many regions in or out (a single NumPy array of 4 MiB or
+    more gets huge pages from NumPy itself; 128 KiB arrays never do). The slab is freed when
+    all its buffers are."""
+    np = _np()
+    total = -(-count * cls // _HUGE) * _HUGE
+    raw = np.empty(total + _HUGE, dtype=np.uint8)
+    addr = raw.__array_interface__["data"][0]
+    off = -addr % _HUGE
+    _hugepages(addr + off, total)
+    slab = raw[off:off + total]
+    base = addr + off
+    return [(slab[i * cls:(i + 1) * cls], base + i * cls) for i in range(total // cls)]
 
 
 def _size_class(nbytes):
@@ -173,7 +216,18 @@ def alloc_many(nbytes, count):
     dq.rotate(-scanned)  # what was looked at to the newest end, as alloc does
     bufs = [e[0] for e in taken] if cls == nbytes else [_view(e[0], nbytes) for e in taken]
     addrs = [e[1] for e in taken]
-    for _ in range(count - len(taken)):
+    short = count - len(taken)
+    if short * cls >= _SLAB_MIN and _np():
+        # Many new buffers: one huge-page slab, its spare buffers pooled free.
+        for i, entry in enumerate(_slab(cls, short)):
+            if _make_room(cls):
+                dq.append(entry)
+                pool.pooled += cls
+            if i < short:
+                bufs.append(entry[0] if cls == nbytes else _view(entry[0], nbytes))
+                addrs.append(entry[1])
+        return bufs, addrs
+    for _ in range(short):
         entry = _new(cls)
         if _make_room(cls):
             dq.append(entry)
