@@ -20,7 +20,9 @@ adding up to the size). Methods:
   buffer).
 
 One round trip sends the object and gets it back (the echo re-serializes what it received);
-bandwidth = size / (round-trip time / 2). At each size the methods run batch after batch in
+bandwidth = size / (round-trip time / 2). Each rank drops the object it received in the previous
+round trip before the next receive (raw reuses its one receive buffer: the others get the same
+chance to reuse memory). At each size the methods run batch after batch in
 turn; each point is the best of ``--batches`` batches of enough round trips to last
 ``--seconds`` (the machines are shared and noisy: best-of-batches is the least noisy
 estimate; compare ratios from the same run). Rank 0 writes the CSV.
@@ -181,14 +183,21 @@ def methods_for(impl):
 
 
 def round_trips(comm, send, recv, obj, n):
+    """``n`` round trips; the previous round trip's object is dropped before each receive, for
+    every method alike: ``raw`` receives into its one buffer again, so the object methods get
+    the same chance to reuse the memory of what they received before (their allocator, or
+    mpicd's receive pool), instead of each receive landing in memory other than the last."""
     peer = 1 - comm.Get_rank()
+    back = None
     t0 = time.perf_counter()
     if comm.Get_rank() == 0:
         for _ in range(n):
             send(obj, peer)
+            back = None
             back = recv(peer)
     else:
         for _ in range(n):
+            back = None
             back = recv(peer)
             send(back, peer)
     return time.perf_counter() - t0, back

@@ -116,3 +116,26 @@ def test_bad_root(comm):
     with pytest.raises(MPI.Exception) as e:
         comm.bcast(1, root=comm.size)
     assert e.value.Get_error_class() == MPI.ERR_ROOT
+
+
+def test_repeated_collectives_of_arrays(comm):
+    """Arrays and lists of arrays of kinds sent before (their pickle stream reused, their
+    buffers the arrays themselves): every rank, the root included, gets an independent copy."""
+    for rnd in range(3):
+        a = np.arange(50000, dtype=np.float64) + rnd
+        f = np.asfortranarray(np.arange(60000, dtype=np.int32).reshape(200, 300) + rnd)
+        objs = [a, [a, f, a * 2], (f, a)]
+        for obj in objs:
+            got = comm.bcast(obj if comm.rank == 0 else None, root=0)
+            want = obj
+            if isinstance(obj, np.ndarray):
+                got, want = [got], [obj]
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+                assert g.flags.f_contiguous == w.flags.f_contiguous
+                if comm.rank == 0:
+                    assert not np.shares_memory(g, w)
+        everyone = comm.allgather([a + comm.rank, f])
+        for r, (x, y) in enumerate(everyone):
+            np.testing.assert_array_equal(x, a + r)
+            np.testing.assert_array_equal(y, f)

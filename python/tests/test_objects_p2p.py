@@ -277,3 +277,74 @@ def test_repeated_arrays_of_one_kind(comm, pair):
                 assert got.flags.f_contiguous == want.flags.f_contiguous
                 assert got.flags.c_contiguous == want.flags.c_contiguous
                 assert got.flags.writeable == want.flags.writeable
+
+
+def _kinds():
+    base = np.arange(3 * 5 * 4096, dtype=np.float64)
+    ro = base.reshape(3, 5, 4096).copy()
+    ro.flags.writeable = False
+    rec = np.zeros(20000, dtype=[("a", "<i4"), ("b", ">f8"), ("c", "S3")])
+    rec["a"] = np.arange(20000)
+    return [
+        base.reshape(3, 5, 4096),
+        np.asfortranarray(base.reshape(3, 5, 4096)),
+        base.reshape(1, 3 * 5 * 4096),  # size-1 dimension: strides come through too
+        base.reshape(3 * 5 * 4096, 1).T,
+        ro,
+        np.arange(70000, dtype=">i4"),  # non-native byte order
+        rec,
+        np.arange(80000, dtype=np.complex64).reshape(200, 400)[:, :],
+    ]
+
+
+def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
+    """Arrays received again with the same pickle stream are rebuilt without the unpickler:
+    dtype, shape, strides, contiguity, writability and data are what pickle.loads gives."""
+    r, peer = pair
+    if peer is None:
+        return
+    for rnd in range(3):
+        for i, a in enumerate(_kinds()):
+            if r % 2 == 0:
+                comm.send(a, peer, 40 + i)
+            else:
+                got = comm.recv(source=peer, tag=40 + i)
+                want = pickle.loads(pickle.dumps(a, protocol=5))
+                assert type(got) is np.ndarray
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.strides == want.strides, (i, rnd)
+                assert got.flags.c_contiguous == want.flags.c_contiguous
+                assert got.flags.f_contiguous == want.flags.f_contiguous
+                assert got.flags.writeable == a.flags.writeable
+                np.testing.assert_array_equal(got, a)
+    if r % 2 == 1:
+        assert _pickled._RECV_ARRAYS  # the repeated receives took the direct path
+
+
+def test_repeated_sequences_of_arrays(comm, pair):
+    """Lists and tuples of arrays sent again (the sender reuses their stream, the receiver
+    rebuilds the arrays without the unpickler) come back like pickle.loads makes them; an array
+    that appears twice stays one object; a list that is not all large arrays still works."""
+    r, peer = pair
+    if peer is None:
+        return
+    kinds = _kinds()
+    x = np.arange(20000, dtype=np.float64)
+    for rnd in range(3):
+        objs = [list(kinds), tuple(kinds[:3]), [x, x], [x, np.arange(rnd + 3)], [x * rnd, x]]
+        for i, obj in enumerate(objs):
+            if r % 2 == 0:
+                comm.send(obj, peer, 60 + i)
+            else:
+                got = comm.recv(source=peer, tag=60 + i)
+                want = pickle.loads(pickle.dumps(obj, protocol=5))
+                assert type(got) is type(want) and len(got) == len(want)
+                for g, w, a in zip(got, want, obj):
+                    assert type(g) is np.ndarray and g.dtype == w.dtype and g.shape == w.shape
+                    assert g.strides == w.strides, (i, rnd)
+                    assert g.flags.writeable == a.flags.writeable
+                    np.testing.assert_array_equal(g, a)
+                if i == 2:
+                    assert got[0] is got[1]
+    if r % 2 == 1:
+        assert any(v[0] in (list, tuple) for v in _pickled._RECV_ARRAYS.values())

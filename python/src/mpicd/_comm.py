@@ -410,9 +410,9 @@ class Comm:
         parts = _pickled.dumps(obj)  # an unpicklable object raises here, before any send
         op = _pickled.SendOp(parts)
         key = op.register()
-        code = fn(key, 1, _pickled.OBJECT_TYPE, dest, tag, self._h)
+        code = fn(key, 1, _pickled.BLOCKING_TYPE, dest, tag, self._h)
+        op.unregister()  # complete (or failed): the blocking type has no free callback
         if code != 0:
-            op.unregister()
             op.raise_error(code)
 
     def send(self, obj, dest, tag=0):
@@ -446,13 +446,12 @@ class Comm:
         ignored: the buffers are allocated from the message's own shape)."""
         op = _pickled.RecvOp()
         key = op.register()
-        st = MPI_Status()
-        code = lib.MPI_Recv(key, 1, _pickled.OBJECT_TYPE, source, tag, self._h,
-                            ctypes.byref(st))
+        st = MPI_Status() if status is not None else None
+        code = lib.MPI_Recv(key, 1, _pickled.BLOCKING_TYPE, source, tag, self._h, st)
+        op.unregister()
         if code != 0:
-            op.unregister()
             op.raise_error(code)
-        if status is not None:
+        if st is not None:
             status._fill(st)
         return op.result()
 
@@ -475,12 +474,12 @@ class Comm:
         rop = _pickled.RecvOp()
         skey, rkey = sop.register(), rop.register()
         st = MPI_Status()
-        T = _pickled.OBJECT_TYPE
+        T = _pickled.BLOCKING_TYPE
         code = lib.MPI_Sendrecv(skey, 1, T, dest, sendtag, rkey, 1, T, source, recvtag,
                                 self._h, ctypes.byref(st))
+        sop.unregister()
+        rop.unregister()
         if code != 0:
-            sop.unregister()
-            rop.unregister()
             (rop if rop.error is not None else sop).raise_error(code)
         if status is not None:
             status._fill(st)

@@ -14,7 +14,7 @@ import ctypes
 import pickle
 
 from . import _pickled
-from ._libmpi import MPI_Status, REQUEST_NULL, lib
+from ._libmpi import REQUEST_NULL, lib
 from ._request import Request
 
 TAG = 0
@@ -50,9 +50,9 @@ def _irecv(source, h):
 def _recv_op(source, h):
     op = _pickled.RecvOp()
     key = op.register()
-    code = lib.MPI_Recv(key, 1, _pickled.OBJECT_TYPE, source, TAG, h, ctypes.byref(MPI_Status()))
+    code = lib.MPI_Recv(key, 1, _pickled.BLOCKING_TYPE, source, TAG, h, None)
+    op.unregister()  # complete (or failed): the blocking type has no free callback
     if code != 0:
-        op.unregister()
         op.raise_error(code)
     return op
 

@@ -32,6 +32,7 @@ import sys
 from . import _libmpi as L
 from ._buffer import Pin
 from ._recvpool import alloc as _alloc
+from ._recvpool import alloc_many as _alloc_many
 from ._errors import check
 from ._libmpi import lib
 
@@ -68,20 +69,35 @@ def _fault(name):
 # --- sender ---------------------------------------------------------------------------------
 
 
+_Q = struct.Struct("q")  # one 64-bit word (an address, a length, a handle)
+_BYTE_WORD = _Q.pack(L.BYTE)
+_numpy = None
+
+
+def _np():
+    """NumPy if the process has imported it (the package never imports it for the sender)."""
+    global _numpy
+    if _numpy is None:
+        _numpy = sys.modules.get("numpy")
+    return _numpy
+
+
 class Parts:
     """The pickled form of one object: the stream and the out-of-band buffers, with their
     addresses and the region arrays (packed once, copied out by the region callback). Shared by
-    every send of the object (bcast sends the same parts to several ranks)."""
+    every send of the object (bcast sends the same parts to several ranks). A buffer is a flat
+    byte view (``PickleBuffer.raw()``), or a writable C-order array itself when the stream came
+    from the cache (then a ctypes object over it, in ``_pins``, holds its buffer)."""
 
     __slots__ = ("stream", "buffers", "_pins", "stream_addr", "stream_len", "nregions",
-                 "bases", "lens", "types")
+                 "one", "bases", "lens", "types")
 
     def __init__(self, stream, buffers):
         self.stream = stream
         self.buffers = buffers
         if type(stream) is bytes:  # pickle.dumps' result: its address without a buffer export
             self._pins = []
-            self.stream_addr = ctypes.cast(ctypes.c_char_p(stream), ctypes.c_void_p).value or 0
+            self.stream_addr = _bytes_addr(stream)
             self.stream_len = len(stream)
         else:  # received parts being forwarded (bcast)
             pin = Pin(stream)
@@ -101,13 +117,31 @@ class Parts:
                 lens.append(pin.nbytes)
         n = len(addrs)
         self.nregions = n
+        self.one = (addrs[0], lens[0], L.BYTE) if n == 1 else None
         self.bases = _pack_words(addrs)
         self.lens = _pack_words(lens)
-        self.types = _pack_words([L.BYTE] * n)
+        self.types = _BYTE_WORD * n
+
+    @classmethod
+    def _one(cls, stream, stream_addr, raw, addr, nbytes, pin):
+        """The parts of one array sent out of band, from the stream cache (no pickling)."""
+        self = cls.__new__(cls)
+        self.stream = stream
+        self.buffers = [raw]
+        self._pins = [pin] if pin is not None else ()
+        self.stream_addr = stream_addr
+        self.stream_len = len(stream)
+        self.nregions = 1
+        self.one = (addr, nbytes, L.BYTE)
+        return self
 
     @property
     def nbytes(self):
         return self.stream_len + sum(len(memoryview(b).cast("B")) for b in self.buffers)
+
+
+def _bytes_addr(stream):
+    return ctypes.cast(ctypes.c_char_p(stream), ctypes.c_void_p).value or 0
 
 
 def _pack_words(values):
@@ -115,32 +149,112 @@ def _pack_words(values):
     return struct.pack(f"{len(values)}q", *values) if values else b""
 
 
-# Pickle streams of plain contiguous NumPy arrays sent out of band, by (dtype, shape, C order,
-# writable): the stream does not depend on the data, so a repeated send of arrays of the same
-# kind skips pickle (and NumPy's __reduce_ex__) altogether.
+# Pickle streams of plain contiguous NumPy arrays sent out of band, and of lists and tuples of
+# them, by the kind of each array (dtype, shape, C order, writable): the stream does not depend
+# on the data, so a repeated send of objects of the same kinds skips pickle (and NumPy's
+# __reduce_ex__) altogether. Values: (stream, its address, the arrays' sizes in bytes, and for
+# a sequence its region lengths and types as packed words).
 _ARRAY_STREAMS = {}
 _ARRAY_STREAMS_MAX = 256
 
 
 def _array_key(obj, limit):
-    np = sys.modules.get("numpy")
+    np = _numpy or _np()
     if np is None or type(obj) is not np.ndarray or obj.nbytes < limit:
         return None
     flags = obj.flags
-    if not (flags.c_contiguous or flags.f_contiguous):
+    c = flags.c_contiguous
+    if not (c or flags.f_contiguous):
         return None
-    return (obj.dtype, obj.shape, flags.c_contiguous, flags.writeable)
+    return (obj.dtype, obj.shape, c, flags.writeable)
+
+
+def _seq_parts(obj, limit):
+    """For a list or tuple of distinct arrays that each go out of band: its key, and its
+    buffers, their addresses and what holds them (for :func:`_cached_seq`); else None. One
+    pass over the arrays."""
+    np = _numpy or _np()
+    if np is None or not obj or type(obj[0]) is not np.ndarray:
+        return None
+    nd = np.ndarray
+    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+    keys, bufs, addrs, pins = [], [], [], []
+    for a in obj:
+        if type(a) is not nd or a.nbytes < limit:
+            return None
+        flags = a.flags
+        c = flags.c_contiguous
+        if not (c or flags.f_contiguous):
+            return None
+        w = flags.writeable
+        keys.append((a.dtype, a.shape, c, w))
+        if c and w:  # the array is its own flat buffer; the ctypes view holds it
+            v = from_buffer(a)
+            pins.append(v)
+            addrs.append(addressof(v))
+            bufs.append(a)
+        else:
+            raw = pickle.PickleBuffer(a).raw()
+            bufs.append(raw)
+            if w:
+                addrs.append(addressof(from_buffer(raw)))
+            else:
+                pin = Pin(raw)
+                pins.append(pin)
+                addrs.append(pin.addr)
+    if len(set(map(id, obj))) != len(obj):
+        return None  # the same array twice: pickle sends it once (the copies stay one object)
+    return (type(obj), tuple(keys)), bufs, addrs, pins
+
+
+def _address(raw):
+    """The address of an out-of-band buffer and the Pin that holds it (None when ctypes can
+    take a writable buffer's address directly)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(raw)), None
+    except TypeError:
+        pin = Pin(raw)
+        return pin.addr, pin
+
+
+def _cached_seq(cached, bufs, addrs, pins):
+    p = Parts.__new__(Parts)
+    p.stream = cached[0]
+    p.buffers = bufs
+    p._pins = pins
+    p.stream_addr = cached[1]
+    p.stream_len = len(cached[0])
+    p.nregions = len(bufs)
+    p.one = None
+    p.bases = _pack_words(addrs)
+    p.lens = cached[3]
+    p.types = cached[4]
+    return p
 
 
 def dumps(obj, threshold=None):
     """Pickles ``obj`` with its large buffers out of band. Raises on an unpicklable object
     (before anything is sent)."""
     limit = THRESHOLD if threshold is None else threshold
+    seq = False
     key = _array_key(obj, limit)
     if key is not None:
-        stream = _ARRAY_STREAMS.get(key)
-        if stream is not None:
-            return Parts(stream, [pickle.PickleBuffer(obj).raw()])
+        cached = _ARRAY_STREAMS.get(key)
+        if cached is not None:
+            if key[3] and key[2]:  # writable, C order: the array is its own flat buffer
+                c = ctypes.c_char.from_buffer(obj)  # holds the buffer while the parts live
+                return Parts._one(cached[0], cached[1], obj, ctypes.addressof(c), cached[2], c)
+            raw = pickle.PickleBuffer(obj).raw()
+            addr, pin = _address(raw)
+            return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
+    elif type(obj) is list or type(obj) is tuple:
+        seq = True
+        got = _seq_parts(obj, limit)
+        if got is not None:
+            key = got[0]
+            cached = _ARRAY_STREAMS.get(key)
+            if cached is not None:
+                return _cached_seq(cached, *got[1:])
     buffers = []
 
     def keep_out_of_band(pb):
@@ -154,27 +268,26 @@ def dumps(obj, threshold=None):
         return False
 
     stream = pickle.dumps(obj, protocol=PROTOCOL, buffer_callback=keep_out_of_band)
-    if key is not None and len(buffers) == 1 and buffers[0].nbytes == obj.nbytes:
-        if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
-            _ARRAY_STREAMS.clear()
-        _ARRAY_STREAMS[key] = stream
-    return Parts(stream, buffers)
+    parts = Parts(stream, buffers)
+    if key is not None:
+        sizes = [a.nbytes for a in obj] if seq else [obj.nbytes]
+        if len(buffers) == len(sizes) and all(b.nbytes == n for b, n in zip(buffers, sizes)):
+            if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
+                _ARRAY_STREAMS.clear()
+            _ARRAY_STREAMS[key] = (stream, parts.stream_addr, sizes[0], parts.lens, parts.types)
+    return parts
 
 
 class _Op:
     __slots__ = ("key", "error", "freed", "__weakref__")
-
-    def __init__(self):
-        self.key = next(_keys)
-        self.error = None
-        self.freed = False
 
     def register(self):
         _LIVE[self.key] = self
         return self.key
 
     def unregister(self):
-        """After a call that failed to start the operation (no free callback will come)."""
+        """After a call that failed to start the operation (no free callback will come), or
+        after a blocking call (its type has no free callback)."""
         _LIVE.pop(self.key, None)
 
     def raise_error(self, code, detail=None):
@@ -187,38 +300,62 @@ class _Op:
         raise exc
 
 
+_VP = ctypes.c_void_p
+_I64 = ctypes.c_int64
+_CHAR = ctypes.c_char
+_SMALL_COPY = 4096  # below, a copy through a ctypes array beats ctypes.memmove (a foreign call)
+
+
+def _write_regions(r, n, bases, lens, types):
+    """Fills libmpi's region arrays from ``r`` (Parts or RecvOp): ``one`` for one region,
+    else the packed words."""
+    if n != r.nregions:
+        raise ValueError(f"asked for {n} regions, the message has {r.nregions}")
+    if n == 1:
+        b, l, t = r.one
+        _VP.from_address(bases).value = b
+        _I64.from_address(lens).value = l
+        _I64.from_address(types).value = t
+    elif n:
+        ctypes.memmove(bases, r.bases, 8 * n)
+        ctypes.memmove(lens, r.lens, 8 * n)
+        ctypes.memmove(types, r.types, 8 * n)
+
+
 class SendOp(_Op):
     __slots__ = ("parts",)
 
     def __init__(self, parts):
-        super().__init__()
+        self.key = next(_keys)
+        self.error = None
+        self.freed = False
         self.parts = parts
 
     def query(self, packed_size):
-        _fault("query")
+        if _faults:
+            _fault("query")
         packed_size[0] = self.parts.stream_len
 
     def pack(self, offset, dst, dst_size, used):
-        _fault("pack")
+        if _faults:
+            _fault("pack")
         p = self.parts
         n = min(dst_size, p.stream_len - offset)
         if n < 0:
             raise ValueError(f"pack at offset {offset} beyond the {p.stream_len}-byte stream")
-        ctypes.memmove(dst, p.stream_addr + offset, n)
+        if n == p.stream_len and n <= _SMALL_COPY and type(p.stream) is bytes:
+            (_CHAR * n).from_address(dst).raw = p.stream
+        else:
+            ctypes.memmove(dst, p.stream_addr + offset, n)
         used[0] = n
 
     def region_count(self, count):
         count[0] = self.parts.nregions
 
     def regions(self, n, bases, lens, types):
-        _fault("region")
-        p = self.parts
-        if n != p.nregions:
-            raise ValueError(f"asked for {n} regions, the object has {p.nregions}")
-        if n:
-            ctypes.memmove(bases, p.bases, 8 * n)
-            ctypes.memmove(lens, p.lens, 8 * n)
-            ctypes.memmove(types, p.types, 8 * n)
+        if _faults:
+            _fault("region")
+        _write_regions(self.parts, n, bases, lens, types)
 
     def unpack(self, *_):
         raise TypeError("a send operation cannot unpack")
@@ -251,70 +388,220 @@ def init_type_sizes():
             _type_sizes[h] = n.value
 
 
+_word_arrays = {}  # n -> ctypes type of n 64-bit words
+
+
+def _words_at(addr, n):
+    """The ``n`` 64-bit words at ``addr`` (a C array libmpi owns for the callback's duration)."""
+    if n == 1:
+        return (_I64.from_address(addr).value,)
+    t = _word_arrays.get(n)
+    if t is None:
+        t = _I64 * n
+        if len(_word_arrays) < 64:
+            _word_arrays[n] = t
+    return tuple(t.from_address(addr))
+
+
+# Received arrays, by their pickle stream: for a stream that unpickled to one array, or to a
+# list or tuple of distinct arrays, each over one whole out-of-band buffer, the kind of each
+# array (dtype, shape, order, read-only, nbytes). The same stream with buffers of the same
+# lengths always unpickles to arrays of those kinds, so a repeated receive builds them directly
+# over the buffers (checked once to give the same dtype, shape, strides and writability as
+# pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
+# function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence,
+# then whether all are writable, and a sequence's region lengths and types (as libmpi gave
+# them: a later message must have the same).
+_RECV_ARRAYS = {}
+_RECV_ARRAYS_MAX = 256
+_RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
+_RECV_STREAM_MAX = 256 << 10  # longer streams are not looked up
+_recv_arrays_bytes = 0
+
+
+def _array_kind(obj, buf):
+    """The kind that rebuilds ``obj`` exactly over ``buf``, or None."""
+    if type(obj) is not _numpy.ndarray:
+        return None
+    nbytes = len(buf)
+    if obj.nbytes != nbytes or obj.ctypes.data != _buffer_address(buf):
+        return None  # not an array over the whole received buffer
+    readonly = not obj.flags.writeable
+    for order in ("C", "F"):  # the layout that rebuilds it exactly, strides included
+        kind = (obj.dtype, obj.shape, order, readonly, nbytes)
+        try:
+            again = _array_from(kind, buf)
+        except (TypeError, ValueError):
+            continue
+        if again.strides == obj.strides and again.flags.writeable == obj.flags.writeable:
+            return kind
+    return None
+
+
+def _remember_arrays(stream, obj, buffers, shape):
+    global _recv_arrays_bytes
+    np = _numpy or _np()
+    if np is None:
+        return
+    if type(obj) is list or type(obj) is tuple:
+        if len(obj) != len(buffers):
+            return
+        kinds = []
+        for a, b in zip(obj, buffers):
+            kind = _array_kind(a, b)
+            if kind is None:
+                return
+            kinds.append(kind)
+        value = (type(obj), kinds, not any(k[3] for k in kinds), shape)
+    elif len(buffers) == 1:
+        kind = _array_kind(obj, buffers[0])
+        if kind is None:
+            return
+        value = (None, kind, not kind[3], None)
+    else:
+        return
+    if len(_RECV_ARRAYS) >= _RECV_ARRAYS_MAX or _recv_arrays_bytes > _RECV_ARRAYS_BYTES:
+        _RECV_ARRAYS.clear()
+        _recv_arrays_bytes = 0
+    _RECV_ARRAYS[stream] = value
+    _recv_arrays_bytes += len(stream)
+
+
+def _buffer_address(buf):
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    except (TypeError, ValueError):
+        return None
+
+
+def _array_from(kind, buf):
+    dtype, shape, order, readonly, nbytes = kind
+    if len(buf) != nbytes:
+        return None
+    if readonly:
+        buf = memoryview(buf).toreadonly()
+    # What NumPy's _frombuffer makes (frombuffer, then reshape), in one call.
+    return _numpy.ndarray(shape, dtype, buf, 0, None, order)
+
+
 class RecvOp(_Op):
-    __slots__ = ("stream", "buffers", "stream_addr", "nregions", "bases", "lens", "types")
+    __slots__ = ("stream", "stream_addr", "buffers", "packed", "nregions", "one", "bases",
+                 "lens", "types")
 
     def __init__(self):
-        super().__init__()
-        self.stream = None
+        self.key = next(_keys)
+        self.error = None
+        self.freed = False
+        self.stream = None  # bytes when the packed part came in one fragment, else a buffer
+        self.stream_addr = 0  # that buffer's address
         self.buffers = []
-        self.stream_addr = 0
+        self.packed = 0  # the sender's packed size, once resized
         self.nregions = 0
-        self.bases = self.lens = self.types = b""
+        self.one = None  # (address, length, type) of a single region
+        self.bases = self.lens = self.types = b""  # several regions: libmpi's arrays
 
     def resize(self, packed_size, nregions, lens_addr, types_addr):
-        """The sender's shape: allocates the stream and one buffer per region (a second call
-        replaces the first allocation)."""
-        _fault("resize")
-        if nregions:
-            lens = struct.unpack(f"{nregions}q", ctypes.string_at(lens_addr, 8 * nregions))
-            types = struct.unpack(f"{nregions}q", ctypes.string_at(types_addr, 8 * nregions))
-            nbytes = [n * _type_size(t) for n, t in zip(lens, types)]
+        """The sender's shape: allocates one buffer per region (a second call replaces the
+        first allocation). The stream is taken when it arrives (:meth:`unpack`)."""
+        if _faults:
+            _fault("resize")
+        if nregions == 1:
+            n = _I64.from_address(lens_addr).value
+            t = _I64.from_address(types_addr).value
+            buf, addr = _alloc(n if t == L.BYTE else n * _type_size(t))
+            self.buffers = [buf]
+            self.one = (addr, n, t)
+            self.bases = self.lens = self.types = b""
+        elif nregions:
+            lens = ctypes.string_at(lens_addr, 8 * nregions)
+            types = ctypes.string_at(types_addr, 8 * nregions)
+            if lens == lens[:8] * nregions and types == types[:8] * nregions:  # all alike
+                n, t = _Q.unpack_from(lens)[0], _Q.unpack_from(types)[0]
+                self.buffers, addrs = _alloc_many(n * _type_size(t), nregions)
+            else:
+                got = [_alloc(n * _type_size(t)) for n, t in
+                       zip(_words_at(lens_addr, nregions), _words_at(types_addr, nregions))]
+                self.buffers = [b for b, _ in got]
+                addrs = [a for _, a in got]
+            self.bases = _pack_words(addrs)
+            self.lens = lens
+            self.types = types
         else:
-            lens = types = nbytes = ()
-        stream, self.stream_addr = _alloc(packed_size)
-        got = [_alloc(n) for n in nbytes]
-        self.stream = stream
-        self.buffers = [b for b, _ in got]
+            self.buffers = []
+            self.bases = self.lens = self.types = b""
         self.nregions = nregions
-        self.bases = _pack_words([a for _, a in got])
-        self.lens = _pack_words(list(lens))
-        self.types = _pack_words(list(types))
+        self.packed = packed_size
+        self.stream = b"" if packed_size == 0 else None
+        self.stream_addr = 0
 
     def query(self, packed_size):
-        packed_size[0] = len(self.stream) if self.stream is not None else 0
+        packed_size[0] = self.packed
 
     def unpack(self, offset, src, size):
-        _fault("unpack")
-        if self.stream is None or offset < 0 or offset + size > len(self.stream):
+        if _faults:
+            _fault("unpack")
+        if offset < 0 or size < 0 or offset + size > self.packed:
             raise ValueError(f"{size} packed bytes at offset {offset} do not fit the stream")
-        ctypes.memmove(self.stream_addr + offset, src, size)
+        if offset == 0 and size == self.packed and size <= _SMALL_COPY:  # all in one fragment
+            self.stream = (_CHAR * size).from_address(src).raw
+            return
+        if self.stream_addr == 0:  # the first fragment of a buffer
+            self.stream, self.stream_addr = _alloc(self.packed)
+        if size:
+            ctypes.memmove(self.stream_addr + offset, src, size)
 
     def region_count(self, count):
         count[0] = self.nregions
 
     def regions(self, n, bases, lens, types):
-        if n != self.nregions:
-            raise ValueError(f"asked for {n} regions, the message has {self.nregions}")
-        if n:
-            ctypes.memmove(bases, self.bases, 8 * n)
-            ctypes.memmove(lens, self.lens, 8 * n)
-            ctypes.memmove(types, self.types, 8 * n)
+        _write_regions(self, n, bases, lens, types)
 
     def pack(self, *_):
         raise TypeError("a receive operation cannot pack")
 
+    def _take_stream(self):
+        stream = self.stream
+        if stream is not None and len(stream) != self.packed:
+            raise ValueError(f"{len(stream)} of {self.packed} packed bytes arrived")
+        return stream
+
     def parts(self):
         """The received stream and buffers (to forward them without unpickling)."""
-        return Parts(self.stream, self.buffers)
+        return Parts(self._take_stream(), self.buffers)
 
     def result(self):
         """The received object (None when nothing was received: MPI_PROC_NULL)."""
-        if self.stream is None:
+        stream = self.stream
+        if stream is None:
             return None
-        stream, buffers = self.stream, self.buffers
+        if len(stream) != self.packed:
+            raise ValueError(f"{len(stream)} of {self.packed} packed bytes arrived")
+        buffers = self.buffers
         self.stream, self.buffers = None, []
-        return pickle.loads(stream, buffers=buffers)
+        if not buffers or len(stream) > _RECV_STREAM_MAX:
+            return pickle.loads(stream, buffers=buffers)
+        if type(stream) is not bytes:
+            stream = bytes(stream)
+        known = _RECV_ARRAYS.get(stream)
+        if known is not None:
+            seq, kinds, writable, shape = known
+            if seq is None:
+                if writable and kinds[4] == len(buffers[0]):
+                    dtype, shp, order = kinds[0], kinds[1], kinds[2]
+                    return _numpy.ndarray(shp, dtype, buffers[0], 0, None, order)
+                obj = _array_from(kinds, buffers[0])
+                if obj is not None:
+                    return obj
+            elif shape == (self.lens, self.types):  # the same region lengths and types
+                if writable:  # none read-only: (shape, dtype, buffer, offset, strides, order)
+                    nd = _numpy.ndarray
+                    arrays = [nd(k[1], k[0], b, 0, None, k[2]) for k, b in zip(kinds, buffers)]
+                else:
+                    arrays = [_array_from(k, b) for k, b in zip(kinds, buffers)]
+                return arrays if seq is list else tuple(arrays)
+        obj = pickle.loads(stream, buffers=buffers)
+        _remember_arrays(stream, obj, buffers, (self.lens, self.types))
+        return obj
 
 
 def loads(parts):
@@ -352,58 +639,62 @@ def _free_cb(state):
         return MPI_ERR_OTHER
 
 
+# The callbacks find their operation by the buffer argument (the key), which is also the state
+# of the type with a state callback: the blocking type has none.
+
+
 def _query_cb(state, buf, count, packed_size):
     try:
-        _LIVE[state].query(packed_size)
+        _LIVE[buf].query(packed_size)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 def _pack_cb(state, buf, count, offset, dst, dst_size, used):
     try:
-        _LIVE[state].pack(offset, dst, dst_size, used)
+        _LIVE[buf].pack(offset, dst, dst_size, used)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 def _unpack_cb(state, buf, count, offset, src, src_size):
     try:
-        _LIVE[state].unpack(offset, src, src_size)
+        _LIVE[buf].unpack(offset, src, src_size)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 def _region_count_cb(state, buf, count, region_count):
     try:
-        _LIVE[state].region_count(region_count)
+        _LIVE[buf].region_count(region_count)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 def _region_cb(state, buf, count, region_count, bases, lens, types):
     try:
-        _LIVE[state].regions(region_count, bases, lens, types)
+        _LIVE[buf].regions(region_count, bases, lens, types)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 def _resize_cb(state, buf, count, packed_size, region_count, lens, types):
     try:
-        _LIVE[state].resize(packed_size, region_count, lens, types)
+        _LIVE[buf].resize(packed_size, region_count, lens, types)
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001
-        return _failed(state, e)
+        return _failed(buf, e)
 
 
 # Module-level references: libmpi keeps these function pointers for the life of the process.
+_STATE = L.STATE_FN(_state_cb)
+_FREE = L.FREE_FN(_free_cb)
 _CALLBACKS = (
-    L.STATE_FN(_state_cb),
-    L.FREE_FN(_free_cb),
     L.QUERY_FN(_query_cb),
     L.PACK_FN(_pack_cb),
     L.UNPACK_FN(_unpack_cb),
@@ -413,24 +704,37 @@ _CALLBACKS = (
 _RESIZE = L.RESIZE_FN(_resize_cb)
 
 OBJECT_TYPE = None
-"""The custom datatype handle, made once by :func:`create_type` after MPI_Init."""
+"""The custom datatype of non-blocking object operations, made by :func:`create_type` after
+MPI_Init: its state callback checks the key, its free callback (once, at completion, even for
+a request dropped unwaited) takes the operation out of ``_LIVE``."""
+
+BLOCKING_TYPE = None
+"""The same without state and free callbacks, for blocking calls: the caller takes the
+operation out of ``_LIVE`` when the call returns (two callbacks fewer per message)."""
+
+
+def _make_type(statefn, freefn):
+    t = ctypes.c_void_p(0)
+    # inorder=0: the unpack callback writes at the offset it is given, in any order.
+    check(lib.MPI_Type_create_custom(statefn, freefn, *_CALLBACKS, None, 0, ctypes.byref(t)))
+    check(lib.MPIX_Type_custom_set_resize(t, _RESIZE))
+    check(lib.MPI_Type_commit(ctypes.byref(t)))
+    return t.value
 
 
 def create_type():
-    global OBJECT_TYPE
-    t = ctypes.c_void_p(0)
-    # inorder=0: the unpack callback writes at the offset it is given, in any order.
-    check(lib.MPI_Type_create_custom(*_CALLBACKS, None, 0, ctypes.byref(t)))
-    check(lib.MPIX_Type_custom_set_resize(t, _RESIZE))
-    check(lib.MPI_Type_commit(ctypes.byref(t)))
-    OBJECT_TYPE = t.value
+    global OBJECT_TYPE, BLOCKING_TYPE
+    OBJECT_TYPE = _make_type(_STATE, _FREE)
+    BLOCKING_TYPE = _make_type(L.STATE_FN(), L.FREE_FN())
     init_type_sizes()
     return OBJECT_TYPE
 
 
 def free_type():
-    global OBJECT_TYPE
-    if OBJECT_TYPE is not None:
-        t = ctypes.c_void_p(OBJECT_TYPE)
-        lib.MPI_Type_free(ctypes.byref(t))
-        OBJECT_TYPE = None
+    global OBJECT_TYPE, BLOCKING_TYPE
+    for name in ("OBJECT_TYPE", "BLOCKING_TYPE"):
+        h = globals()[name]
+        if h is not None:
+            t = ctypes.c_void_p(h)
+            lib.MPI_Type_free(ctypes.byref(t))
+    OBJECT_TYPE = BLOCKING_TYPE = None

@@ -278,13 +278,12 @@ class Message:
             return None
         op = _pickled.RecvOp()
         key = op.register()
-        st = MPI_Status()
-        code = lib.MPI_Mrecv(key, 1, _pickled.OBJECT_TYPE, ctypes.byref(self._h),
-                             ctypes.byref(st))
+        st = MPI_Status() if status is not None else None
+        code = lib.MPI_Mrecv(key, 1, _pickled.BLOCKING_TYPE, ctypes.byref(self._h), st)
+        op.unregister()  # complete (or failed): the blocking type has no free callback
         if code != 0:
-            op.unregister()
             op.raise_error(code)
-        if status is not None:
+        if st is not None:
             status._fill(st)
         return op.result()
 
