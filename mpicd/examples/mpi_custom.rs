@@ -1911,7 +1911,10 @@ fn main() {
             &receiver_regions_longer,
         ),
         ("mixed: struct-vec records", &mixed_struct_vec),
-        ("3000 regions of mixed sizes and a 5 MiB one", &regions_in_many_steps),
+        (
+            "3000 regions of mixed sizes and a 5 MiB one",
+            &regions_in_many_steps,
+        ),
         ("empty message", &empty_message),
         (
             "thousands of small regions, small and large mixed",

@@ -8,10 +8,10 @@
 use crate::bootstrap::Bootstrap;
 use crate::custom::recv::RecvOp as CustomRecvOp;
 use crate::custom::send::SendOp as CustomSendOp;
+use crate::custom::wire::Reach;
 use crate::custom::wire::{CustomConfig, WirePlan};
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
-use crate::custom::wire::Reach;
 use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
@@ -23,6 +23,11 @@ use std::time::Duration;
 
 const ADDRESS_KEY: &str = "mpicd.ucx.address";
 const IDENTITY_KEY: &str = "mpicd.identity";
+/// Custom ops are polled on every progress call that moved something in UCX (a completion, an
+/// arriving fragment), when one was started, and otherwise once in this many calls: waiting
+/// ops have nothing to do between transport events, and polling each of them on every spin of
+/// a wait costs as much as the events themselves when many are in flight.
+const IDLE_CUSTOM_POLL: u32 = 16;
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]
@@ -116,6 +121,10 @@ pub(crate) struct Engine {
     orphans: Vec<OpId>,
     /// Custom-typed operations in flight, advanced by every progress call.
     custom_active: Vec<OpId>,
+    /// A custom op was started since the last poll of the custom ops.
+    custom_fresh: bool,
+    /// Progress calls, for the periodic poll of custom ops without transport activity.
+    idle_polls: u32,
     stranded: Vec<Stranded>,
     peers: Vec<Peer>,
     pub(crate) worker: Worker,
@@ -154,6 +163,8 @@ impl Engine {
             free: Vec::new(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
+            custom_fresh: false,
+            idle_polls: 0,
             stranded: Vec::new(),
             peers: (0..size)
                 .map(|_| Peer {
@@ -280,6 +291,7 @@ impl Engine {
         };
         if custom {
             self.custom_active.push(id);
+            self.custom_fresh = true;
         }
         id
     }
@@ -578,7 +590,11 @@ impl Engine {
         if self.worker.take_custom_alert() {
             self.settle_custom_leads();
         }
-        self.progress_custom();
+        self.idle_polls = self.idle_polls.wrapping_add(1);
+        if active || due || self.custom_fresh || self.idle_polls % IDLE_CUSTOM_POLL == 0 {
+            self.custom_fresh = false;
+            self.progress_custom();
+        }
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }
@@ -640,6 +656,7 @@ impl Engine {
             Settled::Drain(drain) => {
                 self.put_back(id, Op::CustomRecv(drain));
                 self.custom_active.push(id);
+                self.custom_fresh = true;
                 None
             }
         }
@@ -707,9 +724,7 @@ impl Engine {
             .and_then(|s| route.group.world_rank(s.source).ok());
         let plan = header.and_then(|h| WirePlan::decode_header(&h).ok());
         match (status, source, plan) {
-            (Ok(status), Some(source), Some((plan, _)))
-                if plan.private_messages() > 0 =>
-            {
+            (Ok(status), Some(source), Some((plan, _))) if plan.private_messages() > 0 => {
                 let drain = CustomRecvOp::drain(self, route, source, status.tag, plan, mismatch);
                 Settled::Drain(Box::new(drain))
             }

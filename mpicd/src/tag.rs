@@ -131,7 +131,6 @@ pub(crate) fn private_match(source: u32, seq: u64) -> TagMatch {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

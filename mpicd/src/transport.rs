@@ -930,7 +930,10 @@ impl StreamPort {
     pub(crate) fn detach(mut port: Box<StreamPort>, length: usize) -> DetachedPort {
         let mut end = Box::new(NullEnd(length));
         port.0 = &mut *end as *mut NullEnd as *mut dyn StreamEnd;
-        DetachedPort { _port: port, _end: end }
+        DetachedPort {
+            _port: port,
+            _end: end,
+        }
     }
 }
 
@@ -1070,7 +1073,10 @@ mod tests {
             assert_eq!(stream_pack(state, 3, out.as_mut_ptr() as *mut c_void, 8), 2);
             assert_eq!(&out[..2], &[4, 5]);
             let src = [9u8, 8];
-            assert_eq!(stream_unpack(state, 1, src.as_ptr() as *const c_void, 2), ucx::UCS_OK);
+            assert_eq!(
+                stream_unpack(state, 1, src.as_ptr() as *const c_void, 2),
+                ucx::UCS_OK
+            );
         }
         assert_eq!(end.0, vec![1, 9, 8, 4, 5]);
         let detached = StreamPort::detach(port, 3);

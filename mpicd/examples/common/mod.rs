@@ -26,10 +26,7 @@ pub type CaseResult = Result<(), Box<dyn std::error::Error>>;
 pub type CaseFn<'a> = &'a dyn Fn(&mpicd::Communicator) -> CaseResult;
 
 /// Runs named cases in order, each followed by a barrier; exits 1 if any failed.
-pub fn run(
-    world: &mpicd::Communicator,
-    cases: &[(&str, CaseFn<'_>)],
-) -> bool {
+pub fn run(world: &mpicd::Communicator, cases: &[(&str, CaseFn<'_>)]) -> bool {
     let mut ok = true;
     for (name, case) in cases {
         let start = Instant::now();

@@ -43,7 +43,10 @@ impl StreamEnd for Packer {
         if !body.is_empty() {
             if self.error.is_none() {
                 let (state, at) = (&mut *self.state, self.start + offset);
-                if let Err(e) = self.writer.fill(state, &self.shape, &self.regions, at, body) {
+                if let Err(e) = self
+                    .writer
+                    .fill(state, &self.shape, &self.regions, at, body)
+                {
                     self.error = Some(e);
                 }
             }

@@ -592,7 +592,8 @@ mod tests {
     #[test]
     fn plan_splits_regions_by_threshold_and_round_trips() {
         let regions = [region(8), region(8), region(4000), region(8)];
-        let mut plan = WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000), Reach::Remote).unwrap();
+        let mut plan =
+            WirePlan::choose(Shape::new(50, regions), &cfg(100, 1000), Reach::Remote).unwrap();
         plan.seq_base = 77;
         assert_eq!(plan.stream_bytes, 50 + 24);
         assert_eq!(plan.inline_bytes, 74);
@@ -641,7 +642,12 @@ mod tests {
     #[test]
     fn zero_copy_regions_are_found_run_by_run() {
         let sizes = [8, 2000, 2000, 8, 8, 0, 5000, 999, 1000];
-        let plan = WirePlan::choose(Shape::new(0, sizes.map(region)), &cfg(0, 1000), Reach::Remote).unwrap();
+        let plan = WirePlan::choose(
+            Shape::new(0, sizes.map(region)),
+            &cfg(0, 1000),
+            Reach::Remote,
+        )
+        .unwrap();
         let mut cursor = (0, 0);
         let found: Vec<(usize, u64)> =
             std::iter::from_fn(|| plan.next_zero_copy(&mut cursor)).collect();
@@ -667,8 +673,12 @@ mod tests {
 
     #[test]
     fn the_body_carries_the_rest_of_the_stream_and_a_trailer() {
-        let plan =
-            WirePlan::choose(Shape::new(10 + 4096 * 2 + 5, []), &cfg(10, 1 << 20), Reach::Remote).unwrap();
+        let plan = WirePlan::choose(
+            Shape::new(10 + 4096 * 2 + 5, []),
+            &cfg(10, 1 << 20),
+            Reach::Remote,
+        )
+        .unwrap();
         assert_eq!(plan.body_messages(), 1);
         assert_eq!(plan.body_bytes(), 4096 * 2 + 5);
         assert_eq!(plan.body_message_bytes(), 4096 * 2 + 5 + TRAILER_BYTES);
@@ -744,7 +754,8 @@ mod tests {
             }
         }
         // An inline size beyond the lead's room is capped, whatever the configuration says.
-        let plan = WirePlan::choose(Shape::new(1 << 20, []), &cfg(1 << 20, 4096), Reach::Remote).unwrap();
+        let plan =
+            WirePlan::choose(Shape::new(1 << 20, []), &cfg(1 << 20, 4096), Reach::Remote).unwrap();
         assert_eq!(plan.inline_bytes, MAX_INLINE_BYTES as u64);
         assert_eq!(plan.lead_bytes(), LEAD_MAX);
         assert_eq!(through_the_wire(&plan), plan);
@@ -757,7 +768,8 @@ mod tests {
         assert!(WirePlan::decode(&[]).is_err());
         assert!(WirePlan::decode(&[0x4d, 0x50, 0x43, 0x44, 3, 0]).is_err());
         let mut lead = Vec::new();
-        let plan = WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), Reach::Remote).unwrap();
+        let plan =
+            WirePlan::choose(Shape::new(5, []), &CustomConfig::default(), Reach::Remote).unwrap();
         plan.encode_header(&mut lead);
         assert!(WirePlan::decode(&lead).is_err(), "inline bytes missing");
 
