@@ -500,16 +500,9 @@ impl Worker {
         port: *mut StreamPort,
         m: TagMatch,
     ) -> Result<UcxRequest> {
-        let mut params = Self::request_params(
-            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
-        );
-        params.datatype = self.stream_dt;
-        // SAFETY: as in tag_send_stream.
-        let ptr = unsafe {
-            ucx::ucp_tag_recv_nbx(self.worker, port as *mut c_void, 1, m.tag, m.mask, &params)
-        };
-        UcxRequest::from_status_ptr(ptr)?
-            .ok_or_else(|| Error::Transport("receive completed without a request".into()))
+        // SAFETY: the stream datatype's start_unpack treats the buffer as the StreamPort the
+        // caller keeps alive.
+        unsafe { self.tag_recv_generic(port as *mut c_void, self.stream_dt, m) }
     }
 
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
@@ -523,15 +516,29 @@ impl Worker {
         sink: *mut Collector,
         m: TagMatch,
     ) -> Result<UcxRequest> {
+        // SAFETY: the collect datatype's start_unpack treats the buffer as the Collector the
+        // caller keeps alive.
+        unsafe { self.tag_recv_generic(sink as *mut c_void, self.collect_dt, m) }
+    }
+
+    /// Posts a tag receive through one of our generic datatypes, whose callbacks get `buffer`.
+    /// Always returns a request.
+    ///
+    /// # Safety
+    /// `buffer` must be what `datatype`'s callbacks expect, valid until the request completes.
+    unsafe fn tag_recv_generic(
+        &self,
+        buffer: *mut c_void,
+        datatype: ucx::ucp_datatype_t,
+        m: TagMatch,
+    ) -> Result<UcxRequest> {
         let mut params = Self::request_params(
             ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
         );
-        params.datatype = self.collect_dt;
-        // SAFETY: for a generic datatype the buffer is handed to start_unpack, which treats it as
-        // the Collector the caller keeps alive.
-        let ptr = unsafe {
-            ucx::ucp_tag_recv_nbx(self.worker, sink as *mut c_void, 1, m.tag, m.mask, &params)
-        };
+        params.datatype = datatype;
+        // SAFETY: for a generic datatype the buffer is handed to its start_unpack (the caller's
+        // promise); the worker is live.
+        let ptr = unsafe { ucx::ucp_tag_recv_nbx(self.worker, buffer, 1, m.tag, m.mask, &params) };
         UcxRequest::from_status_ptr(ptr)?
             .ok_or_else(|| Error::Transport("receive completed without a request".into()))
     }

@@ -4,7 +4,7 @@
 //! buffers) and a bounded window of zero-copy region messages.
 
 use super::stream::{RegionList, StreamWriter};
-use super::wire::{Reach, WirePlan, TRAILER_BYTES};
+use super::wire::{Reach, WirePlan};
 use super::{PackState, RawRegion, RegionShape, Shape};
 use crate::engine::{Engine, Route, Stranded};
 use crate::error::{class, Error, Result};
@@ -19,33 +19,30 @@ use std::task::Poll;
 /// message short, so the rest of a failed body is zeros).
 struct Packer {
     writer: StreamWriter,
-    shape: Shape,
+    /// The message's plan (its shape drives the writer).
+    plan: WirePlan,
     /// The state's regions, taken once (coalesced ones are copied into the stream; the
     /// others are sent from here).
     regions: RegionList<RawRegion>,
-    /// Stream offset where the body starts.
-    start: u64,
-    /// Stream bytes in the body.
-    bytes: u64,
     error: Option<Error>,
     state: Box<dyn PackState>,
 }
 
 impl StreamEnd for Packer {
     fn length(&self) -> usize {
-        self.bytes as usize + TRAILER_BYTES
+        self.plan.body_message_bytes()
     }
 
     fn pack(&mut self, offset: usize, dst: &mut [u8]) {
-        let offset = offset as u64;
-        let in_stream = (self.bytes.saturating_sub(offset) as usize).min(dst.len());
+        let (offset, bytes) = (offset as u64, self.plan.body_bytes());
+        let in_stream = (bytes.saturating_sub(offset) as usize).min(dst.len());
         let (body, trailer) = dst.split_at_mut(in_stream);
         if !body.is_empty() {
             if self.error.is_none() {
-                let (state, at) = (&mut *self.state, self.start + offset);
+                let (state, at) = (&mut *self.state, self.plan.inline_bytes + offset);
                 if let Err(e) = self
                     .writer
-                    .fill(state, &self.shape, &self.regions, at, body)
+                    .fill(state, &self.plan.shape, &self.regions, at, body)
                 {
                     self.error = Some(e);
                 }
@@ -56,7 +53,7 @@ impl StreamEnd for Packer {
         }
         if !trailer.is_empty() {
             let word = u64::from(self.error.is_some()).to_le_bytes();
-            let from = (offset + in_stream as u64 - self.bytes) as usize;
+            let from = (offset + in_stream as u64 - bytes) as usize;
             trailer.copy_from_slice(&word[from..from + trailer.len()]);
         }
     }
@@ -81,7 +78,6 @@ pub(crate) struct SendOp {
     lead: Vec<u8>,
     /// The region table, when it travels apart from the lead.
     table: Vec<u8>,
-    plan: WirePlan,
     /// What UCX holds while the body is in flight: a pointer to `packer`.
     port: Option<Box<StreamPort>>,
     packer: Box<Packer>,
@@ -152,9 +148,9 @@ impl SendOp {
         }?;
         // The lead is in flight: from here on a failure is recorded, not returned, so that the
         // op (and the lead's buffer) lives until the lead's send completes.
-        if op.plan.table_apart {
-            op.plan.encode_table(&mut op.table);
-            let tag = private_tag(me, op.plan.table_seq());
+        if op.packer.plan.table_apart {
+            op.packer.plan.encode_table(&mut op.table);
+            let tag = private_tag(me, op.packer.plan.table_seq());
             // Synchronous: it completes once the receiver took it.
             // SAFETY: `table` is owned by the op and kept until the send completes (the heap
             // buffer does not move when the op does).
@@ -170,8 +166,12 @@ impl SendOp {
                 }
             }
         }
-        if op.plan.body_messages() > 0 {
-            op.send_body(&engine.worker, ep, private_tag(me, op.plan.body_seq()));
+        if op.packer.plan.body_messages() > 0 {
+            op.send_body(
+                &engine.worker,
+                ep,
+                private_tag(me, op.packer.plan.body_seq()),
+            );
         }
         op.pump_regions(&engine.worker, engine.existing_endpoint(dest), me);
         Ok(op)
@@ -221,10 +221,8 @@ impl SendOp {
     ) -> SendOp {
         let packer = Box::new(Packer {
             writer,
-            shape: plan.shape.clone(),
+            plan,
             regions: RegionList(regions),
-            start: plan.inline_bytes,
-            bytes: plan.body_bytes(),
             error: None,
             state,
         });
@@ -235,7 +233,6 @@ impl SendOp {
             region_reqs: VecDeque::new(),
             lead,
             table: Vec::new(),
-            plan,
             port: None,
             packer,
             regions_posted: 0,
@@ -288,14 +285,14 @@ impl SendOp {
             });
             return;
         };
-        while self.regions_posted < self.plan.region_messages()
+        while self.regions_posted < self.packer.plan.region_messages()
             && self.region_reqs.len() < self.zcopy_depth
         {
-            let tag = private_tag(me, self.plan.region_seq(self.regions_posted));
+            let tag = private_tag(me, self.packer.plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
             let mut region = None;
             if self.error.is_none() {
-                let found = self.plan.next_zero_copy(&mut self.next_region);
+                let found = self.packer.plan.next_zero_copy(&mut self.next_region);
                 match found.and_then(|(i, bytes)| Some((self.packer.regions.get(i)?, bytes))) {
                     Some((r, bytes)) if r.bytes as u64 == bytes => region = Some(*r),
                     _ => {
@@ -355,14 +352,14 @@ impl SendOp {
         let error = &mut self.error;
         self.region_reqs
             .retain_mut(|r| !record(worker.poll_send(r), error));
-        if self.regions_posted < self.plan.region_messages() {
+        if self.regions_posted < self.packer.plan.region_messages() {
             let me = engine.rank;
             self.pump_regions(&engine.worker, engine.existing_endpoint(self.peer), me);
         }
         if lead_done
             && body_done
             && self.region_reqs.is_empty()
-            && self.regions_posted >= self.plan.region_messages()
+            && self.regions_posted >= self.packer.plan.region_messages()
         {
             return Poll::Ready(match self.error.take() {
                 Some(e) => Err(e),
@@ -398,7 +395,7 @@ impl SendOp {
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
         self.peer_failed = matches!(error, Error::ProcFailed { .. });
         self.error.get_or_insert(error);
-        self.regions_posted = self.plan.region_messages();
+        self.regions_posted = self.packer.plan.region_messages();
         for r in self
             .lead_req
             .iter()
