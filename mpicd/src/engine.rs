@@ -23,11 +23,11 @@ use std::time::Duration;
 
 const ADDRESS_KEY: &str = "mpicd.ucx.address";
 const IDENTITY_KEY: &str = "mpicd.identity";
-/// Custom ops are polled on every progress call that moved something in UCX (a completion, an
-/// arriving fragment), when one was started, and otherwise once in this many calls: waiting
-/// ops have nothing to do between transport events, and polling each of them on every spin of
-/// a wait costs as much as the events themselves when many are in flight.
-const IDLE_CUSTOM_POLL: u32 = 16;
+/// Custom ops are polled when one of their UCX requests completed (see [`crate::notices`]),
+/// when they start and when they are aborted; every custom op is polled once in this many
+/// progress calls besides, a backstop that costs little and keeps any op from waiting on a
+/// notice that never comes.
+const FULL_CUSTOM_POLL: u32 = 256;
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]
@@ -41,6 +41,32 @@ pub(crate) struct Route {
 pub(crate) struct OpId {
     index: u32,
     generation: u32,
+}
+
+impl OpId {
+    /// The value that marks this operation's UCX requests (see [`crate::notices`]).
+    fn token(self) -> usize {
+        ((self.index as usize) << 32) | self.generation as usize
+    }
+
+    fn from_token(token: usize) -> OpId {
+        OpId {
+            index: (token >> 32) as u32,
+            generation: token as u32,
+        }
+    }
+}
+
+/// What polling one custom op found.
+enum CustomPoll {
+    /// Still in flight.
+    Pending,
+    /// Done: its outcome waits in its slot for a test.
+    Finished,
+    /// Taken out of its slot by a caller further up (its notice is kept for later).
+    Busy,
+    /// No such op any more (a notice that outlived it).
+    Gone,
 }
 
 /// One operation in flight.
@@ -119,12 +145,13 @@ pub(crate) struct Engine {
     free: Vec<u32>,
     /// Drains of discarded matched messages, finished in the background.
     orphans: Vec<OpId>,
-    /// Custom-typed operations in flight, advanced by every progress call.
+    /// Custom-typed operations in flight.
     custom_active: Vec<OpId>,
-    /// A custom op was started since the last poll of the custom ops.
-    custom_fresh: bool,
-    /// Progress calls, for the periodic poll of custom ops without transport activity.
-    idle_polls: u32,
+    /// Tokens of the custom ops to poll at the next progress call: filed by UCX when one of
+    /// their requests completed, or added when they started or were aborted.
+    noticed: Vec<usize>,
+    /// Progress calls, for the periodic poll of every custom op.
+    progress_calls: u32,
     stranded: Vec<Stranded>,
     peers: Vec<Peer>,
     pub(crate) worker: Worker,
@@ -163,8 +190,8 @@ impl Engine {
             free: Vec::new(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
-            custom_fresh: false,
-            idle_polls: 0,
+            noticed: Vec::new(),
+            progress_calls: 0,
             stranded: Vec::new(),
             peers: (0..size)
                 .map(|_| Peer {
@@ -272,6 +299,13 @@ impl Engine {
     }
 
     fn insert(&mut self, op: Op) -> OpId {
+        let id = self.vacant();
+        self.occupy(id, op);
+        id
+    }
+
+    /// Reserves an empty slot: the identity of an operation about to start.
+    fn vacant(&mut self) -> OpId {
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -282,18 +316,38 @@ impl Engine {
                 (self.slots.len() - 1) as u32
             }
         };
-        let custom = matches!(op, Op::CustomSend(_) | Op::CustomRecv(_));
-        let slot = &mut self.slots[index as usize];
-        slot.op = Some(op);
-        let id = OpId {
+        OpId {
             index,
-            generation: slot.generation,
-        };
+            generation: self.slots[index as usize].generation,
+        }
+    }
+
+    /// Puts a new operation in the slot reserved for it.
+    fn occupy(&mut self, id: OpId, op: Op) {
+        let custom = matches!(op, Op::CustomSend(_) | Op::CustomRecv(_));
+        self.slots[id.index as usize].op = Some(op);
         if custom {
             self.custom_active.push(id);
-            self.custom_fresh = true;
+            self.noticed.push(id.token());
         }
-        id
+    }
+
+    /// The token of the operation in slot `index`.
+    fn slot_token(&self, index: usize) -> usize {
+        OpId {
+            index: index as u32,
+            generation: self.slots[index].generation,
+        }
+        .token()
+    }
+
+    /// Runs `f` with the UCX requests it posts marked as custom op `id`'s, so that their
+    /// completions get `id` polled.
+    fn on_behalf<R>(&mut self, id: OpId, f: impl FnOnce(&mut Engine) -> R) -> R {
+        let outer = self.worker.mark_requests(Some(id.token()));
+        let r = f(self);
+        self.worker.mark_requests(outer);
+        r
     }
 
     fn take(&mut self, id: OpId) -> Result<Op> {
@@ -393,8 +447,19 @@ impl Engine {
         state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<OpId> {
-        let op = CustomSendOp::start(self, route, dest, tag, state, synchronous)?;
-        Ok(self.insert(Op::CustomSend(Box::new(op))))
+        let id = self.vacant();
+        match self.on_behalf(id, |e| {
+            CustomSendOp::start(e, route, dest, tag, state, synchronous)
+        }) {
+            Ok(op) => {
+                self.occupy(id, Op::CustomSend(Box::new(op)));
+                Ok(id)
+            }
+            Err(e) => {
+                self.retire(id);
+                Err(e)
+            }
+        }
     }
 
     /// Posts a custom-typed receive. It matches messages of both kinds; one that takes a
@@ -410,8 +475,17 @@ impl Engine {
             self.connect(peer)?;
         }
         let m = UserTag::matcher(route.context, source, tag);
-        let op = CustomRecvOp::post(self, route, source, m, Some(state))?;
-        Ok(self.insert(Op::CustomRecv(Box::new(op))))
+        let id = self.vacant();
+        match self.on_behalf(id, |e| CustomRecvOp::post(e, route, source, m, Some(state))) {
+            Ok(op) => {
+                self.occupy(id, Op::CustomRecv(Box::new(op)));
+                Ok(id)
+            }
+            Err(e) => {
+                self.retire(id);
+                Err(e)
+            }
+        }
     }
 
     /// Looks for a matching message without receiving it (probe) or takes it (matched probe).
@@ -462,8 +536,17 @@ impl Engine {
                 route: route.clone(),
             },
             MessageKind::Custom => {
-                let op = CustomRecvOp::from_message(self, route, info, handle)?;
-                Matched::Custom(self.insert(Op::CustomRecv(Box::new(op))))
+                let id = self.vacant();
+                match self.on_behalf(id, |e| CustomRecvOp::from_message(e, route, info, handle)) {
+                    Ok(op) => {
+                        self.occupy(id, Op::CustomRecv(Box::new(op)));
+                        Matched::Custom(id)
+                    }
+                    Err(e) => {
+                        self.retire(id);
+                        return Err(e);
+                    }
+                }
             }
         })
     }
@@ -517,7 +600,7 @@ impl Engine {
             Matched::Custom(id) => {
                 let mut op = self.take(id)?;
                 if let Op::CustomRecv(r) = &mut op {
-                    r.attach(self, state);
+                    self.on_behalf(id, |e| r.attach(e, state));
                 }
                 self.put_back(id, op);
                 Ok(id)
@@ -554,7 +637,7 @@ impl Engine {
     pub(crate) fn matched_shape(&mut self, id: OpId) -> Result<Option<Shape>> {
         let mut op = self.take(id)?;
         let shape = match &mut op {
-            Op::CustomRecv(r) => r.shape(self),
+            Op::CustomRecv(r) => self.on_behalf(id, |e| r.shape(e)),
             _ => Err(Error::InvalidMessage),
         };
         self.put_back(id, op);
@@ -565,7 +648,7 @@ impl Engine {
     fn discard_matched(&mut self, id: OpId) {
         if let Ok(mut op) = self.take(id) {
             if let Op::CustomRecv(r) = &mut op {
-                r.discard(self);
+                self.on_behalf(id, |e| r.discard(e));
             }
             self.put_back(id, op);
             // The drain finishes in the background; nobody waits for its result.
@@ -590,10 +673,12 @@ impl Engine {
         if self.worker.take_custom_alert() {
             self.settle_custom_leads();
         }
-        self.idle_polls = self.idle_polls.wrapping_add(1);
-        if active || due || self.custom_fresh || self.idle_polls % IDLE_CUSTOM_POLL == 0 {
-            self.custom_fresh = false;
-            self.progress_custom();
+        crate::notices::take_into(&mut self.noticed);
+        self.progress_calls = self.progress_calls.wrapping_add(1);
+        if due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
+            self.poll_every_custom();
+        } else if !self.noticed.is_empty() {
+            self.poll_noticed_custom();
         }
         if !self.orphans.is_empty() {
             self.reap_orphans();
@@ -651,12 +736,15 @@ impl Engine {
         else {
             return Some(Err(Error::InvalidRequest));
         };
-        match self.settle_contiguous(outcome, &mut target, capacity, &route, peer) {
+        let settled = self.on_behalf(id, |e| {
+            e.settle_contiguous(outcome, &mut target, capacity, &route, peer)
+        });
+        match settled {
             Settled::Done(result) => Some(result),
             Settled::Drain(drain) => {
                 self.put_back(id, Op::CustomRecv(drain));
                 self.custom_active.push(id);
-                self.custom_fresh = true;
+                self.noticed.push(id.token());
                 None
             }
         }
@@ -740,39 +828,78 @@ impl Engine {
             .map(|p| Error::ProcFailed { rank: p as i32 })
     }
 
-    /// Advances every custom-typed operation, waited on or not: their fragments and region
-    /// messages are posted by mpicd, not by UCX, so without this a pending receive would stall
-    /// a blocking send to the same process (MPI's progress rule).
-    fn progress_custom(&mut self) {
-        if self.custom_active.is_empty() {
-            return;
+    /// Polls the custom ops that UCX filed a notice for (or that started or were aborted):
+    /// their fragments and region messages are posted by mpicd, not by UCX, so without this a
+    /// pending receive would stall a blocking send to the same process (MPI's progress rule).
+    fn poll_noticed_custom(&mut self) {
+        let mut noticed = std::mem::take(&mut self.noticed);
+        noticed.sort_unstable();
+        noticed.dedup();
+        for token in noticed.drain(..) {
+            let id = OpId::from_token(token);
+            match self.poll_custom(id) {
+                CustomPoll::Finished => {
+                    if let Some(at) = self.custom_active.iter().position(|&a| a == id) {
+                        self.custom_active.swap_remove(at);
+                    }
+                }
+                // Polled again once its caller put it back.
+                CustomPoll::Busy => self.noticed.push(token),
+                CustomPoll::Pending | CustomPoll::Gone => {}
+            }
         }
+        // (The buffer is kept, for its capacity.)
+        noticed.append(&mut self.noticed);
+        self.noticed = noticed;
+    }
+
+    /// Polls every custom op in flight (the backstop to notices, and the liveness check).
+    fn poll_every_custom(&mut self) {
+        self.noticed.clear();
         // Taken out (no copy) while the ops are polled, kept in place, and put back with any
         // op started meanwhile.
         let mut active = std::mem::take(&mut self.custom_active);
-        active.retain(|&id| {
-            let Ok(mut op) = self.take(id) else {
-                return false;
-            };
-            let outcome = match &mut op {
-                Op::CustomSend(s) => s.poll(self),
-                Op::CustomRecv(r) => r.poll(self),
-                _ => Poll::Pending,
-            };
-            match outcome {
-                Poll::Pending => {
-                    self.put_back(id, op);
-                    true
-                }
-                Poll::Ready(result) => {
-                    drop(op); // frees the custom state exactly once
-                    self.put_back(id, Op::Finished(result));
-                    false
-                }
-            }
+        active.retain(|&id| match self.poll_custom(id) {
+            CustomPoll::Pending | CustomPoll::Busy => true,
+            CustomPoll::Finished | CustomPoll::Gone => false,
         });
         active.append(&mut self.custom_active);
         self.custom_active = active;
+    }
+
+    /// Advances one custom op, with the requests it posts marked as its own.
+    fn poll_custom(&mut self, id: OpId) -> CustomPoll {
+        match self.slots.get(id.index as usize) {
+            Some(slot) if slot.generation == id.generation => {
+                if slot.op.is_none() {
+                    return CustomPoll::Busy;
+                }
+            }
+            _ => return CustomPoll::Gone,
+        }
+        let Ok(mut op) = self.take(id) else {
+            return CustomPoll::Gone;
+        };
+        let outcome = self.on_behalf(id, |e| match &mut op {
+            Op::CustomSend(s) => Some(s.poll(e)),
+            Op::CustomRecv(r) => Some(r.poll(e)),
+            _ => None,
+        });
+        match outcome {
+            Some(Poll::Pending) => {
+                self.put_back(id, op);
+                CustomPoll::Pending
+            }
+            Some(Poll::Ready(result)) => {
+                drop(op); // frees the custom state exactly once
+                self.put_back(id, Op::Finished(result));
+                CustomPoll::Finished
+            }
+            None => {
+                self.put_back(id, op);
+                CustomPoll::Gone
+            }
+        }
     }
 
     /// Reports connected processes of this node that no longer exist.
@@ -821,10 +948,12 @@ impl Engine {
                             op = Op::Finished(Err(Error::ProcFailed { rank: rank as i32 }));
                         }
                         Op::CustomSend(s) => {
-                            s.abort(&self.worker, Error::ProcFailed { rank: rank as i32 })
+                            s.abort(&self.worker, Error::ProcFailed { rank: rank as i32 });
+                            self.noticed.push(self.slot_token(i));
                         }
                         Op::CustomRecv(r) => {
-                            r.abort(&self.worker, Error::ProcFailed { rank: rank as i32 })
+                            r.abort(&self.worker, Error::ProcFailed { rank: rank as i32 });
+                            self.noticed.push(self.slot_token(i));
                         }
                         _ => {}
                     }
@@ -846,6 +975,9 @@ impl Engine {
                 Some(Op::Send { req: Some(r), .. }) | Some(Op::Recv { req: Some(r), .. }) => {
                     self.worker.is_pending(r)
                 }
+                // Custom operations are advanced by progress calls, which every waiting loop
+                // makes between tests, and then become `Finished`.
+                Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) => true,
                 _ => false,
             };
             if pending {
@@ -868,10 +1000,7 @@ impl Engine {
                         .map(|()| Status::empty()),
                 ),
             },
-            Op::Recv { .. } => None,
-            // Custom operations are advanced by every progress call (which every waiting loop
-            // makes between tests), and then become `Finished`.
-            Op::CustomSend(_) | Op::CustomRecv(_) => None,
+            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) => None,
             Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
         match outcome {
@@ -895,7 +1024,10 @@ impl Engine {
                 self.worker.cancel(r);
                 Ok(())
             }
-            Op::CustomRecv(r) => r.cancel(&self.worker),
+            Op::CustomRecv(r) => {
+                self.noticed.push(id.token());
+                r.cancel(&self.worker)
+            }
             // Already complete (possibly settled during progress): nothing to cancel.
             Op::Recv { .. } | Op::Finished(_) => Ok(()),
             _ => Err(Error::InvalidArgument(

@@ -30,6 +30,7 @@ mod engine;
 pub mod error;
 mod group;
 mod liveness;
+mod notices;
 pub mod request;
 mod runtime;
 #[cfg(feature = "serde")]

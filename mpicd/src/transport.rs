@@ -11,8 +11,9 @@
 
 use crate::custom::wire::{HEADER_BYTES, LEAD_MAX};
 use crate::error::{Error, Result};
+use crate::notices;
 use mpicd_ucx_sys as ucx;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,6 +147,9 @@ pub(crate) struct Worker {
     #[allow(clippy::vec_box)]
     spare_sinks: RefCell<Vec<Box<Sink>>>,
     peer_errors: bool,
+    /// The token of the custom operation whose requests are being posted (see
+    /// [`Worker::mark_requests`]).
+    notify: Cell<Option<usize>>,
 }
 
 // SAFETY: the worker is created in UCS_THREAD_MODE_SERIALIZED and every use goes through the
@@ -245,6 +249,7 @@ impl Worker {
             custom_alert: Arc::default(),
             spare_sinks: RefCell::default(),
             peer_errors,
+            notify: Cell::default(),
         };
         let mut collect_dt: ucx::ucp_datatype_t = 0;
         // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
@@ -332,6 +337,37 @@ impl Worker {
         p
     }
 
+    /// Parameters of a send: with [`notices::send_done`] as its callback when it is posted for
+    /// a custom operation (see [`Worker::mark_requests`]).
+    fn send_params(&self, flags: u32) -> ucx::ucp_request_param_t {
+        let mut p = Self::request_params(flags);
+        if let Some(token) = self.notify.get() {
+            p.op_attr_mask |= ucx::UCP_OP_ATTR_FIELD_CALLBACK | ucx::UCP_OP_ATTR_FIELD_USER_DATA;
+            p.cb.send = Some(notices::send_done);
+            p.user_data = token as *mut c_void;
+        }
+        p
+    }
+
+    /// Parameters of a receive: with [`notices::recv_done`] as its callback when it is posted
+    /// for a custom operation.
+    fn recv_params(&self, flags: u32) -> ucx::ucp_request_param_t {
+        let mut p = Self::request_params(flags);
+        if let Some(token) = self.notify.get() {
+            p.op_attr_mask |= ucx::UCP_OP_ATTR_FIELD_CALLBACK | ucx::UCP_OP_ATTR_FIELD_USER_DATA;
+            p.cb.recv = Some(notices::recv_done);
+            p.user_data = token as *mut c_void;
+        }
+        p
+    }
+
+    /// Marks the requests posted from now on as those of the custom operation `token` (or of
+    /// none): their completions are filed in [`notices`] for the engine to poll that
+    /// operation. Returns the previous mark.
+    pub(crate) fn mark_requests(&self, token: Option<usize>) -> Option<usize> {
+        self.notify.replace(token)
+    }
+
     /// Starts a tag send of `len` bytes at `buf`. `Ok(None)` means it completed at once.
     ///
     /// # Safety
@@ -344,7 +380,7 @@ impl Worker {
         tag: u64,
         synchronous: bool,
     ) -> Result<Option<UcxRequest>> {
-        let params = Self::request_params(0);
+        let params = self.send_params(0);
         // SAFETY: the caller keeps the buffer alive; ep belongs to this worker.
         let ptr = unsafe {
             if synchronous {
@@ -368,7 +404,7 @@ impl Worker {
         len: usize,
         m: TagMatch,
     ) -> Result<UcxRequest> {
-        let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+        let params = self.recv_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
         // SAFETY: the caller keeps the buffer alive and exclusive.
         let ptr = unsafe {
             ucx::ucp_tag_recv_nbx(self.worker, buf as *mut c_void, len, m.tag, m.mask, &params)
@@ -481,7 +517,7 @@ impl Worker {
         port: *mut StreamPort,
         tag: u64,
     ) -> Result<Option<UcxRequest>> {
-        let mut params = Self::request_params(ucx::UCP_OP_ATTR_FIELD_DATATYPE);
+        let mut params = self.send_params(ucx::UCP_OP_ATTR_FIELD_DATATYPE);
         params.datatype = self.stream_dt;
         // SAFETY: for a generic datatype the buffer is handed to start_pack, which treats it
         // as the StreamPort the caller keeps alive.
@@ -532,9 +568,8 @@ impl Worker {
         datatype: ucx::ucp_datatype_t,
         m: TagMatch,
     ) -> Result<UcxRequest> {
-        let mut params = Self::request_params(
-            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
-        );
+        let mut params =
+            self.recv_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE);
         params.datatype = datatype;
         // SAFETY: for a generic datatype the buffer is handed to its start_unpack (the caller's
         // promise); the worker is live.
@@ -575,7 +610,7 @@ impl Worker {
         len: usize,
         msg: MessageHandle,
     ) -> Result<UcxRequest> {
-        let params = Self::request_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
+        let params = self.recv_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
         // SAFETY: msg came from a removing probe on this worker and is consumed here once.
         let ptr = unsafe {
             ucx::ucp_tag_msg_recv_nbx(self.worker, buf as *mut c_void, len, msg.0, &params)
@@ -593,9 +628,8 @@ impl Worker {
         sink: *mut Collector,
         msg: MessageHandle,
     ) -> Result<UcxRequest> {
-        let mut params = Self::request_params(
-            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
-        );
+        let mut params =
+            self.recv_params(ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL | ucx::UCP_OP_ATTR_FIELD_DATATYPE);
         params.datatype = self.collect_dt;
         // SAFETY: as in tag_recv_collect; msg is consumed here once.
         let ptr = unsafe {
@@ -661,8 +695,7 @@ impl Worker {
     /// Closes an endpoint, flushing what is in flight; gives up (forcing the close) after
     /// `timeout`.
     pub(crate) fn close(&self, ep: Endpoint, timeout: std::time::Duration) {
-        let mut params = Self::request_params(0);
-        let _ = &mut params;
+        let params = Self::request_params(0);
         // SAFETY: ep is a live endpoint of this worker, consumed here.
         let ptr = unsafe { ucx::ucp_ep_close_nbx(ep.ep, &params) };
         let Ok(Some(req)) = UcxRequest::from_status_ptr(ptr) else {
