@@ -692,12 +692,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     int smoke = 0, nums = 0;
-    const char *only = NULL;
+    const char *only = NULL, *method = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--smoke"))
             smoke = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--method") && i + 1 < argc)
+            method = argv[++i];
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
             budget = atof(argv[++i]);
         else if (nums == 0 && atoi(argv[i]) > 0)
@@ -732,6 +734,7 @@ int main(int argc, char **argv) {
         kernel_t k;
         kernel_setup(&k, i, nranks);
         for (int m = 0; m < M_COUNT; m++) {
+            if (method && strcmp(method, method_names[m]) != 0) continue;
 #ifdef MPICD_CUSTOM
             if (m == M_CUSTOM_REGIONS && !k.regions) continue;
 #endif

@@ -37,7 +37,7 @@ fn file(token: usize) {
 pub(crate) fn take_into(out: &mut Vec<usize>) {
     // A token filed between the swap and the lock is taken now and leaves the flag raised,
     // which costs one empty look next time; one filed after the lock raises it again.
-    if RAISED.swap(false, Ordering::AcqRel) {
+    if RAISED.load(Ordering::Relaxed) && RAISED.swap(false, Ordering::AcqRel) {
         out.append(
             &mut QUEUE
                 .lock()
