@@ -673,9 +673,9 @@ impl Engine {
         if self.worker.take_custom_alert() {
             self.settle_custom_leads();
         }
-        crate::notices::take_into(&mut self.noticed);
+        let complete = crate::notices::take_into(&mut self.noticed);
         self.progress_calls = self.progress_calls.wrapping_add(1);
-        if due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
+        if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
             self.poll_every_custom();
         } else if !self.noticed.is_empty() {
             self.poll_noticed_custom();
@@ -833,7 +833,7 @@ impl Engine {
     /// pending receive would stall a blocking send to the same process (MPI's progress rule).
     fn poll_noticed_custom(&mut self) {
         let mut noticed = std::mem::take(&mut self.noticed);
-        noticed.sort_unstable();
+        // (An op with several notices is polled again at once, which finds nothing to do.)
         noticed.dedup();
         for token in noticed.drain(..) {
             let id = OpId::from_token(token);

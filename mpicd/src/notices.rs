@@ -13,37 +13,50 @@
 //! carries the token. A token that outlived its operation (a request that completes after the
 //! operation was dropped, or one from an earlier engine) names a slot whose generation moved on
 //! or an operation that has nothing to do: polling it is harmless.
+//!
+//! The queue is a ring of atomics written without locks. UCX runs these callbacks only inside
+//! the calls the engine makes while it holds its lock, and the engine takes the tokens under
+//! that lock, so filing and taking never overlap: plain loads and stores suffice, and a token
+//! filed on one thread is taken on the next that progresses. A ring that fills up (more
+//! completions than [`RING`] between two progress calls) drops tokens and says so; the engine
+//! then polls every operation.
 
 use mpicd_ucx_sys as ucx;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Tokens filed since the engine last took them.
-static QUEUE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-/// Set after a token is filed: lets progress skip the lock when nothing happened.
-static RAISED: AtomicBool = AtomicBool::new(false);
+/// Tokens the ring holds between two progress calls.
+const RING: usize = 1024;
+
+static SLOTS: [AtomicUsize; RING] = [const { AtomicUsize::new(0) }; RING];
+/// Tokens filed and taken so far (their difference is what the ring holds).
+static FILED: AtomicUsize = AtomicUsize::new(0);
+static TAKEN: AtomicUsize = AtomicUsize::new(0);
+/// A token was dropped because the ring was full.
+static OVERFLOWED: AtomicBool = AtomicBool::new(false);
 
 /// Files `token`.
 fn file(token: usize) {
-    QUEUE
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .push(token);
-    RAISED.store(true, Ordering::Release);
+    let filed = FILED.load(Ordering::Relaxed);
+    if filed.wrapping_sub(TAKEN.load(Ordering::Relaxed)) >= RING {
+        OVERFLOWED.store(true, Ordering::Relaxed);
+        return;
+    }
+    SLOTS[filed % RING].store(token, Ordering::Relaxed);
+    FILED.store(filed.wrapping_add(1), Ordering::Release);
 }
 
-/// Moves every filed token to the end of `out`.
-pub(crate) fn take_into(out: &mut Vec<usize>) {
-    // A token filed between the swap and the lock is taken now and leaves the flag raised,
-    // which costs one empty look next time; one filed after the lock raises it again.
-    if RAISED.load(Ordering::Relaxed) && RAISED.swap(false, Ordering::AcqRel) {
-        out.append(
-            &mut QUEUE
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
+/// Moves every filed token to the end of `out`. False if some were dropped (the ring was
+/// full): then every operation must be polled.
+pub(crate) fn take_into(out: &mut Vec<usize>) -> bool {
+    let filed = FILED.load(Ordering::Acquire);
+    let mut taken = TAKEN.load(Ordering::Relaxed);
+    while taken != filed {
+        out.push(SLOTS[taken % RING].load(Ordering::Relaxed));
+        taken = taken.wrapping_add(1);
     }
+    TAKEN.store(taken, Ordering::Release);
+    !(OVERFLOWED.load(Ordering::Relaxed) && OVERFLOWED.swap(false, Ordering::Relaxed))
 }
 
 /// UCX's completion callback for a send posted with a token in `user_data`.
