@@ -20,8 +20,9 @@
 mod common;
 
 use common::CaseResult;
+use mpicd::custom::RegionShape;
 use mpicd::custom::{CustomRecv, CustomSend, RecvParts, SendParts};
-use mpicd::{Communicator, CustomConfig};
+use mpicd::{Communicator, CustomConfig, ElementType, Shape};
 use std::time::Instant;
 
 /// A named test case, as `common::run` takes them.
@@ -233,8 +234,15 @@ fn region_256_mib(w: &Communicator) -> CaseResult {
 /// UCX may send them eagerly): the transfer must not buffer them all at the receiver.
 fn many_zero_copy_regions(w: &Communicator) -> CaseResult {
     let cfg = CustomConfig::from_env()?;
-    let limit = cfg.memory_bound() as u64 + ALLOWANCE;
     let (count, len) = (1024usize, cfg.zcopy_threshold.max(8));
+    let shape = Shape::new(
+        0,
+        (0..count).map(|_| RegionShape {
+            bytes: len as u64,
+            elem: ElementType::Byte,
+        }),
+    );
+    let limit = cfg.memory_bound_for(&shape) as u64 + ALLOWANCE;
     let mut bufs: Vec<Vec<u8>> = (0..count)
         .map(|i| {
             let mut b = vec![0u8; len];

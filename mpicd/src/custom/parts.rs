@@ -101,6 +101,15 @@ impl<'a> SendParts<'a> {
         self
     }
 
+    /// The shape a receiver learns of this message: the packed size and the regions.
+    /// With [`crate::CustomConfig::memory_bound_for`], the memory its transfer may use.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            packed_bytes: self.packed_bytes,
+            ..self.shape.clone()
+        }
+    }
+
     /// Adds a region sent without packing.
     pub fn region<T: Primitive>(mut self, data: &'a [T]) -> Self {
         let bytes = std::mem::size_of_val(data);
