@@ -110,17 +110,31 @@ static size_t seg_copy(const part_t *p, size_t local, char *buf, size_t len, int
     return done;
 }
 
-/* Gathers (or scatters) record k. */
-static void rec_move(const part_t *p, size_t k, char *rec, int pack) {
-    size_t idx = p->list ? (size_t)p->list[k] : p->start + k;
+/* Whole records k .. k+n-1: field by field (the copy size is fixed in each inner loop, and each
+ * field's array is walked with the same indices), into or out of the records at buf. */
+static void rec_run(const part_t *p, size_t k, size_t n, char *buf, int pack) {
+    size_t R = p->recbytes;
     for (int f = 0; f < p->nf; f++) {
         size_t nb = p->f[f].esize * p->f[f].nelem;
-        char *mem = p->f[f].base + idx * nb;
-        if (pack)
-            copy_bytes(rec, mem, nb);
-        else
-            copy_bytes(mem, rec, nb);
-        rec += nb;
+        char *base = p->f[f].base;
+#define REC_RUN_LOOP(NB)                                                                           \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        size_t idx = p->list ? (size_t)p->list[k + i] : p->start + k + i;                          \
+        char *rec = buf + i * R;                                                                   \
+        if (pack)                                                                                  \
+            memcpy(rec, base + idx * (NB), (NB));                                                  \
+        else                                                                                       \
+            memcpy(base + idx * (NB), rec, (NB));                                                  \
+    }
+        switch (nb) {
+        case 4: REC_RUN_LOOP(4) break;
+        case 8: REC_RUN_LOOP(8) break;
+        case 12: REC_RUN_LOOP(12) break;
+        case 24: REC_RUN_LOOP(24) break;
+        default: REC_RUN_LOOP(nb) break;
+        }
+#undef REC_RUN_LOOP
+        buf += nb;
     }
 }
 
@@ -131,20 +145,22 @@ static size_t rec_copy(const part_t *p, size_t local, char *buf, size_t len, int
     char tmp[256];
     while (done < len && k < p->count) {
         if (within == 0 && len - done >= R) {
-            rec_move(p, k, buf + done, pack);
-            done += R;
-            k++;
+            size_t n = (len - done) / R;
+            if (n > p->count - k) n = p->count - k;
+            rec_run(p, k, n, buf + done, pack);
+            done += n * R;
+            k += n;
             continue;
         }
         /* A record split by a fragment boundary: through a temporary record. */
         size_t n = R - within;
         if (n > len - done) n = len - done;
-        rec_move(p, k, tmp, 1);
+        rec_run(p, k, 1, tmp, 1);
         if (pack) {
             memcpy(buf + done, tmp + within, n);
         } else {
             memcpy(tmp + within, buf + done, n);
-            rec_move(p, k, tmp, 0);
+            rec_run(p, k, 1, tmp, 0);
         }
         done += n;
         within += n;
