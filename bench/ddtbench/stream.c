@@ -75,19 +75,23 @@ static size_t seg_copy(const part_t *p, size_t local, char *buf, size_t len, int
     size_t done = 0;
     while (done < len && i2 < p->c2) {
         char *row = p->base + i2 * p->s2 * p->esize;
-        if (within == 0 && len - done >= (p->c1 - i1) * rb) {
-            /* The rest of this row of runs fits: the tight loop. */
+        if (within == 0 && len - done >= rb) {
+            /* Whole runs of this row, as many as fit: the tight loop. */
             size_t step = p->s1 * p->esize;
             char *mem = row + i1 * step;
             char *b = buf + done;
             size_t nrun = p->c1 - i1;
+            if (nrun > (len - done) / rb) nrun = (len - done) / rb;
             if (pack)
                 for (size_t k = 0; k < nrun; k++, mem += step, b += rb) copy_bytes(b, mem, rb);
             else
                 for (size_t k = 0; k < nrun; k++, mem += step, b += rb) copy_bytes(mem, b, rb);
             done += nrun * rb;
-            i1 = 0;
-            i2++;
+            i1 += nrun;
+            if (i1 == p->c1) {
+                i1 = 0;
+                i2++;
+            }
             continue;
         }
         char *mem = row + i1 * p->s1 * p->esize + within;
