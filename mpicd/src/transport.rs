@@ -146,6 +146,9 @@ pub(crate) struct Worker {
     /// to UCX, so it lives in a box that a receive's target owns, and the box is what is reused).
     #[allow(clippy::vec_box)]
     spare_sinks: RefCell<Vec<Box<Sink>>>,
+    /// Buffers of [`LEAD_MAX`] bytes that custom-typed leads were sent from or received into,
+    /// for reuse (a window of messages would otherwise allocate and free one per message).
+    spare_leads: RefCell<Vec<Vec<u8>>>,
     peer_errors: bool,
     /// The token of the custom operation whose requests are being posted (see
     /// [`Worker::mark_requests`]).
@@ -256,6 +259,7 @@ impl Worker {
             failures: Arc::default(),
             custom_alert: Arc::default(),
             spare_sinks: RefCell::default(),
+            spare_leads: RefCell::default(),
             peer_errors,
             notify: Cell::default(),
         };
@@ -509,6 +513,23 @@ impl Worker {
             if spare.len() < MAX_SPARE_SINKS {
                 spare.push(sink);
             }
+        }
+    }
+
+    /// An empty buffer with room for a whole lead ([`LEAD_MAX`] bytes), reused if one is spare.
+    pub(crate) fn lead_buffer(&self) -> Vec<u8> {
+        self.spare_leads
+            .borrow_mut()
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(LEAD_MAX))
+    }
+
+    /// Keeps a lead buffer for reuse (at most [`MAX_SPARE_LEADS`] of them).
+    pub(crate) fn recycle_lead(&self, mut buffer: Vec<u8>) {
+        let mut spare = self.spare_leads.borrow_mut();
+        if buffer.capacity() >= LEAD_MAX && spare.len() < MAX_SPARE_LEADS {
+            buffer.clear();
+            spare.push(buffer);
         }
     }
 
@@ -856,6 +877,8 @@ static COLLECT_OPS: ucx::ucp_generic_dt_ops_t = ucx::ucp_generic_dt_ops_t {
 
 /// Finished sinks kept for reuse (more receives in flight just allocate).
 const MAX_SPARE_SINKS: usize = 64;
+/// Lead buffers kept for reuse (512 KiB at most; more messages in flight just allocate).
+const MAX_SPARE_LEADS: usize = 64;
 
 /// The memory a user's contiguous receive writes to (see [`Worker::tag_recv_contiguous`]).
 pub(crate) struct RecvTarget {

@@ -188,6 +188,7 @@ impl RecvOp {
             // receive matched) is drained past that, never held whole.
             lead: Box::new(Collector {
                 keep: LEAD_MAX,
+                bytes: engine.worker.lead_buffer(),
                 ..Collector::default()
             }),
             table: None,
@@ -407,7 +408,9 @@ impl RecvOp {
                 self.error.get_or_insert(e);
             }
         }
-        self.lead.bytes = Vec::new();
+        engine
+            .worker
+            .recycle_lead(std::mem::take(&mut self.lead.bytes));
         self.plan = Some(plan);
         self.pump(&engine.worker);
     }

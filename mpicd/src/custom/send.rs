@@ -203,11 +203,12 @@ impl SendOp {
         plan.seq_base = engine.reserve_sequence(plan.private_messages());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
-        let mut lead = Vec::with_capacity(plan.lead_bytes());
+        let mut lead = engine.worker.lead_buffer();
         plan.encode_header(&mut lead);
         let at = lead.len();
         lead.resize(at + plan.inline_bytes as usize, 0);
         writer.fill(state, &plan.shape, &regions, 0, &mut lead[at..])?;
+        debug_assert_eq!(lead.len(), plan.lead_bytes());
 
         Ok((plan, writer, lead, regions))
     }
@@ -361,6 +362,7 @@ impl SendOp {
             && self.region_reqs.is_empty()
             && self.regions_posted >= self.packer.plan.region_messages()
         {
+            engine.worker.recycle_lead(std::mem::take(&mut self.lead));
             return Poll::Ready(match self.error.take() {
                 Some(e) => Err(e),
                 None => Ok(Status::empty()),
