@@ -1187,3 +1187,26 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::OpId;
+
+    #[test]
+    fn a_token_names_its_operation_and_generation() {
+        for (index, generation) in [(0, 0), (1, 0), (0, 1), (7, u32::MAX), (u32::MAX, 3)] {
+            let id = OpId { index, generation };
+            assert_eq!(OpId::from_token(id.token()), id);
+        }
+        // A later generation of the same slot is another operation.
+        let old = OpId {
+            index: 5,
+            generation: 1,
+        };
+        let new = OpId {
+            index: 5,
+            generation: 2,
+        };
+        assert_ne!(old.token(), new.token());
+    }
+}
