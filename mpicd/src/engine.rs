@@ -332,6 +332,23 @@ impl Engine {
         }
     }
 
+    /// Starts a custom op in a reserved slot, with the UCX requests `start` posts already
+    /// marked as its own (a request may complete before the op is in its slot: its notice
+    /// waits). The slot is released if the start fails.
+    fn start_custom(&mut self, start: impl FnOnce(&mut Engine) -> Result<Op>) -> Result<OpId> {
+        let id = self.vacant();
+        match self.on_behalf(id, start) {
+            Ok(op) => {
+                self.occupy(id, op);
+                Ok(id)
+            }
+            Err(e) => {
+                self.retire(id);
+                Err(e)
+            }
+        }
+    }
+
     /// The token of the operation in slot `index`.
     fn slot_token(&self, index: usize) -> usize {
         OpId {
@@ -447,19 +464,10 @@ impl Engine {
         state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<OpId> {
-        let id = self.vacant();
-        match self.on_behalf(id, |e| {
+        self.start_custom(|e| {
             CustomSendOp::start(e, route, dest, tag, state, synchronous)
-        }) {
-            Ok(op) => {
-                self.occupy(id, Op::CustomSend(Box::new(op)));
-                Ok(id)
-            }
-            Err(e) => {
-                self.retire(id);
-                Err(e)
-            }
-        }
+                .map(|op| Op::CustomSend(Box::new(op)))
+        })
     }
 
     /// Posts a custom-typed receive. It matches messages of both kinds; one that takes a
@@ -475,17 +483,10 @@ impl Engine {
             self.connect(peer)?;
         }
         let m = UserTag::matcher(route.context, source, tag);
-        let id = self.vacant();
-        match self.on_behalf(id, |e| CustomRecvOp::post(e, route, source, m, Some(state))) {
-            Ok(op) => {
-                self.occupy(id, Op::CustomRecv(Box::new(op)));
-                Ok(id)
-            }
-            Err(e) => {
-                self.retire(id);
-                Err(e)
-            }
-        }
+        self.start_custom(|e| {
+            CustomRecvOp::post(e, route, source, m, Some(state))
+                .map(|op| Op::CustomRecv(Box::new(op)))
+        })
     }
 
     /// Looks for a matching message without receiving it (probe) or takes it (matched probe).
@@ -535,19 +536,10 @@ impl Engine {
                 info,
                 route: route.clone(),
             },
-            MessageKind::Custom => {
-                let id = self.vacant();
-                match self.on_behalf(id, |e| CustomRecvOp::from_message(e, route, info, handle)) {
-                    Ok(op) => {
-                        self.occupy(id, Op::CustomRecv(Box::new(op)));
-                        Matched::Custom(id)
-                    }
-                    Err(e) => {
-                        self.retire(id);
-                        return Err(e);
-                    }
-                }
-            }
+            MessageKind::Custom => Matched::Custom(self.start_custom(|e| {
+                CustomRecvOp::from_message(e, route, info, handle)
+                    .map(|op| Op::CustomRecv(Box::new(op)))
+            })?),
         })
     }
 
