@@ -348,3 +348,43 @@ def test_repeated_sequences_of_arrays(comm, pair):
                     assert got[0] is got[1]
     if r % 2 == 1:
         assert any(v[0] in (list, tuple) for v in _pickled._RECV_ARRAYS.values())
+
+
+def test_kept_objects_stay_intact(comm, pair):
+    """Received objects kept while more arrive are never overwritten: their buffers go back to
+    the receive pool only once every array on them is dropped (one array, a list of arrays of
+    one kind sharing one buffer, F-order and read-only ones, arrays of different sizes)."""
+    r, peer = pair
+    if peer is None:
+        return
+
+    def objects(seed):
+        ro = [np.full(20000, seed + i, dtype=np.float64) for i in range(3)]
+        for a in ro:
+            a.flags.writeable = False
+        return [
+            np.full(300000, seed % 251, dtype=np.uint8),
+            [np.full(128 << 10, (seed + i) % 251, dtype=np.uint8) for i in range(16)],
+            tuple(np.asfortranarray(np.full((100, 200), seed + i, np.float32)) for i in range(4)),
+            ro,
+            [np.full(n, seed, dtype=np.int64) for n in (10000, 30000, 20000)],
+        ]
+
+    rounds = 4
+    if r % 2 == 0:
+        for seed in range(rounds):
+            for i, obj in enumerate(objects(seed)):
+                comm.send(obj, peer, 80 + i)
+        return
+    kept = []
+    for seed in range(rounds):
+        got = [comm.recv(source=peer, tag=80 + i) for i in range(len(objects(0)))]
+        kept.append(got)
+        got[1][0][:] = 255  # writing one array of a list leaves its neighbours alone
+        assert (got[1][1] == (seed + 1) % 251).all()
+        got[1][0][:] = seed % 251
+    for seed, got in enumerate(kept):
+        for g, want in zip(got, objects(seed)):
+            assert_same(want, g)
+        assert not any(a.flags.writeable for a in got[3])
+        assert all(a.flags.f_contiguous for a in got[2])

@@ -60,55 +60,24 @@ def test_addresses_are_the_buffers():
     P.clear()
 
 
-def test_alloc_many_reuses_only_free_buffers():
+def test_arrays_on_views_keep_the_buffer():
+    """NumPy gives every array built on a view the buffer that owns the memory as its base:
+    arrays made on slices of a pooled buffer (a received list of arrays of one kind: the rows of
+    one array, or slices for pickle) keep that buffer busy until the last one is dropped."""
     P.clear()
-    size = 200 << 10
-    bufs, addrs = P.alloc_many(size, 4)
-    assert len(set(addrs)) == 4 and all(len(b) == size for b in bufs)
-    kept = rebuilt(bufs[1], size)  # an array pickle rebuilt on the second one
-    del bufs
-    again, addrs2 = P.alloc_many(size, 4)
-    assert addrs[1] not in addrs2  # still referenced: not reused
-    assert len(set(addrs2) & set(addrs)) == 3  # the three free ones are
-    del kept
-    assert P.alloc(size)[1] == addrs[1]  # free now
-    del again
-    P.clear()
-    assert P.pooled_bytes() == 0
-
-
-def test_alloc_many_small_buffers():
-    bufs, addrs = P.alloc_many(1000, 3)
-    assert len(bufs) == 3 and all(len(b) == 1000 for b in bufs) and all(addrs)
-
-
-def test_slab_buffers():
-    """Many new buffers come from one huge-page slab: distinct, writable at their addresses,
-    the first on a 2 MiB boundary; a buffer in use (also through a shorter view of it) is not
-    handed out again; spare slab buffers are pooled."""
-    import ctypes
-
-    P.clear()
-    cls = 128 << 10
-    bufs, addrs = P.alloc_many(cls, 20)  # 2.5 MiB: a 4 MiB slab
-    assert addrs[0] % (2 << 20) == 0
-    assert sorted(addrs) == [addrs[0] + i * cls for i in range(20)]
-    for i, a in enumerate(addrs):
-        ctypes.memset(a, i, cls)
-    assert all((np.frombuffer(b, np.uint8) == i).all() for i, b in enumerate(bufs))
-    assert P.pooled_bytes() == 32 * cls  # the spare ones are in the pool
-    del bufs
-    # A size that is not the class's: a shorter view, which still holds its buffer.
-    short, saddrs = P.alloc_many(cls - 1000, 40)
-    assert all(len(b) == cls - 1000 for b in short)
-    kept = rebuilt(short[3], cls - 1000)
-    held = saddrs[3]
-    del short
-    again, addrs2 = P.alloc_many(cls, 40)
-    assert held not in addrs2
-    del kept, again
-    everything, all_addrs = P.alloc_many(cls, P.pooled_bytes() // cls)
-    assert held in all_addrs  # free again
-    del everything
+    size = 2 << 20
+    block, addr = P.alloc(size)
+    rows = list(np.ndarray((16, size // 16), np.uint8, block, 0, (size // 16, 1)))
+    pickled = rebuilt(block[size // 2:size // 2 + 1000], 1000)
+    del block
+    held = [P.alloc(size)]  # held: each try below must find addr or allocate anew
+    assert held[-1][1] != addr
+    del rows
+    held.append(P.alloc(size))
+    assert held[-1][1] != addr  # the array pickle made on a slice still holds it
+    del pickled
+    held.append(P.alloc(size))
+    assert held[-1][1] == addr
+    del held
     P.clear()
     assert P.pooled_bytes() == 0

@@ -32,7 +32,6 @@ import sys
 from . import _libmpi as L
 from ._buffer import Pin
 from ._recvpool import alloc as _alloc
-from ._recvpool import alloc_many as _alloc_many
 from ._errors import check
 from ._libmpi import lib
 
@@ -171,12 +170,45 @@ def _array_key(obj, limit):
 
 def _seq_parts(obj, limit):
     """For a list or tuple of distinct arrays that each go out of band: its key, and its
-    buffers, their addresses and what holds them (for :func:`_cached_seq`); else None. One
-    pass over the arrays."""
+    buffers, their addresses and what holds them (for :func:`_cached_seq`); else None."""
     np = _numpy or _np()
     if np is None or not obj or type(obj[0]) is not np.ndarray:
         return None
-    nd = np.ndarray
+    got = _uniform_seq_parts(obj, limit, np.ndarray)
+    if got is None:
+        got = _mixed_seq_parts(obj, limit, np.ndarray)
+    if got is not None and len(set(map(id, obj))) != len(obj):
+        return None  # the same array twice: pickle sends it once (the copies stay one object)
+    return got
+
+
+def _uniform_seq_parts(obj, limit, nd):
+    """The common case, in one tight pass: writable C-order arrays all of one dtype and shape.
+    The key is that dtype and shape and the count; ctypes takes each array's address (and
+    refuses, with TypeError, an array that is read-only or not C-contiguous)."""
+    first = obj[0]
+    dtype, shape = first.dtype, first.shape
+    if first.nbytes < limit:
+        return None
+    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
+    addrs, pins = [], []
+    try:
+        for a in obj:
+            if type(a) is not nd or a.shape != shape:
+                return None
+            d = a.dtype
+            if d is not dtype and d != dtype:
+                return None
+            v = from_buffer(a)  # holds the array's buffer while the parts live
+            pins.append(v)
+            addrs.append(addressof(v))
+    except TypeError:
+        return None
+    return (type(obj), len(obj), dtype, shape), list(obj), addrs, pins
+
+
+def _mixed_seq_parts(obj, limit, nd):
+    """Any other list or tuple of contiguous arrays: keyed by each array's kind."""
     addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
     keys, bufs, addrs, pins = [], [], [], []
     for a in obj:
@@ -202,8 +234,6 @@ def _seq_parts(obj, limit):
                 pin = Pin(raw)
                 pins.append(pin)
                 addrs.append(pin.addr)
-    if len(set(map(id, obj))) != len(obj):
-        return None  # the same array twice: pickle sends it once (the copies stay one object)
     return (type(obj), tuple(keys)), bufs, addrs, pins
 
 
@@ -410,8 +440,9 @@ def _words_at(addr, n):
 # over the buffers (checked once to give the same dtype, shape, strides and writability as
 # pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
 # function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence,
-# then whether all are writable, and a sequence's region lengths and types (as libmpi gave
-# them: a later message must have the same).
+# then whether all are writable, a sequence's region lengths and types (as libmpi gave them: a
+# later message must have the same), and for a sequence of arrays all of one kind the rows
+# that rebuild it in one call: (dtype, shape, strides) of the array whose rows they are.
 _RECV_ARRAYS = {}
 _RECV_ARRAYS_MAX = 256
 _RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
@@ -420,7 +451,7 @@ _recv_arrays_bytes = 0
 
 
 def _array_kind(obj, buf):
-    """The kind that rebuilds ``obj`` exactly over ``buf``, or None."""
+    """The kind that rebuilds ``obj`` exactly over ``buf`` (with its strides), or None."""
     if type(obj) is not _numpy.ndarray:
         return None
     nbytes = len(buf)
@@ -434,8 +465,17 @@ def _array_kind(obj, buf):
         except (TypeError, ValueError):
             continue
         if again.strides == obj.strides and again.flags.writeable == obj.flags.writeable:
-            return kind
+            return kind, obj.strides
     return None
+
+
+def _rows(kinds, strides):
+    """For arrays all of one kind, one after the other in a block: (dtype, shape, strides) of
+    the array whose rows they are; else None."""
+    first = kinds[0]
+    if first[1] == () or any(k != first for k in kinds):
+        return None  # a 0-d array's rows would be NumPy scalars
+    return first[0], (len(kinds),) + first[1], (first[4],) + strides
 
 
 def _remember_arrays(stream, obj, buffers, shape):
@@ -448,16 +488,17 @@ def _remember_arrays(stream, obj, buffers, shape):
             return
         kinds = []
         for a, b in zip(obj, buffers):
-            kind = _array_kind(a, b)
-            if kind is None:
+            got = _array_kind(a, b)
+            if got is None:
                 return
-            kinds.append(kind)
-        value = (type(obj), kinds, not any(k[3] for k in kinds), shape)
+            kinds.append(got[0])
+        rows = _rows(kinds, got[1]) if kinds else None
+        value = (type(obj), kinds, not any(k[3] for k in kinds), shape, rows)
     elif len(buffers) == 1:
-        kind = _array_kind(obj, buffers[0])
-        if kind is None:
+        got = _array_kind(obj, buffers[0])
+        if got is None:
             return
-        value = (None, kind, not kind[3], None)
+        value = (None, got[0], not got[0][3], None, None)
     else:
         return
     if len(_RECV_ARRAYS) >= _RECV_ARRAYS_MAX or _recv_arrays_bytes > _RECV_ARRAYS_BYTES:
@@ -484,9 +525,24 @@ def _array_from(kind, buf):
     return _numpy.ndarray(shape, dtype, buf, 0, None, order)
 
 
+def _slices(block, step, count):
+    """``count`` consecutive buffers of ``step`` bytes in ``block`` (views: each holds it)."""
+    if type(block) is bytearray:
+        block = memoryview(block)  # a bytearray's slice would be a copy
+    if step == 0:
+        return [block[:0] for _ in range(count)]
+    return [block[i:i + step] for i in range(0, step * count, step)]
+
+
 class RecvOp(_Op):
-    __slots__ = ("stream", "stream_addr", "buffers", "packed", "nregions", "one", "bases",
-                 "lens", "types")
+    """A receive of one pickled object. Regions of equal lengths (one array, a list of arrays
+    of one shape) land one after the other in one buffer (``block``): one allocation, and a
+    list of arrays of one kind is rebuilt as the rows of one array, in one call. The arrays of
+    such an object share that buffer: it returns to the receive pool when all are dropped.
+    Regions of different lengths get a buffer each (``buffers``)."""
+
+    __slots__ = ("stream", "stream_addr", "block", "step", "buffers", "packed", "nregions",
+                 "one", "bases", "lens", "types")
 
     def __init__(self):
         self.key = next(_keys)
@@ -494,30 +550,37 @@ class RecvOp(_Op):
         self.freed = False
         self.stream = None  # bytes when the packed part came in one fragment, else a buffer
         self.stream_addr = 0  # that buffer's address
-        self.buffers = []
+        self.block = None  # the buffer of equal regions, one after the other
+        self.step = 0  # their length in bytes
+        self.buffers = []  # the regions' buffers (None: slices of block, made when needed)
         self.packed = 0  # the sender's packed size, once resized
         self.nregions = 0
         self.one = None  # (address, length, type) of a single region
         self.bases = self.lens = self.types = b""  # several regions: libmpi's arrays
 
     def resize(self, packed_size, nregions, lens_addr, types_addr):
-        """The sender's shape: allocates one buffer per region (a second call replaces the
+        """The sender's shape: allocates the regions' memory (a second call replaces the
         first allocation). The stream is taken when it arrives (:meth:`unpack`)."""
         if _faults:
             _fault("resize")
+        self.block, self.buffers = None, []
+        self.bases = self.lens = self.types = b""
         if nregions == 1:
             n = _I64.from_address(lens_addr).value
             t = _I64.from_address(types_addr).value
-            buf, addr = _alloc(n if t == L.BYTE else n * _type_size(t))
-            self.buffers = [buf]
+            step = n if t == L.BYTE else n * _type_size(t)
+            self.block, addr = _alloc(step)
+            self.step, self.buffers = step, None
             self.one = (addr, n, t)
-            self.bases = self.lens = self.types = b""
         elif nregions:
             lens = ctypes.string_at(lens_addr, 8 * nregions)
             types = ctypes.string_at(types_addr, 8 * nregions)
             if lens == lens[:8] * nregions and types == types[:8] * nregions:  # all alike
                 n, t = _Q.unpack_from(lens)[0], _Q.unpack_from(types)[0]
-                self.buffers, addrs = _alloc_many(n * _type_size(t), nregions)
+                step = n * _type_size(t)
+                self.block, base = _alloc(step * nregions)
+                self.step, self.buffers = step, None
+                addrs = range(base, base + step * nregions, step) if step else [0] * nregions
             else:
                 got = [_alloc(n * _type_size(t)) for n, t in
                        zip(_words_at(lens_addr, nregions), _words_at(types_addr, nregions))]
@@ -526,9 +589,6 @@ class RecvOp(_Op):
             self.bases = _pack_words(addrs)
             self.lens = lens
             self.types = types
-        else:
-            self.buffers = []
-            self.bases = self.lens = self.types = b""
         self.nregions = nregions
         self.packed = packed_size
         self.stream = b"" if packed_size == 0 else None
@@ -565,43 +625,61 @@ class RecvOp(_Op):
             raise ValueError(f"{len(stream)} of {self.packed} packed bytes arrived")
         return stream
 
+    def _region_buffers(self):
+        """One buffer per region (slices of the block made now, when there is one)."""
+        buffers = self.buffers
+        if buffers is None:
+            block = self.block
+            buffers = [block] if self.nregions == 1 else _slices(block, self.step, self.nregions)
+        return buffers
+
     def parts(self):
         """The received stream and buffers (to forward them without unpickling)."""
-        return Parts(self._take_stream(), self.buffers)
+        return Parts(self._take_stream(), self._region_buffers())
 
     def result(self):
-        """The received object (None when nothing was received: MPI_PROC_NULL)."""
+        """The received object (None when nothing was received: MPI_PROC_NULL). The operation
+        lets go of the buffers: they belong to the object now."""
         stream = self.stream
         if stream is None:
             return None
         if len(stream) != self.packed:
             raise ValueError(f"{len(stream)} of {self.packed} packed bytes arrived")
-        buffers = self.buffers
-        self.stream, self.buffers = None, []
-        if not buffers or len(stream) > _RECV_STREAM_MAX:
-            return pickle.loads(stream, buffers=buffers)
-        if type(stream) is not bytes:
-            stream = bytes(stream)
-        known = _RECV_ARRAYS.get(stream)
-        if known is not None:
-            seq, kinds, writable, shape = known
-            if seq is None:
-                if writable and kinds[4] == len(buffers[0]):
-                    dtype, shp, order = kinds[0], kinds[1], kinds[2]
-                    return _numpy.ndarray(shp, dtype, buffers[0], 0, None, order)
-                obj = _array_from(kinds, buffers[0])
+        self.stream = None
+        try:
+            if not self.nregions or len(stream) > _RECV_STREAM_MAX:
+                return pickle.loads(stream, buffers=self._region_buffers())
+            if type(stream) is not bytes:
+                stream = bytes(stream)
+            known = _RECV_ARRAYS.get(stream)
+            if known is not None:
+                obj = self._arrays(*known)
                 if obj is not None:
                     return obj
-            elif shape == (self.lens, self.types):  # the same region lengths and types
-                if writable:  # none read-only: (shape, dtype, buffer, offset, strides, order)
-                    nd = _numpy.ndarray
-                    arrays = [nd(k[1], k[0], b, 0, None, k[2]) for k, b in zip(kinds, buffers)]
-                else:
-                    arrays = [_array_from(k, b) for k, b in zip(kinds, buffers)]
-                return arrays if seq is list else tuple(arrays)
-        obj = pickle.loads(stream, buffers=buffers)
-        _remember_arrays(stream, obj, buffers, (self.lens, self.types))
-        return obj
+            buffers = self._region_buffers()
+            obj = pickle.loads(stream, buffers=buffers)
+            _remember_arrays(stream, obj, buffers, (self.lens, self.types))
+            return obj
+        finally:
+            self.block, self.buffers = None, []
+
+    def _arrays(self, seq, kinds, writable, shape, rows):
+        """The arrays a known stream unpickles to, built over the received buffers; None when
+        this message's regions differ from those the stream came with before."""
+        block = self.block
+        if seq is None:
+            if block is not None and writable and kinds[4] == len(block):
+                return _numpy.ndarray(kinds[1], kinds[0], block, 0, None, kinds[2])
+            return _array_from(kinds, block if block is not None else self.buffers[0])
+        if shape != (self.lens, self.types):
+            return None
+        if rows is not None and block is not None:  # the rows of one array, in one call
+            if not writable:
+                block = memoryview(block).toreadonly()
+            m = _numpy.ndarray(rows[1], rows[0], block, 0, rows[2])
+            return list(m) if seq is list else tuple(m)
+        arrays = [_array_from(k, b) for k, b in zip(kinds, self._region_buffers())]
+        return arrays if seq is list else tuple(arrays)
 
 
 def loads(parts):

@@ -6,11 +6,15 @@ memory. So region buffers of at least ``MIN_POOLED`` bytes come from a per-threa
 recycled once nothing references them any more. The pool keeps one reference to each buffer
 (a NumPy uint8 array, or a bytearray without NumPy); what it hands out (the buffer or a view of
 it, then the arrays pickle rebuilds on it) keeps more, so a buffer whose reference count is back
-to the pool's own is free. Buffers are grouped by size class; the two most recently handed out
+to the pool's own is free. That holds because every pooled buffer owns its memory: NumPy
+makes the owner of the memory the base of every view and of every array built on a view (it
+skips the views in between), so a buffer carved out of a larger allocation would look free
+while arrays on it live. Buffers are grouped by size class; the two most recently handed out
 are tried first (a free one is still in the caches: a loop receiving one object after another
 keeps reusing the same memory), then the others oldest first, which is the order in which
-received objects usually die, so finding a free one is O(1) in the common case. No lock: each thread has its own pool (the resize callback that allocates runs on the
-thread that drives the receive).
+received objects usually die, so finding a free one is O(1) in the common case. No lock: each
+thread has its own pool (the resize callback that allocates runs on the thread that drives the
+receive).
 
 Tunables (environment, read at import):
 - ``MPICD_RECV_POOL_BYTES``: most bytes one thread's pool keeps (default 1 GiB; 0 turns the pool
@@ -55,52 +59,13 @@ def _new(nbytes):
 
 
 def _view(buf, nbytes):
+    """The first ``nbytes`` of a pooled buffer, as an object that keeps ``buf``'s reference
+    count up for as long as it, or anything built on it, lives."""
     if len(buf) == nbytes:
         return buf
-    if _np() and buf.base is None:
-        return buf[:nbytes]  # its base is buf: buf's reference count shows it in use
-    # A bytearray, or a slab's buffer (a NumPy view: a slice of it would reference the slab,
-    # not it): a memoryview holds the buffer itself.
-    return memoryview(buf)[:nbytes]
-
-
-_HUGE = 2 << 20
-_SLAB_MIN = 1 << 20
-_madvise = None
-
-
-def _hugepages(addr, nbytes):
-    """Asks Linux for transparent huge pages on [addr, addr + nbytes) (2 MiB aligned)."""
-    global _madvise
-    if _madvise is None:
-        _madvise = False
-        if sys.platform.startswith("linux"):
-            try:
-                f = ctypes.CDLL(None, use_errno=True).madvise
-                f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-                f.restype = ctypes.c_int
-                _madvise = f
-            except (OSError, AttributeError):
-                pass
-    if _madvise:
-        _madvise(addr, nbytes, 14)  # MADV_HUGEPAGE; a failure only costs the huge pages
-
-
-def _slab(cls, count):
-    """At least ``count`` buffers of ``cls`` bytes carved from one allocation that starts on a
-    2 MiB boundary and asks for huge pages: ``[(buffer, address)]``. Fewer page-table entries
-    to walk and pin when libmpi copies many regions in or out (a single NumPy array of 4 MiB or
-    more gets huge pages from NumPy itself; 128 KiB arrays never do). The slab is freed when
-    all its buffers are."""
-    np = _np()
-    total = -(-count * cls // _HUGE) * _HUGE
-    raw = np.empty(total + _HUGE, dtype=np.uint8)
-    addr = raw.__array_interface__["data"][0]
-    off = -addr % _HUGE
-    _hugepages(addr + off, total)
-    slab = raw[off:off + total]
-    base = addr + off
-    return [(slab[i * cls:(i + 1) * cls], base + i * cls) for i in range(total // cls)]
+    if _np():
+        return buf[:nbytes]  # a NumPy view: arrays built on it get buf itself as their base
+    return memoryview(buf)[:nbytes]  # a bytearray: the memoryview holds it
 
 
 def _size_class(nbytes):
@@ -118,8 +83,6 @@ _pool = _Pool()
 # sys.getrefcount of a buffer only the pool holds, as seen below: the pool's (buffer, address)
 # tuple, the local variable, getrefcount's argument.
 _FREE_REFS = 3
-# The same seen as getrefcount(entry[0]): the pool's tuple and getrefcount's argument.
-_FREE_REFS_ITEM = 2
 
 
 def _take(dq):
@@ -185,56 +148,6 @@ def alloc(nbytes):
             dq.append(entry)
             pool.pooled += cls
     return _view(entry[0], nbytes), entry[1]
-
-
-def alloc_many(nbytes, count):
-    """``count`` buffers of ``nbytes`` bytes each and their addresses, as two lists: what
-    ``count`` calls of :func:`alloc` give, with the size class looked up once and the pool's
-    buffers tried oldest first (the order in which the buffers of earlier objects die)."""
-    if nbytes < MIN_POOLED or LIMIT <= 0:
-        got = [_new(nbytes) for _ in range(count)]
-        return [b for b, _ in got], [a for _, a in got]
-    cls = _size_class(nbytes)
-    pool = _pool
-    dq = pool.classes.get(cls)
-    if dq is None:
-        dq = pool.classes[cls] = collections.deque()
-    taken = []
-    scanned = busy = 0
-    getrefcount = sys.getrefcount
-    for entry in dq:  # oldest first; a free buffer is referenced by its entry alone
-        scanned += 1
-        if getrefcount(entry[0]) == _FREE_REFS_ITEM:
-            taken.append(entry)
-            if len(taken) == count:
-                break
-        else:
-            busy += 1
-            if busy >= _TRIES:
-                break
-    entry = None
-    dq.rotate(-scanned)  # what was looked at to the newest end, as alloc does
-    bufs = [e[0] for e in taken] if cls == nbytes else [_view(e[0], nbytes) for e in taken]
-    addrs = [e[1] for e in taken]
-    short = count - len(taken)
-    if short * cls >= _SLAB_MIN and _np():
-        # Many new buffers: one huge-page slab, its spare buffers pooled free.
-        for i, entry in enumerate(_slab(cls, short)):
-            if _make_room(cls):
-                dq.append(entry)
-                pool.pooled += cls
-            if i < short:
-                bufs.append(entry[0] if cls == nbytes else _view(entry[0], nbytes))
-                addrs.append(entry[1])
-        return bufs, addrs
-    for _ in range(short):
-        entry = _new(cls)
-        if _make_room(cls):
-            dq.append(entry)
-            pool.pooled += cls
-        bufs.append(entry[0] if cls == nbytes else _view(entry[0], nbytes))
-        addrs.append(entry[1])
-    return bufs, addrs
 
 
 def clear():
