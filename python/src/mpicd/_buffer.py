@@ -10,6 +10,7 @@ under a pending operation.
 """
 
 import ctypes
+import sys
 from ctypes import POINTER, c_char_p, c_int, c_ssize_t, c_void_p
 
 from ._types import PREDEFINED_TYPES, Datatype, from_format
@@ -105,7 +106,8 @@ def to_datatype(t):
 
 
 class Msg:
-    """One side of a buffer operation: address, element count, datatype, and the pin."""
+    """One side of a buffer operation: address, element count, datatype, and what holds the
+    buffer (a Pin, or the ctypes view of a NumPy array: see :func:`_hold`)."""
 
     __slots__ = ("addr", "count", "datatype", "pin")
 
@@ -120,8 +122,53 @@ class Msg:
         return self.datatype.handle
 
     def release(self):
-        if self.pin is not None:
-            self.pin.release()
+        pin, self.pin = self.pin, None
+        if type(pin) is Pin:
+            pin.release()
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_ndarray = None
+_DTYPE_DATATYPES = {}  # NumPy dtype -> Datatype of its buffer format (the formats that have one)
+
+
+def _ndarray_type():
+    global _ndarray
+    if _ndarray is None:
+        np = sys.modules.get("numpy")  # the package never imports NumPy itself
+        if np is None:
+            return None
+        _ndarray = np.ndarray
+    return _ndarray
+
+
+def _hold(buf, writable, with_format):
+    """``(address, bytes, datatype of its format or None, holder)`` of a contiguous buffer.
+    A writable C-order NumPy array (the common case) takes the short way: ctypes takes its
+    address (and holds its buffer, so it cannot be resized, until the holder is dropped), its
+    dtype's datatype is cached. Anything else is pinned with ``PyObject_GetBuffer``."""
+    if type(buf) is _ndarray or (_ndarray is None and type(buf) is _ndarray_type()):
+        try:
+            view = _from_buffer(buf)  # TypeError when read-only or not C-contiguous,
+        except (TypeError, ValueError):  # ValueError when empty
+            view = None
+        if view is not None:
+            datatype = None
+            if with_format:
+                datatype = _DTYPE_DATATYPES.get(buf.dtype)
+                if datatype is None:
+                    datatype = from_format(memoryview(buf).format, buf.itemsize)
+                    if len(_DTYPE_DATATYPES) < 256:
+                        _DTYPE_DATATYPES[buf.dtype] = datatype
+            return _addressof(view), buf.nbytes, datatype, view
+    pin = Pin(buf, writable=writable, with_format=with_format)
+    try:
+        datatype = from_format(pin.format, pin.itemsize) if with_format else None
+    except BaseException:
+        pin.release()
+        raise
+    return pin.addr, pin.nbytes, datatype, pin
 
 
 def _is_datatype(x):
@@ -161,13 +208,13 @@ def message(spec, writable, blocks=1):
         if count:
             raise ValueError(f"message: buffer is None but count is {count}")
         return Msg(0, 0, datatype, None)
-    pin = Pin(buf, writable=writable, with_format=o_type is None)
+    addr, length, datatype, pin = _hold(buf, writable, o_type is None)
     try:
-        datatype = to_datatype(o_type) if o_type is not None else from_format(pin.format, pin.itemsize)
+        if o_type is not None:
+            datatype = to_datatype(o_type)
         size = datatype.Get_size()
         if size <= 0:
             raise ValueError(f"message: datatype {datatype.name} has size {size}")
-        length = pin.nbytes
         offset = 0
         if o_displ is not None:
             displ = int(o_displ)
@@ -200,7 +247,8 @@ def message(spec, writable, blocks=1):
                         f"multiple of the required number of blocks {blocks}"
                     )
                 count //= blocks
-        return Msg(pin.addr + offset, count, datatype, pin)
+        return Msg(addr + offset, count, datatype, pin)
     except BaseException:
-        pin.release()
+        if type(pin) is Pin:
+            pin.release()
         raise

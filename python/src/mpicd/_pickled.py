@@ -185,7 +185,7 @@ def _seq_parts(obj, limit):
 def _uniform_seq_parts(obj, limit, nd):
     """The common case, in one tight pass: writable C-order arrays all of one dtype and shape.
     The key is that dtype and shape and the count; ctypes takes each array's address (and
-    refuses, with TypeError, an array that is read-only or not C-contiguous)."""
+    refuses an array that is read-only, not C-contiguous or empty)."""
     first = obj[0]
     dtype, shape = first.dtype, first.shape
     if first.nbytes < limit:
@@ -202,7 +202,7 @@ def _uniform_seq_parts(obj, limit, nd):
             v = from_buffer(a)  # holds the array's buffer while the parts live
             pins.append(v)
             addrs.append(addressof(v))
-    except TypeError:
+    except (TypeError, ValueError):  # read-only, not C-contiguous, empty
         return None
     return (type(obj), len(obj), dtype, shape), list(obj), addrs, pins
 

@@ -66,8 +66,8 @@ class Request:
             if status is not None:
                 status._fill(MPI_Status(-2, -31, 0))
             return True
-        st = MPI_Status()
-        code = lib.MPI_Wait(ctypes.byref(self._h), ctypes.byref(st))
+        st = MPI_Status() if status is not None else None
+        code = lib.MPI_Wait(ctypes.byref(self._h), ctypes.byref(st) if st is not None else None)
         self._finish(code, st, status)
         return True
 
