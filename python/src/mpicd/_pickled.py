@@ -94,9 +94,9 @@ class Parts:
     def __init__(self, stream, buffers):
         self.stream = stream
         self.buffers = buffers
-        if type(stream) is bytes:  # pickle.dumps' result: its address without a buffer export
+        if type(stream) is bytes:  # pickle.dumps' result: its address taken when needed
             self._pins = []
-            self.stream_addr = _bytes_addr(stream)
+            self.stream_addr = 0
             self.stream_len = len(stream)
         else:  # received parts being forwarded (bcast)
             pin = Pin(stream)
@@ -304,7 +304,7 @@ def dumps(obj, threshold=None):
         if len(buffers) == len(sizes) and all(b.nbytes == n for b, n in zip(buffers, sizes)):
             if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
                 _ARRAY_STREAMS.clear()
-            _ARRAY_STREAMS[key] = (stream, parts.stream_addr, sizes[0], parts.lens, parts.types)
+            _ARRAY_STREAMS[key] = (stream, _bytes_addr(stream), sizes[0], parts.lens, parts.types)
     return parts
 
 
@@ -376,6 +376,8 @@ class SendOp(_Op):
         if n == p.stream_len and n <= _SMALL_COPY and type(p.stream) is bytes:
             (_CHAR * n).from_address(dst).raw = p.stream
         else:
+            if not p.stream_addr:  # a bytes stream too long to copy in one go
+                p.stream_addr = _bytes_addr(p.stream)
             ctypes.memmove(dst, p.stream_addr + offset, n)
         used[0] = n
 
