@@ -203,10 +203,8 @@ typedef int (MPI_Type_custom_region_function)(void *state,
                                                MPI_Datatype *reg_types);
 
 // mpicd extension: called on a receive with the sender's shape (packed size, region lengths
-// in elements of `reg_types`), before any other callback but the state's, so that the
-// receiver can size its object. Once it returns MPI_SUCCESS the receive holds that shape: the
-// query and region count callbacks are not called (the packed size and the region count are
-// the sender's), the region callback is asked for `region_count` regions (not at all for 0).
+// in elements of `reg_types`), before the query and region callbacks, so that the receiver
+// can size its object.
 typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 void *buf,
                                                 MPI_Count count,

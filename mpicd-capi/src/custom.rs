@@ -84,10 +84,8 @@ pub type MPI_Type_custom_region_function = Option<
     ) -> c_int,
 >;
 /// mpicd extension: called on a receive with the sender's shape (packed size, region lengths
-/// in elements of `reg_types`), before any other callback but the state's, so that the
-/// receiver can size its object. Once it returns MPI_SUCCESS the receive holds that shape: the
-/// query and region count callbacks are not called (the packed size and the region count are
-/// the sender's), the region callback is asked for `region_count` regions (not at all for 0).
+/// in elements of `reg_types`), before the query and region callbacks, so that the receiver
+/// can size its object.
 pub type MPIX_Type_custom_resize_function = Option<
     unsafe extern "C" fn(
         state: *mut c_void,
@@ -149,8 +147,6 @@ pub(crate) struct Operation {
     count: MPI_Count,
     state: *mut c_void,
     started: bool,
-    /// The shape a successful resize accepted: (packed bytes, region count).
-    resized: Option<(u64, MPI_Count)>,
 }
 
 // SAFETY: the buffer and state belong to the application for the duration of the operation
@@ -167,7 +163,6 @@ impl Operation {
             count,
             state: std::ptr::null_mut(),
             started: false,
-            resized: None,
         };
         if let Some(f) = op.ty.statefn {
             // SAFETY: an application callback called as its typedef says.
@@ -192,21 +187,16 @@ impl Operation {
             .map_err(|_| Error::InvalidDatatype(format!("query callback gave size {size}")))
     }
 
-    /// The regions as (base, bytes, element type): as many as the region count callback says,
-    /// or, after a resize, as the sender's shape has.
+    /// The regions as (base, bytes, element type).
     fn regions(&mut self) -> Result<Vec<(*mut u8, usize, mpicd::ElementType)>> {
-        let n = match (self.resized, self.ty.region_countfn) {
-            (Some((_, n)), _) => n,
-            (None, None) => return Ok(Vec::new()),
-            (None, Some(count_fn)) => {
-                let mut n: MPI_Count = 0;
-                // SAFETY: application callback.
-                check("region_count", unsafe {
-                    count_fn(self.state, self.buf, self.count, &mut n)
-                })?;
-                n
-            }
+        let Some(count_fn) = self.ty.region_countfn else {
+            return Ok(Vec::new());
         };
+        let mut n: MPI_Count = 0;
+        // SAFETY: application callback.
+        check("region_count", unsafe {
+            count_fn(self.state, self.buf, self.count, &mut n)
+        })?;
         let len = usize::try_from(n)
             .map_err(|_| Error::InvalidDatatype(format!("region count callback gave {n}")))?;
         if len == 0 {
@@ -334,16 +324,11 @@ unsafe impl UnpackState for Operation {
                 lens.as_ptr(),
                 dtypes.as_ptr(),
             )
-        })?;
-        self.resized = Some((shape.packed_bytes, lens.len() as MPI_Count));
-        Ok(())
+        })
     }
 
     fn packed_capacity(&mut self) -> Result<u64> {
-        match self.resized {
-            Some((packed, _)) => Ok(packed),
-            None => self.query(),
-        }
+        self.query()
     }
 
     fn unpack(&mut self, offset: u64, src: &[u8]) -> Result<()> {
