@@ -129,6 +129,18 @@ class Msg:
 
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
+
+
+def address_of(buf):
+    """``(address, holder)`` of a contiguous buffer; the holder keeps the buffer exported (so
+    it cannot move) while it lives. A writable C-order buffer takes the short way, ctypes'
+    ``from_buffer`` (0.3 us); a read-only, Fortran-order or empty one a :class:`Pin`."""
+    try:
+        view = _from_buffer(buf)
+    except (TypeError, ValueError):  # read-only or not C-contiguous; empty
+        pin = Pin(buf)
+        return pin.addr, pin
+    return _addressof(view), view
 _ndarray = None
 _DTYPE_DATATYPES = {}  # NumPy dtype -> Datatype of its buffer format (the formats that have one)
 

@@ -30,7 +30,7 @@ import struct
 import sys
 
 from . import _libmpi as L
-from ._buffer import Pin
+from ._buffer import Pin, address_of
 from ._recvpool import alloc as _alloc
 from ._errors import check
 from ._libmpi import lib
@@ -86,7 +86,8 @@ class Parts:
     addresses and the region arrays (packed once, copied out by the region callback). Shared by
     every send of the object (bcast sends the same parts to several ranks). A buffer is a flat
     byte view (``PickleBuffer.raw()``), or a writable C-order array itself when the stream came
-    from the cache (then a ctypes object over it, in ``_pins``, holds its buffer)."""
+    from the cache; ``_pins`` holds each one's buffer (see :func:`address_of`) while the parts
+    live."""
 
     __slots__ = ("stream", "buffers", "_pins", "stream_addr", "stream_len", "nregions",
                  "one", "bases", "lens", "types")
@@ -102,18 +103,12 @@ class Parts:
             pin = Pin(stream)
             self._pins = [pin]
             self.stream_addr, self.stream_len = pin.addr, pin.nbytes
-        # The memoryviews of PickleBuffer.raw() hold their exporters already: only the address
-        # is needed (a Pin for a read-only buffer, which ctypes cannot take).
         addrs, lens = [], []
         for b in buffers:
-            try:
-                addrs.append(ctypes.addressof(ctypes.c_char.from_buffer(b)) if len(b) else 0)
-                lens.append(len(b))
-            except TypeError:
-                pin = Pin(b)
-                self._pins.append(pin)
-                addrs.append(pin.addr)
-                lens.append(pin.nbytes)
+            addr, holder = address_of(b)
+            self._pins.append(holder)
+            addrs.append(addr)
+            lens.append(memoryview(b).nbytes)
         n = len(addrs)
         self.nregions = n
         self.one = (addrs[0], lens[0], L.BYTE) if n == 1 else None
@@ -122,12 +117,12 @@ class Parts:
         self.types = _BYTE_WORD * n
 
     @classmethod
-    def _one(cls, stream, stream_addr, raw, addr, nbytes, pin):
+    def _one(cls, stream, stream_addr, buf, addr, nbytes, holder):
         """The parts of one array sent out of band, from the stream cache (no pickling)."""
         self = cls.__new__(cls)
         self.stream = stream
-        self.buffers = [raw]
-        self._pins = [pin] if pin is not None else ()
+        self.buffers = [buf]
+        self._pins = [holder]
         self.stream_addr = stream_addr
         self.stream_len = len(stream)
         self.nregions = 1
@@ -209,7 +204,6 @@ def _uniform_seq_parts(obj, limit, nd):
 
 def _mixed_seq_parts(obj, limit, nd):
     """Any other list or tuple of contiguous arrays: keyed by each array's kind."""
-    addressof, from_buffer = ctypes.addressof, ctypes.c_char.from_buffer
     keys, bufs, addrs, pins = [], [], [], []
     for a in obj:
         if type(a) is not nd or a.nbytes < limit:
@@ -220,31 +214,12 @@ def _mixed_seq_parts(obj, limit, nd):
             return None
         w = flags.writeable
         keys.append((a.dtype, a.shape, c, w))
-        if c and w:  # the array is its own flat buffer; the ctypes view holds it
-            v = from_buffer(a)
-            pins.append(v)
-            addrs.append(addressof(v))
-            bufs.append(a)
-        else:
-            raw = pickle.PickleBuffer(a).raw()
-            bufs.append(raw)
-            if w:
-                addrs.append(addressof(from_buffer(raw)))
-            else:
-                pin = Pin(raw)
-                pins.append(pin)
-                addrs.append(pin.addr)
+        buf = a if c and w else pickle.PickleBuffer(a).raw()  # a C-order array is its own
+        addr, holder = address_of(buf)
+        bufs.append(buf)
+        addrs.append(addr)
+        pins.append(holder)
     return (type(obj), tuple(keys)), bufs, addrs, pins
-
-
-def _address(raw):
-    """The address of an out-of-band buffer and the Pin that holds it (None when ctypes can
-    take a writable buffer's address directly)."""
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(raw)), None
-    except TypeError:
-        pin = Pin(raw)
-        return pin.addr, pin
 
 
 def _cached_seq(cached, bufs, addrs, pins):
@@ -271,12 +246,10 @@ def dumps(obj, threshold=None):
     if key is not None:
         cached = _ARRAY_STREAMS.get(key)
         if cached is not None:
-            if key[3] and key[2]:  # writable, C order: the array is its own flat buffer
-                c = ctypes.c_char.from_buffer(obj)  # holds the buffer while the parts live
-                return Parts._one(cached[0], cached[1], obj, ctypes.addressof(c), cached[2], c)
-            raw = pickle.PickleBuffer(obj).raw()
-            addr, pin = _address(raw)
-            return Parts._one(cached[0], cached[1], raw, addr, cached[2], pin)
+            # Writable and C order: the array is its own flat buffer.
+            buf = obj if key[3] and key[2] else pickle.PickleBuffer(obj).raw()
+            addr, holder = address_of(buf)
+            return Parts._one(cached[0], cached[1], buf, addr, cached[2], holder)
     elif type(obj) is list or type(obj) is tuple:
         seq = True
         got = _seq_parts(obj, limit)
