@@ -331,7 +331,8 @@ def test_repeated_sequences_of_arrays(comm, pair):
     kinds = _kinds()
     x = np.arange(20000, dtype=np.float64)
     for rnd in range(3):
-        objs = [list(kinds), tuple(kinds[:3]), [x, x], [x, np.arange(rnd + 3)], [x * rnd, x]]
+        objs = [list(kinds), tuple(kinds[:3]), [x, x], [x, np.arange(rnd + 3)], [x * rnd, x],
+                [x + rnd]]  # one array in a list: a single region
         for i, obj in enumerate(objs):
             if r % 2 == 0:
                 comm.send(obj, peer, 60 + i)
@@ -388,3 +389,41 @@ def test_kept_objects_stay_intact(comm, pair):
             assert_same(want, g)
         assert not any(a.flags.writeable for a in got[3])
         assert all(a.flags.f_contiguous for a in got[2])
+
+
+def test_repeated_dicts_of_arrays(comm, pair):
+    """Dicts of arrays with str keys sent again skip pickle on both sides (a model's weights):
+    keys, their order, the arrays' kinds and data come back as pickle.loads gives them. Keys in
+    another order, int keys, and an array under two keys still work (pickled each time or
+    looked up under their own key)."""
+    r, peer = pair
+    if peer is None:
+        return
+    kinds = _kinds()
+    w = np.arange(30000, dtype=np.float32)
+    for rnd in range(3):
+        objs = [
+            {f"layer{i}": a for i, a in enumerate(kinds)},  # mixed kinds
+            {"w1": w * rnd, "w2": w + rnd, "w3": w - rnd},  # one kind: the rows of one array
+            {"w3": w - rnd, "w1": w * rnd},  # other keys, other order
+            {1: w, 2: w + 1},  # int keys: pickled each time
+            {"a": w, "b": w},  # one array under two keys
+        ]
+        for i, obj in enumerate(objs):
+            if r % 2 == 0:
+                comm.send(obj, peer, 90 + i)
+            else:
+                got = comm.recv(source=peer, tag=90 + i)
+                want = pickle.loads(pickle.dumps(obj, protocol=5))
+                assert type(got) is dict and list(got) == list(want)
+                for k in want:
+                    g, a = got[k], obj[k]
+                    assert type(g) is np.ndarray and g.dtype == a.dtype and g.shape == a.shape
+                    assert g.strides == want[k].strides, (i, k, rnd)
+                    assert g.flags.writeable == a.flags.writeable
+                    np.testing.assert_array_equal(g, a)
+                if i == 4:
+                    assert got["a"] is got["b"]
+    if r % 2 == 1:
+        assert any(type(v[0]) is tuple and v[0] and type(v[0][0]) is str
+                   for v in _pickled._RECV_ARRAYS.values())

@@ -143,11 +143,12 @@ def _pack_words(values):
     return struct.pack(f"{len(values)}q", *values) if values else b""
 
 
-# Pickle streams of plain contiguous NumPy arrays sent out of band, and of lists and tuples of
-# them, by the kind of each array (dtype, shape, C order, writable): the stream does not depend
-# on the data, so a repeated send of objects of the same kinds skips pickle (and NumPy's
-# __reduce_ex__) altogether. Values: (stream, its address, the arrays' sizes in bytes, and for
-# a sequence its region lengths and types as packed words).
+# Pickle streams of plain contiguous NumPy arrays sent out of band, and of lists, tuples and
+# str-keyed dicts of them, by the kind of each array (dtype, shape, C order, writable) and a
+# dict's keys: the stream does not depend on the data, so a repeated send of objects of the same
+# kinds skips pickle (and NumPy's __reduce_ex__) altogether. Values: (stream, its address, the
+# first array's size in bytes, and for a container its region lengths and types as packed
+# words).
 _ARRAY_STREAMS = {}
 _ARRAY_STREAMS_MAX = 256
 
@@ -223,6 +224,7 @@ def _mixed_seq_parts(obj, limit, nd):
 
 
 def _cached_seq(cached, bufs, addrs, pins):
+    """The parts of a container of arrays from the stream cache (no pickling)."""
     p = Parts.__new__(Parts)
     p.stream = cached[0]
     p.buffers = bufs
@@ -230,18 +232,28 @@ def _cached_seq(cached, bufs, addrs, pins):
     p.stream_addr = cached[1]
     p.stream_len = len(cached[0])
     p.nregions = len(bufs)
-    p.one = None
+    p.one = (addrs[0], cached[2], L.BYTE) if len(bufs) == 1 else None  # see _write_regions
     p.bases = _pack_words(addrs)
     p.lens = cached[3]
     p.types = cached[4]
     return p
 
 
+def _str_keyed_values(obj):
+    """The values of a dict whose keys are all ``str`` (a pickle stream of it depends on nothing
+    but the keys and the values' kinds), else None. Other keys may compare equal and pickle
+    differently (``1 == 1.0 == True``)."""
+    for k in obj:
+        if type(k) is not str:
+            return None
+    return list(obj.values())
+
+
 def dumps(obj, threshold=None):
     """Pickles ``obj`` with its large buffers out of band. Raises on an unpicklable object
     (before anything is sent)."""
     limit = THRESHOLD if threshold is None else threshold
-    seq = False
+    arrays = None  # the arrays of a container that may skip pickle, in pickle's order
     key = _array_key(obj, limit)
     if key is not None:
         cached = _ARRAY_STREAMS.get(key)
@@ -250,11 +262,15 @@ def dumps(obj, threshold=None):
             buf = obj if key[3] and key[2] else pickle.PickleBuffer(obj).raw()
             addr, holder = address_of(buf)
             return Parts._one(cached[0], cached[1], buf, addr, cached[2], holder)
-    elif type(obj) is list or type(obj) is tuple:
-        seq = True
-        got = _seq_parts(obj, limit)
+        arrays = (obj,)
+    else:
+        if type(obj) is list or type(obj) is tuple:
+            arrays = obj
+        elif type(obj) is dict:
+            arrays = _str_keyed_values(obj)
+        got = _seq_parts(arrays, limit) if arrays is not None else None
         if got is not None:
-            key = got[0]
+            key = got[0] if arrays is obj else (dict, tuple(obj), got[0])
             cached = _ARRAY_STREAMS.get(key)
             if cached is not None:
                 return _cached_seq(cached, *got[1:])
@@ -273,7 +289,7 @@ def dumps(obj, threshold=None):
     stream = pickle.dumps(obj, protocol=PROTOCOL, buffer_callback=keep_out_of_band)
     parts = Parts(stream, buffers)
     if key is not None:
-        sizes = [a.nbytes for a in obj] if seq else [obj.nbytes]
+        sizes = [a.nbytes for a in arrays]
         if len(buffers) == len(sizes) and all(b.nbytes == n for b, n in zip(buffers, sizes)):
             if len(_ARRAY_STREAMS) >= _ARRAY_STREAMS_MAX:
                 _ARRAY_STREAMS.clear()
@@ -409,15 +425,16 @@ def _words_at(addr, n):
 
 
 # Received arrays, by their pickle stream: for a stream that unpickled to one array, or to a
-# list or tuple of distinct arrays, each over one whole out-of-band buffer, the kind of each
-# array (dtype, shape, order, read-only, nbytes). The same stream with buffers of the same
+# list, tuple or str-keyed dict of distinct arrays, each over one whole out-of-band buffer, the
+# kind of each array (dtype, shape, order, read-only, nbytes). The same stream with buffers of the same
 # lengths always unpickles to arrays of those kinds, so a repeated receive builds them directly
 # over the buffers (checked once to give the same dtype, shape, strides and writability as
 # pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
-# function again. Values: (None, kind) for one array, (list or tuple, kinds) for a sequence,
-# then whether all are writable, a sequence's region lengths and types (as libmpi gave them: a
-# later message must have the same), and for a sequence of arrays all of one kind the rows
-# that rebuild it in one call: (dtype, shape, strides) of the array whose rows they are.
+# function again. Values: (None, kind) for one array, (container, kinds) for a container of
+# arrays (the type list or tuple, or a dict's keys, a tuple of str), then whether all are
+# writable, a container's region lengths and types (as libmpi gave them: a later message must
+# have the same), and for arrays all of one kind the rows that rebuild them in one call:
+# (dtype, shape, strides) of the array whose rows they are.
 _RECV_ARRAYS = {}
 _RECV_ARRAYS_MAX = 256
 _RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
@@ -458,17 +475,23 @@ def _remember_arrays(stream, obj, buffers, shape):
     np = _numpy or _np()
     if np is None:
         return
+    items = None
     if type(obj) is list or type(obj) is tuple:
-        if len(obj) != len(buffers):
+        items, container = obj, type(obj)
+    elif type(obj) is dict:
+        items = _str_keyed_values(obj)
+        container = tuple(obj)
+    if items is not None:
+        if not items or len(items) != len(buffers):
             return
         kinds = []
-        for a, b in zip(obj, buffers):
+        for a, b in zip(items, buffers):
             got = _array_kind(a, b)
             if got is None:
                 return
             kinds.append(got[0])
-        rows = _rows(kinds, got[1]) if kinds else None
-        value = (type(obj), kinds, not any(k[3] for k in kinds), shape, rows)
+        rows = _rows(kinds, got[1])
+        value = (container, kinds, not any(k[3] for k in kinds), shape, rows)
     elif len(buffers) == 1:
         got = _array_kind(obj, buffers[0])
         if got is None:
@@ -638,11 +661,11 @@ class RecvOp(_Op):
         finally:
             self.block, self.buffers = None, []
 
-    def _arrays(self, seq, kinds, writable, shape, rows):
+    def _arrays(self, container, kinds, writable, shape, rows):
         """The arrays a known stream unpickles to, built over the received buffers; None when
         this message's regions differ from those the stream came with before."""
         block = self.block
-        if seq is None:
+        if container is None:
             if block is not None and writable and kinds[4] == len(block):
                 return _numpy.ndarray(kinds[1], kinds[0], block, 0, None, kinds[2])
             return _array_from(kinds, block if block is not None else self.buffers[0])
@@ -651,10 +674,14 @@ class RecvOp(_Op):
         if rows is not None and block is not None:  # the rows of one array, in one call
             if not writable:
                 block = memoryview(block).toreadonly()
-            m = _numpy.ndarray(rows[1], rows[0], block, 0, rows[2])
-            return list(m) if seq is list else tuple(m)
-        arrays = [_array_from(k, b) for k, b in zip(kinds, self._region_buffers())]
-        return arrays if seq is list else tuple(arrays)
+            arrays = list(_numpy.ndarray(rows[1], rows[0], block, 0, rows[2]))
+        else:
+            arrays = [_array_from(k, b) for k, b in zip(kinds, self._region_buffers())]
+        if container is list:
+            return arrays
+        if container is tuple:
+            return tuple(arrays)
+        return dict(zip(container, arrays))
 
 
 def loads(parts):
