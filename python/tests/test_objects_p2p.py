@@ -297,6 +297,18 @@ def _kinds():
     ]
 
 
+def assert_rebuilt_like_pickle(got, want, sent, where):
+    """A received array is what pickle.loads makes of the sent one (``want``): dtype, shape,
+    strides, contiguity, writability, data."""
+    assert type(got) is np.ndarray
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.strides == want.strides, where
+    assert got.flags.c_contiguous == want.flags.c_contiguous
+    assert got.flags.f_contiguous == want.flags.f_contiguous
+    assert got.flags.writeable == sent.flags.writeable
+    np.testing.assert_array_equal(got, sent)
+
+
 def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
     """Arrays received again with the same pickle stream are rebuilt without the unpickler:
     dtype, shape, strides, contiguity, writability and data are what pickle.loads gives."""
@@ -310,13 +322,7 @@ def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
             else:
                 got = comm.recv(source=peer, tag=40 + i)
                 want = pickle.loads(pickle.dumps(a, protocol=5))
-                assert type(got) is np.ndarray
-                assert got.dtype == want.dtype and got.shape == want.shape
-                assert got.strides == want.strides, (i, rnd)
-                assert got.flags.c_contiguous == want.flags.c_contiguous
-                assert got.flags.f_contiguous == want.flags.f_contiguous
-                assert got.flags.writeable == a.flags.writeable
-                np.testing.assert_array_equal(got, a)
+                assert_rebuilt_like_pickle(got, want, a, (i, rnd))
     if r % 2 == 1:
         assert _pickled._RECV_ARRAYS  # the repeated receives took the direct path
 
@@ -341,10 +347,7 @@ def test_repeated_sequences_of_arrays(comm, pair):
                 want = pickle.loads(pickle.dumps(obj, protocol=5))
                 assert type(got) is type(want) and len(got) == len(want)
                 for g, w, a in zip(got, want, obj):
-                    assert type(g) is np.ndarray and g.dtype == w.dtype and g.shape == w.shape
-                    assert g.strides == w.strides, (i, rnd)
-                    assert g.flags.writeable == a.flags.writeable
-                    np.testing.assert_array_equal(g, a)
+                    assert_rebuilt_like_pickle(g, w, a, (i, rnd))
                 if i == 2:
                     assert got[0] is got[1]
     if r % 2 == 1:
@@ -418,14 +421,10 @@ def test_repeated_dicts_of_arrays(comm, pair):
                 want = pickle.loads(pickle.dumps(obj, protocol=5))
                 assert type(got) is dict and list(got) == list(want)
                 for k in want:
-                    g, a = got[k], obj[k]
-                    if not isinstance(a, np.ndarray):
-                        assert g == a
-                        continue
-                    assert type(g) is np.ndarray and g.dtype == a.dtype and g.shape == a.shape
-                    assert g.strides == want[k].strides, (i, k, rnd)
-                    assert g.flags.writeable == a.flags.writeable
-                    np.testing.assert_array_equal(g, a)
+                    if isinstance(obj[k], np.ndarray):
+                        assert_rebuilt_like_pickle(got[k], want[k], obj[k], (i, k, rnd))
+                    else:
+                        assert got[k] == obj[k]
                 if i == 4:
                     assert got["a"] is got["b"]
     if r % 2 == 1:
