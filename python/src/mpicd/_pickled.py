@@ -165,8 +165,9 @@ def _array_key(obj, limit):
 
 
 def _seq_parts(obj, limit):
-    """For a list or tuple of distinct arrays that each go out of band: its key, and its
-    buffers, their addresses and what holds them (for :func:`_cached_seq`); else None."""
+    """For a list or tuple (or a dict's values) of distinct arrays that each go out of band:
+    its key, and its buffers, their addresses and what holds them (for :func:`_cached_seq`);
+    else None."""
     np = _numpy or _np()
     if np is None or not obj or type(obj[0]) is not np.ndarray:
         return None
@@ -204,7 +205,7 @@ def _uniform_seq_parts(obj, limit, nd):
 
 
 def _mixed_seq_parts(obj, limit, nd):
-    """Any other list or tuple of contiguous arrays: keyed by each array's kind."""
+    """Any other sequence of contiguous arrays: keyed by each array's kind."""
     keys, bufs, addrs, pins = [], [], [], []
     for a in obj:
         if type(a) is not nd or a.nbytes < limit:
@@ -426,15 +427,15 @@ def _words_at(addr, n):
 
 # Received arrays, by their pickle stream: for a stream that unpickled to one array, or to a
 # list, tuple or str-keyed dict of distinct arrays, each over one whole out-of-band buffer, the
-# kind of each array (dtype, shape, order, read-only, nbytes). The same stream with buffers of the same
-# lengths always unpickles to arrays of those kinds, so a repeated receive builds them directly
-# over the buffers (checked once to give the same dtype, shape, strides and writability as
-# pickle did) instead of running the unpickler, the dtypes' reconstruction and NumPy's reduce
-# function again. Values: (None, kind) for one array, (container, kinds) for a container of
-# arrays (the type list or tuple, or a dict's keys, a tuple of str), then whether all are
-# writable, a container's region lengths and types (as libmpi gave them: a later message must
-# have the same), and for arrays all of one kind the rows that rebuild them in one call:
-# (dtype, shape, strides) of the array whose rows they are.
+# kind of each array (dtype, shape, order, read-only, nbytes). The same stream with buffers of
+# the same lengths always unpickles to arrays of those kinds, so a repeated receive builds them
+# directly over the buffers (checked once to give the same dtype, shape, strides and
+# writability as pickle did) instead of running the unpickler, the dtypes' reconstruction and
+# NumPy's reduce function again. Values: (None, kind) for one array, (container, kinds) for a
+# container of arrays (the type list or tuple, or a dict's keys, a tuple of str), then whether
+# all are writable, a container's region lengths and types (as libmpi gave them: a later
+# message must have the same), and for arrays all of one kind the rows that rebuild them in
+# one call: (dtype, shape, strides) of the array whose rows they are.
 _RECV_ARRAYS = {}
 _RECV_ARRAYS_MAX = 256
 _RECV_ARRAYS_BYTES = 8 << 20  # most stream bytes kept as keys
