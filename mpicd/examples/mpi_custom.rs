@@ -28,9 +28,10 @@ type Case<'a> = (&'a str, &'a dyn Fn(&Communicator) -> CaseResult);
 
 // ----- configuration -----
 
-/// Stream bytes in the lead message used by this program: small and odd, so that the lead's
-/// end, and with it UCX's fragment boundaries in the body message, fall at odd offsets.
-const TEST_ENV: &[(&str, &str)] = &[("MPICD_INLINE_BYTES", "777")];
+/// Stream bytes in the lead message used by this program, also when a body follows: small and
+/// odd, so that the lead's end, and with it UCX's fragment boundaries in the body message, fall
+/// at odd offsets.
+const TEST_ENV: &[(&str, &str)] = &[("MPICD_INLINE_BYTES", "777"), ("MPICD_INLINE_SPLIT", "777")];
 
 /// The step between the stream offsets [`stream_point`] names: odd, so that points fall
 /// everywhere relative to UCX's fragments of the body.

@@ -56,6 +56,10 @@ pub(crate) const TRAILER_BYTES: usize = 8;
 pub(crate) const LEAD_MAX: usize = 8192;
 /// The most stream bytes a lead can carry.
 pub(crate) const MAX_INLINE_BYTES: usize = LEAD_MAX - HEADER_BYTES;
+/// The longest body message (trailer included) that UCX 1.13 sends eagerly here, over shared
+/// memory with our 16 KiB segments (measured: 65 280-byte bodies eager, 65 544-byte ones by
+/// rendezvous, a handshake more). A split lead keeps a body under it when it can.
+const BODY_EAGER_MAX: u64 = 65280;
 /// Header flag: the sender failed before sending data (see [`WirePlan::failure`]).
 const FLAG_FAILED: u16 = 1;
 /// Header flag: the region runs travel as their own private message (`seq_base`), because the
@@ -78,10 +82,16 @@ pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
 /// Tunables of the custom path, read from the environment once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
-    /// Stream bytes carried in the lead message (`MPICD_INLINE_BYTES`, at most 8128 so that
-    /// the lead stays within 8 KiB). Small, so that the lead is one eager UCX message and leaves
-    /// at once; a longer stream goes on in the body message.
+    /// The longest stream the lead message carries whole (`MPICD_INLINE_BYTES`, at most 8128
+    /// so that the lead stays within 8 KiB). Small, so that the lead is one eager UCX message
+    /// and leaves at once; a longer stream goes in the body message.
     pub inline_bytes: usize,
+    /// Stream bytes the lead carries of a stream longer than `inline_bytes`
+    /// (`MPICD_INLINE_SPLIT`, at most `inline_bytes`). Default 0: a body is sent anyway, and
+    /// bytes in the lead would only be copied into it and out of it once more on each side
+    /// (8-32 KiB messages +8-16% bandwidth against 4000). More when that keeps the body
+    /// under UCX's eager limit (see [`WirePlan::choose`]).
+    pub inline_split: usize,
     /// Towards another node, regions of at least this many bytes travel zero-copy as their own
     /// message; smaller ones are coalesced into the stream (`MPICD_ZCOPY_THRESHOLD`).
     pub zcopy_threshold: usize,
@@ -97,6 +107,7 @@ impl Default for CustomConfig {
     fn default() -> Self {
         CustomConfig {
             inline_bytes: 4000,
+            inline_split: 0,
             zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
@@ -131,6 +142,12 @@ impl CustomConfig {
         read(
             "MPICD_INLINE_BYTES",
             &mut c.inline_bytes,
+            0,
+            MAX_INLINE_BYTES,
+        )?;
+        read(
+            "MPICD_INLINE_SPLIT",
+            &mut c.inline_split,
             0,
             MAX_INLINE_BYTES,
         )?;
@@ -254,7 +271,7 @@ impl WirePlan {
                 r.0.bytes
             )));
         }
-        let inline_bytes = stream_bytes.min(cfg.inline_bytes.min(MAX_INLINE_BYTES) as u64);
+        let inline_bytes = Self::inline_bytes(stream_bytes, cfg);
         // The lead stays within LEAD_MAX: a region table too long for it goes apart (one
         // more message, only for shapes of hundreds of distinct runs).
         let table_apart = HEADER_BYTES as u64
@@ -271,6 +288,23 @@ impl WirePlan {
             failed: false,
             table_apart,
         })
+    }
+
+    /// Stream bytes in the lead: all of a stream of at most `inline_bytes`; of a longer one,
+    /// `inline_split`, or as many as keep the body within [`BODY_EAGER_MAX`] when the lead has
+    /// room for them (a body just over it would go by rendezvous: +1 us at 64 KiB).
+    fn inline_bytes(stream_bytes: u64, cfg: &CustomConfig) -> u64 {
+        let cap = cfg.inline_bytes.min(MAX_INLINE_BYTES) as u64;
+        if stream_bytes <= cap {
+            return stream_bytes;
+        }
+        let split = (cfg.inline_split as u64).min(cap);
+        let over = (stream_bytes + TRAILER_BYTES as u64).saturating_sub(BODY_EAGER_MAX);
+        if split < over && over <= cap {
+            over
+        } else {
+            split
+        }
     }
 
     /// The plan of a message whose sender failed before any data left: an empty lead that
@@ -585,6 +619,7 @@ mod tests {
     fn cfg(inline_bytes: usize, zcopy_threshold: usize) -> CustomConfig {
         CustomConfig {
             inline_bytes,
+            inline_split: inline_bytes,
             zcopy_threshold,
             zcopy_depth: 3,
             node_local: true,
@@ -771,6 +806,35 @@ mod tests {
         assert_eq!(plan.inline_bytes, MAX_INLINE_BYTES as u64);
         assert_eq!(plan.lead_bytes(), LEAD_MAX);
         assert_eq!(through_the_wire(&plan), plan);
+    }
+
+    #[test]
+    fn the_lead_carries_a_short_stream_whole_and_a_split_of_a_long_one() {
+        let plan = |stream: u64, inline: usize, split: usize| {
+            let c = CustomConfig {
+                inline_split: split,
+                ..cfg(inline, 1)
+            };
+            WirePlan::choose(Shape::new(stream, []), &c, Reach::NodeLocal)
+                .unwrap()
+                .inline_bytes
+        };
+        assert_eq!(plan(4000, 4000, 0), 4000); // fits: the whole message is the lead
+        assert_eq!(plan(4001, 4000, 0), 0); // a body anyway: all of it there
+        assert_eq!(plan(9000, 4000, 100), 100);
+        assert_eq!(plan(9000, 4000, 5000), 4000); // the split never exceeds the lead's room
+                                                  // Just over UCX's eager limit: the lead takes the excess, the body stays eager.
+        let edge = BODY_EAGER_MAX - TRAILER_BYTES as u64;
+        assert_eq!(plan(edge, 4000, 0), 0);
+        assert_eq!(plan(edge + 10, 4000, 0), 10);
+        assert_eq!(plan(edge + 4000, 4000, 0), 4000);
+        assert_eq!(plan(edge + 4001, 4000, 0), 0); // rendezvous whatever the lead takes
+        let split0 = CustomConfig {
+            inline_split: 0,
+            ..cfg(4000, 1)
+        };
+        let p = WirePlan::choose(Shape::new(edge + 10, []), &split0, Reach::NodeLocal);
+        assert_eq!(p.unwrap().body_message_bytes() as u64, BODY_EAGER_MAX);
     }
 
     #[test]
