@@ -309,6 +309,18 @@ def assert_rebuilt_like_pickle(got, want, sent, where):
     np.testing.assert_array_equal(got, sent)
 
 
+def sent_and_received(comm, pair, objs, tag):
+    """The even rank of a pair sends each object (tags from ``tag`` on); the odd one receives
+    them and yields ``(i, sent, received, what pickle.loads makes of the sent one)``."""
+    r, peer = pair
+    for i, obj in enumerate(objs):
+        if r % 2 == 0:
+            comm.send(obj, peer, tag + i)
+        else:
+            got = comm.recv(source=peer, tag=tag + i)
+            yield i, obj, got, pickle.loads(pickle.dumps(obj, protocol=5))
+
+
 def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
     """Arrays received again with the same pickle stream are rebuilt without the unpickler:
     dtype, shape, strides, contiguity, writability and data are what pickle.loads gives."""
@@ -316,13 +328,8 @@ def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
     if peer is None:
         return
     for rnd in range(3):
-        for i, a in enumerate(_kinds()):
-            if r % 2 == 0:
-                comm.send(a, peer, 40 + i)
-            else:
-                got = comm.recv(source=peer, tag=40 + i)
-                want = pickle.loads(pickle.dumps(a, protocol=5))
-                assert_rebuilt_like_pickle(got, want, a, (i, rnd))
+        for i, a, got, want in sent_and_received(comm, pair, _kinds(), 40):
+            assert_rebuilt_like_pickle(got, want, a, (i, rnd))
     if r % 2 == 1:
         assert _pickled._RECV_ARRAYS  # the repeated receives took the direct path
 
@@ -339,17 +346,12 @@ def test_repeated_sequences_of_arrays(comm, pair):
     for rnd in range(3):
         objs = [list(kinds), tuple(kinds[:3]), [x, x], [x, np.arange(rnd + 3)], [x * rnd, x],
                 [x + rnd]]  # one array in a list: a single region
-        for i, obj in enumerate(objs):
-            if r % 2 == 0:
-                comm.send(obj, peer, 60 + i)
-            else:
-                got = comm.recv(source=peer, tag=60 + i)
-                want = pickle.loads(pickle.dumps(obj, protocol=5))
-                assert type(got) is type(want) and len(got) == len(want)
-                for g, w, a in zip(got, want, obj):
-                    assert_rebuilt_like_pickle(g, w, a, (i, rnd))
-                if i == 2:
-                    assert got[0] is got[1]
+        for i, obj, got, want in sent_and_received(comm, pair, objs, 60):
+            assert type(got) is type(want) and len(got) == len(want)
+            for g, w, a in zip(got, want, obj):
+                assert_rebuilt_like_pickle(g, w, a, (i, rnd))
+            if i == 2:
+                assert got[0] is got[1]
     if r % 2 == 1:
         assert any(v[0] in (list, tuple) for v in _pickled._RECV_ARRAYS.values())
 
@@ -413,20 +415,15 @@ def test_repeated_dicts_of_arrays(comm, pair):
             {"a": w, "b": w},  # one array under two keys
             {"w": w + rnd, "n": rnd, "small": np.arange(10)},  # not all large arrays
         ]
-        for i, obj in enumerate(objs):
-            if r % 2 == 0:
-                comm.send(obj, peer, 90 + i)
-            else:
-                got = comm.recv(source=peer, tag=90 + i)
-                want = pickle.loads(pickle.dumps(obj, protocol=5))
-                assert type(got) is dict and list(got) == list(want)
-                for k in want:
-                    if isinstance(obj[k], np.ndarray):
-                        assert_rebuilt_like_pickle(got[k], want[k], obj[k], (i, k, rnd))
-                    else:
-                        assert got[k] == obj[k]
-                if i == 4:
-                    assert got["a"] is got["b"]
+        for i, obj, got, want in sent_and_received(comm, pair, objs, 90):
+            assert type(got) is dict and list(got) == list(want)
+            for k in want:
+                if isinstance(obj[k], np.ndarray):
+                    assert_rebuilt_like_pickle(got[k], want[k], obj[k], (i, k, rnd))
+                else:
+                    assert got[k] == obj[k]
+            if i == 4:
+                assert got["a"] is got["b"]
     if r % 2 == 1:
         assert any(type(v[0]) is tuple and v[0] and type(v[0][0]) is str
                    for v in _pickled._RECV_ARRAYS.values())
