@@ -21,6 +21,13 @@ const GATHERV_TAG: i32 = 13;
 const SCATTERV_TAG: i32 = 14;
 const ALLTOALL_TAG: i32 = 15;
 
+impl Communicator {
+    /// Blocks until every member has called it (dissemination: ⌈log2 p⌉ rounds).
+    pub fn barrier(&self) -> Result<()> {
+        barrier(self)
+    }
+}
+
 /// Sends `bytes` to communicator rank `dest` on the collective context.
 fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
     let dest = comm.world_rank(dest)?;

@@ -4,19 +4,14 @@
 use crate::custom::parts::RecvAdapter;
 use crate::custom::{CustomRecv, CustomSend, PackState, Shape, UnpackState};
 use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
-use crate::engine::{Matched, OpId, Route, Shared};
+use crate::engine::{Matched, OpId, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::request::Request;
+use crate::route::Route;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 use std::sync::Arc;
-
-/// Context ids of the predefined communicators; each communicator uses its id for
-/// point-to-point and the next one for collectives.
-pub(crate) const WORLD_CONTEXT: u32 = 0;
-pub(crate) const SELF_CONTEXT: u32 = 2;
-pub(crate) const FIRST_FREE_CONTEXT: u32 = 4;
 
 /// Send modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +27,7 @@ pub struct Communicator {
     pub(crate) shared: Arc<Shared>,
     pub(crate) route: Route,
     pub(crate) coll: Route,
-    rank: i32,
+    pub(crate) rank: i32,
 }
 
 /// The source a receive accepts.
@@ -402,89 +397,6 @@ impl Communicator {
     }
 
     // ----- communicator management -----
-
-    /// A new communicator with the same group and a new context.
-    pub fn dup(&self) -> Result<Communicator> {
-        let context = self.agree_on_context()?;
-        let group = (*self.route.group).clone();
-        Ok(Communicator::new(
-            Arc::clone(&self.shared),
-            context,
-            group,
-            self.rank,
-        ))
-    }
-
-    /// Splits by `color` (processes with the same color form a communicator, ordered by `key`
-    /// then by rank); `None` for `color == UNDEFINED`.
-    pub fn split(&self, color: i32, key: i32) -> Result<Option<Communicator>> {
-        if color < 0 && color != crate::UNDEFINED {
-            return Err(Error::InvalidArgument(format!(
-                "split color {color} is negative"
-            )));
-        }
-        let context = self.agree_on_context()?;
-        let mut mine = Vec::with_capacity(8);
-        mine.extend_from_slice(&color.to_le_bytes());
-        mine.extend_from_slice(&key.to_le_bytes());
-        let all = crate::collective::allgather_bytes(self, &mine)?;
-        if color == crate::UNDEFINED {
-            return Ok(None);
-        }
-        let mut members: Vec<(i32, i32)> = Vec::new(); // (key, rank)
-        for (rank, entry) in all.iter().enumerate() {
-            let c = i32::from_le_bytes(
-                entry[0..4]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad split entry".into()))?,
-            );
-            let k = i32::from_le_bytes(
-                entry[4..8]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad split entry".into()))?,
-            );
-            if c == color {
-                members.push((k, rank as i32));
-            }
-        }
-        members.sort();
-        let world: Vec<u32> = members
-            .iter()
-            .map(|(_, r)| self.route.group.world_rank(*r))
-            .collect::<Result<_>>()?;
-        let my_rank = members
-            .iter()
-            .position(|(_, r)| *r == self.rank)
-            .unwrap_or(0) as i32;
-        Ok(Some(Communicator::new(
-            Arc::clone(&self.shared),
-            context,
-            Group::from_members(world),
-            my_rank,
-        )))
-    }
-
-    /// Agrees with the other members on a context id unused by all of them.
-    fn agree_on_context(&self) -> Result<u32> {
-        let mine = self.shared.with(|e| Ok(e.next_context()))?;
-        let all = crate::collective::allgather_bytes(self, &mine.to_le_bytes())?;
-        let mut agreed = 0u32;
-        for entry in all {
-            let v = u32::from_le_bytes(
-                entry[..4]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad context entry".into()))?,
-            );
-            agreed = agreed.max(v);
-        }
-        self.shared.with(|e| e.claim_contexts(agreed + 2))?;
-        Ok(agreed)
-    }
-
-    /// Blocks until every member has called it (dissemination: ⌈log2 p⌉ rounds).
-    pub fn barrier(&self) -> Result<()> {
-        crate::collective::barrier(self)
-    }
 
     /// Frees the communicator; its pending operations still complete.
     pub fn free(self) {}

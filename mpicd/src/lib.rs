@@ -21,6 +21,8 @@
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
 
+// The layers, from the bottom: each imports only from those above it in this list (see
+// docs/ARCHITECTURE.md). Foundations (errors, tags, datatypes, statuses, groups, routes) first.
 mod bootstrap;
 pub mod collective;
 pub mod comm;
@@ -30,14 +32,19 @@ mod engine;
 pub mod error;
 mod group;
 mod liveness;
+mod newcomm;
 mod notices;
+mod ops;
+mod plan;
 pub mod request;
+mod route;
 mod runtime;
 #[cfg(feature = "serde")]
 pub mod serde_api;
 pub mod status;
 mod tag;
 mod transport;
+mod wire;
 
 pub use comm::{Communicator, Message, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};

@@ -1,10 +1,11 @@
 //! The runtime handle: init, the predefined communicators, finalize and abort. One runtime per
 //! process, as in MPI: a second `init` fails, and nothing works after `finalize`.
 
-use crate::comm::{Communicator, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::comm::Communicator;
 use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::route::{SELF_CONTEXT, WORLD_CONTEXT};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -31,7 +32,7 @@ pub fn init() -> Result<Runtime> {
     }
     match Engine::start() {
         Ok(engine) => {
-            let (rank, size) = (engine.rank, engine.size);
+            let (rank, size) = (engine.rank(), engine.size());
             Ok(Runtime {
                 shared: Shared::new(engine),
                 rank,

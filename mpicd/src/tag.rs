@@ -10,7 +10,7 @@
 //! alone, so contiguous and custom-typed messages between two processes keep their order (MPI's
 //! non-overtaking rule). The receiver reads `kind` from the matched message's tag; a receive
 //! whose datatype does not fit it fails with [`crate::Error::DatatypeMismatch`] after draining
-//! the message (see `Engine::settle_contiguous` and `custom::recv`). Every user receive
+//! the message (see `Engine::settle_contiguous` and `ops::RecvOp`). Every user receive
 //! requires the private bit to be 0, so no user receive can ever match the fragments and
 //! body and regions that follow a custom message's lead. A private message goes from the
 //! sender of a custom message to its receiver, numbered in the sender's sequence.

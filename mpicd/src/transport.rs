@@ -9,9 +9,9 @@
 //! contiguous receives, only raises a flag when such a receive took a custom-typed lead (the
 //! engine then turns it into a drain without waiting for its test).
 
-use crate::custom::wire::{HEADER_BYTES, LEAD_MAX};
 use crate::error::{Error, Result};
 use crate::notices;
+use crate::wire::{HEADER_BYTES, LEAD_MAX};
 use mpicd_ucx_sys as ucx;
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_void, CStr, CString};

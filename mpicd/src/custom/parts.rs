@@ -25,9 +25,10 @@
 //! }
 //! ```
 
-use super::{PackState, RawRegion, RawRegionMut, RegionShape, Shape, UnpackState};
 use crate::datatype::{bytes_of, bytes_of_mut, ElementType, Primitive};
 use crate::error::{Error, Result};
+use crate::plan::{PackState, RawRegion, RawRegionMut, UnpackState};
+use crate::wire::{RegionShape, Shape};
 use std::marker::PhantomData;
 
 /// A type that can be sent through the custom datatype engine.
@@ -104,10 +105,9 @@ impl<'a> SendParts<'a> {
     /// The shape a receiver learns of this message: the packed size and the regions.
     /// With [`crate::CustomConfig::memory_bound_for`], the memory its transfer may use.
     pub fn shape(&self) -> Shape {
-        Shape {
-            packed_bytes: self.packed_bytes,
-            ..self.shape.clone()
-        }
+        let mut shape = self.shape.clone();
+        shape.packed_bytes = self.packed_bytes;
+        shape
     }
 
     /// Adds a region sent without packing.

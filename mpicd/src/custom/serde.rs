@@ -57,9 +57,9 @@
 //! used directly, ...), so a type can use it and still be stored or logged as usual.
 
 use super::parts::{CustomRecv, CustomSend, RecvParts, SendParts};
-use super::{RegionShape, Shape};
 use crate::datatype::{ElementType, Primitive};
 use crate::error::{Error, Result};
+use crate::wire::{RegionShape, Shape};
 use ::serde::de::{DeserializeOwned, Error as _};
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::any::Any;

@@ -2,15 +2,20 @@
 //! the region table, when it is too long for the lead), the body message (the rest of the
 //! stream, which UCX asks our [`Packer`] for fragment by fragment, straight into its transport
 //! buffers) and a bounded window of zero-copy region messages.
+//!
+//! Every message is posted when the send starts, except the region messages, which go out in
+//! order as earlier ones complete. The send's [`Course`] says what happens to the rest after a
+//! failure: a failed send still sends every message the receiver expects (zeros, or empty
+//! messages, which the receiver reads as "the sender failed"); a stopped one posts nothing more
+//! and, when its peer died, leaves what is in flight to the engine at once.
 
-use super::stream::{RegionList, StreamWriter};
-use super::wire::{Reach, WirePlan};
-use super::{PackState, RawRegion, RegionShape, Shape};
-use crate::engine::{Engine, Route, Stranded};
+use super::{Context, Course};
 use crate::error::{class, Error, Result};
+use crate::plan::{choose, PackState, RawRegion, Reach, RegionList, StreamWriter};
 use crate::status::Status;
 use crate::tag::{private_tag, MessageKind, UserTag};
 use crate::transport::{Endpoint, StreamEnd, StreamPort, UcxRequest, Worker};
+use crate::wire::{RegionShape, Shape, WirePlan};
 use std::collections::VecDeque;
 use std::task::Poll;
 
@@ -87,9 +92,7 @@ pub(crate) struct SendOp {
     next_region: (usize, usize),
     peer: u32,
     zcopy_depth: usize,
-    error: Option<Error>,
-    /// The peer died: what is in flight is handed to the engine, not awaited.
-    peer_failed: bool,
+    course: Course,
 }
 
 /// Zero-copy regions go as synchronous sends: a region below UCX's rendezvous threshold is
@@ -97,21 +100,29 @@ pub(crate) struct SendOp {
 /// bound nothing (the receiver's unexpected queue would take them all).
 const SYNCHRONOUS_REGIONS: bool = true;
 
+/// Where a send goes: the communicator's context, the destination's world rank, the tag, and
+/// where the destination runs.
+pub(crate) struct Destination {
+    pub context: u32,
+    pub rank: u32,
+    pub tag: i32,
+    pub reach: Reach,
+}
+
 impl SendOp {
-    /// Plans the message and sends its lead, its body and the first region messages. A
-    /// failure here (a callback error before anything left) fails the send after a failure
-    /// lead.
+    /// Plans the message and sends its lead, its body and the first region messages (the
+    /// context's endpoint is the destination's). A failure here (a callback error before
+    /// anything left) fails the send after a failure lead.
     pub(crate) fn start(
-        engine: &mut Engine,
-        route: &Route,
-        dest: u32,
-        tag: i32,
+        ctx: &mut Context<'_>,
+        dest: Destination,
         mut state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<SendOp> {
-        engine.connect(dest)?;
-        let reach = engine.reach(dest);
-        let mut op = match Self::prepare(engine, &mut *state, reach) {
+        let ep = ctx.endpoint.ok_or(Error::ProcFailed {
+            rank: dest.rank as i32,
+        })?;
+        let mut op = match Self::prepare(ctx, &mut *state, dest.reach) {
             Ok((plan, writer, lead, regions)) => SendOp::new(plan, writer, lead, regions, state),
             Err(e) => {
                 // Nothing left yet: tell the receiver with a failure lead, so it does not wait
@@ -121,29 +132,25 @@ impl SendOp {
                 plan.encode_header(&mut lead);
                 let writer = StreamWriter::new(0, plan.zcopy_threshold);
                 let mut op = SendOp::new(plan, writer, lead, Vec::new(), state);
-                op.error = Some(e);
+                op.course.fail(e);
                 op
             }
         };
-        op.peer = dest;
-        op.zcopy_depth = engine.custom.zcopy_depth.max(1);
+        op.peer = dest.rank;
+        op.zcopy_depth = ctx.config.zcopy_depth.max(1);
 
-        let me = engine.rank;
+        let me = ctx.rank;
         let bits = UserTag {
             kind: MessageKind::Custom,
-            context: route.context,
+            context: dest.context,
             source: me,
-            tag,
+            tag: dest.tag,
         }
         .encode();
-        let ep = engine
-            .existing_endpoint(dest)
-            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
         // SAFETY: `lead` is owned by the op, which keeps it until the send completes (the heap
         // buffer does not move when the op does).
         op.lead_req = unsafe {
-            engine
-                .worker
+            ctx.worker
                 .tag_send(ep, op.lead.as_ptr(), op.lead.len(), bits, synchronous)
         }?;
         // The lead is in flight: from here on a failure is recorded, not returned, so that the
@@ -155,32 +162,25 @@ impl SendOp {
             // SAFETY: `table` is owned by the op and kept until the send completes (the heap
             // buffer does not move when the op does).
             let sent = unsafe {
-                engine
-                    .worker
+                ctx.worker
                     .tag_send(ep, op.table.as_ptr(), op.table.len(), tag, true)
             };
             match sent {
                 Ok(req) => op.table_req = req,
-                Err(e) => {
-                    op.error.get_or_insert(e);
-                }
+                Err(e) => op.course.fail(e),
             }
         }
         if op.packer.plan.body_messages() > 0 {
-            op.send_body(
-                &engine.worker,
-                ep,
-                private_tag(me, op.packer.plan.body_seq()),
-            );
+            op.send_body(ctx.worker, ep, private_tag(me, op.packer.plan.body_seq()));
         }
-        op.pump_regions(&engine.worker, engine.existing_endpoint(dest), me);
+        op.pump_regions(ctx);
         Ok(op)
     }
 
     /// Queries the state, chooses the plan, and packs the lead's inline bytes.
     #[allow(clippy::type_complexity)]
     fn prepare(
-        engine: &mut Engine,
+        ctx: &mut Context<'_>,
         state: &mut dyn PackState,
         reach: Reach,
     ) -> Result<(WirePlan, StreamWriter, Vec<u8>, Vec<RawRegion>)> {
@@ -199,11 +199,11 @@ impl SendOp {
                 }),
             ),
         };
-        let mut plan = WirePlan::choose(shape, &engine.custom, reach)?;
-        plan.seq_base = engine.reserve_sequence(plan.private_messages());
+        let mut plan = choose(shape, ctx.config, reach)?;
+        plan.seq_base = ctx.reserve_sequence(plan.private_messages());
         let mut writer = StreamWriter::new(packed_bytes, plan.zcopy_threshold);
 
-        let mut lead = engine.worker.lead_buffer();
+        let mut lead = ctx.worker.lead_buffer();
         plan.encode_header(&mut lead);
         let at = lead.len();
         lead.resize(at + plan.inline_bytes as usize, 0);
@@ -240,11 +240,11 @@ impl SendOp {
             next_region: (0, 0),
             peer: 0,
             zcopy_depth: 1,
-            error: None,
-            peer_failed: false,
+            course: Course::Running,
         }
     }
 
+    /// The destination's world rank.
     pub(crate) fn peer(&self) -> u32 {
         self.peer
     }
@@ -253,15 +253,15 @@ impl SendOp {
     /// call). After an error, an empty message tells the receiver instead.
     fn send_body(&mut self, worker: &Worker, ep: &Endpoint, tag: u64) {
         let mut sent = Err(Error::Cancelled);
-        if self.error.is_none() {
+        if self.course.is_running() {
             let end: *mut dyn StreamEnd = &mut *self.packer as *mut Packer;
             let port = self.port.insert(Box::new(StreamPort(end)));
             // SAFETY: the port and the packer are boxed in the op, which keeps them until the
-            // request completes (or hands them to the engine, see `strand`); nothing borrows
-            // the packer while UCX runs.
+            // request completes (or strands them, see `strand`); nothing borrows the packer
+            // while UCX runs.
             sent = unsafe { worker.tag_send_stream(ep, &mut **port, tag) };
             if let Err(e) = &sent {
-                self.error.get_or_insert(e.clone());
+                self.course.fail(e.clone());
             }
         }
         if sent.is_err() {
@@ -270,37 +270,37 @@ impl SendOp {
         }
         match sent {
             Ok(req) => self.body_req = req,
-            Err(e) => {
-                self.error.get_or_insert(e);
-            }
+            Err(e) => self.course.fail(e),
         }
     }
 
     /// Sends the next zero-copy regions, in order, while fewer than `zcopy_depth` are in
     /// flight. After an error each remaining region tag gets an empty message instead, which
-    /// the receiver reads as "the sender failed".
-    fn pump_regions(&mut self, worker: &Worker, ep: Option<&Endpoint>, me: u32) {
-        let Some(ep) = ep else {
-            self.error.get_or_insert(Error::ProcFailed {
+    /// the receiver reads as "the sender failed"; once stopped, nothing more is sent.
+    fn pump_regions(&mut self, ctx: &Context<'_>) {
+        if self.course.is_stopped() {
+            return;
+        }
+        let Some(ep) = ctx.endpoint else {
+            self.course.stop(Error::ProcFailed {
                 rank: self.peer as i32,
             });
             return;
         };
+        let worker = ctx.worker;
         while self.regions_posted < self.packer.plan.region_messages()
             && self.region_reqs.len() < self.zcopy_depth
         {
-            let tag = private_tag(me, self.packer.plan.region_seq(self.regions_posted));
+            let tag = private_tag(ctx.rank, self.packer.plan.region_seq(self.regions_posted));
             self.regions_posted += 1;
             let mut region = None;
-            if self.error.is_none() {
+            if self.course.is_running() {
                 let found = self.packer.plan.next_zero_copy(&mut self.next_region);
                 match found.and_then(|(i, bytes)| Some((self.packer.regions.get(i)?, bytes))) {
                     Some((r, bytes)) if r.bytes as u64 == bytes => region = Some(*r),
-                    _ => {
-                        self.error = Some(Error::InvalidDatatype(
-                            "the regions differ from their shape".into(),
-                        ));
-                    }
+                    _ => self.course.fail(Error::InvalidDatatype(
+                        "the regions differ from their shape".into(),
+                    )),
                 }
             }
             let mut sent = Err(Error::Cancelled);
@@ -309,7 +309,7 @@ impl SendOp {
                 // dropped, which happens after this op completes.
                 sent = unsafe { worker.tag_send(ep, r.ptr, r.bytes, tag, SYNCHRONOUS_REGIONS) };
                 if let Err(e) = &sent {
-                    self.error.get_or_insert(e.clone());
+                    self.course.fail(e.clone());
                 }
             }
             if sent.is_err() {
@@ -319,73 +319,63 @@ impl SendOp {
             match sent {
                 Ok(Some(req)) => self.region_reqs.push_back(Some(req)),
                 Ok(None) => {}
-                Err(e) => {
-                    self.error.get_or_insert(e);
-                }
+                Err(e) => self.course.fail(e),
             }
         }
     }
 
-    /// Advances the message; ready when every message has left.
-    pub(crate) fn poll(&mut self, engine: &mut Engine) -> Poll<Result<Status>> {
-        if self.peer_failed {
-            self.strand(engine);
-            let dead = Error::ProcFailed {
-                rank: self.peer as i32,
-            };
-            return Poll::Ready(Err(self.error.take().unwrap_or(dead)));
+    /// Advances the message; ready when every message has left (at once, when the peer died:
+    /// what is still in flight is stranded).
+    pub(crate) fn poll(&mut self, ctx: &mut Context<'_>) -> Poll<Result<Status>> {
+        if self.course.peer_lost() {
+            self.strand(ctx);
+            return Poll::Ready(self.course.outcome(Status::empty()));
         }
-        let worker = &engine.worker;
-        let record = |r: Poll<Result<()>>, error: &mut Option<Error>| match r {
+        let worker = ctx.worker;
+        let record = |r: Poll<Result<()>>, course: &mut Course| match r {
             Poll::Pending => false,
             Poll::Ready(Ok(())) => true,
             Poll::Ready(Err(e)) => {
-                error.get_or_insert(e);
+                course.fail(e);
                 true
             }
         };
-        let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.error)
-            & record(worker.poll_send(&mut self.table_req), &mut self.error);
-        let body_done = record(worker.poll_send(&mut self.body_req), &mut self.error);
+        let lead_done = record(worker.poll_send(&mut self.lead_req), &mut self.course)
+            & record(worker.poll_send(&mut self.table_req), &mut self.course);
+        let body_done = record(worker.poll_send(&mut self.body_req), &mut self.course);
         if let Some(e) = &self.packer.error {
-            self.error.get_or_insert(e.clone());
+            self.course.fail(e.clone());
         }
-        let error = &mut self.error;
+        let course = &mut self.course;
         self.region_reqs
-            .retain_mut(|r| !record(worker.poll_send(r), error));
+            .retain_mut(|r| !record(worker.poll_send(r), course));
         if self.regions_posted < self.packer.plan.region_messages() {
-            let me = engine.rank;
-            self.pump_regions(&engine.worker, engine.existing_endpoint(self.peer), me);
+            self.pump_regions(ctx);
         }
-        if lead_done
-            && body_done
-            && self.region_reqs.is_empty()
-            && self.regions_posted >= self.packer.plan.region_messages()
-        {
-            engine.worker.recycle_lead(std::mem::take(&mut self.lead));
-            return Poll::Ready(match self.error.take() {
-                Some(e) => Err(e),
-                None => Ok(Status::empty()),
-            });
+        let regions_done =
+            self.course.is_stopped() || self.regions_posted >= self.packer.plan.region_messages();
+        if lead_done && body_done && self.region_reqs.is_empty() && regions_done {
+            ctx.worker.recycle_lead(std::mem::take(&mut self.lead));
+            return Poll::Ready(self.course.outcome(Status::empty()));
         }
         Poll::Pending
     }
 
     /// Hands every request still in flight, with the memory it uses, to the engine.
-    fn strand(&mut self, engine: &mut Engine) {
+    fn strand(&mut self, ctx: &mut Context<'_>) {
         let lead = std::mem::take(&mut self.lead);
         if let Some(r) = self.lead_req.take() {
-            engine.strand(Stranded::new(r, Box::new(lead)));
+            ctx.strand(r, Box::new(lead));
         }
         let table = std::mem::take(&mut self.table);
         if let Some(r) = self.table_req.take() {
-            engine.strand(Stranded::new(r, Box::new(table)));
+            ctx.strand(r, Box::new(table));
         }
         if let (Some(r), Some(port)) = (self.body_req.take(), self.port.take()) {
             // The packer (and the user's state) goes with the op; should UCX still ask the
             // port for bytes, it gets zeros.
             let length = self.packer.length();
-            engine.strand(Stranded::new(r, Box::new(StreamPort::detach(port, length))));
+            ctx.strand(r, Box::new(StreamPort::detach(port, length)));
         }
         // Regions are the user's memory, which a dead peer no longer reads: their requests are
         // released now (UCX frees a pending request when it completes).
@@ -395,9 +385,7 @@ impl SendOp {
     /// Stops early: cancels what is in flight; completes with `error` (at once when the peer
     /// died, without waiting for sends that UCX may never complete).
     pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
-        self.peer_failed = matches!(error, Error::ProcFailed { .. });
-        self.error.get_or_insert(error);
-        self.regions_posted = self.packer.plan.region_messages();
+        self.course.stop(error);
         for r in self
             .lead_req
             .iter()

@@ -1,0 +1,334 @@
+//! Contiguous operations: sends and receives of bytes, probes and matched messages, and the
+//! drain that replaces a contiguous receive which took a custom-typed message.
+
+use super::{Engine, Matched, Op, OpId, Posted, Route};
+use crate::error::{Error, Result};
+use crate::ops::RecvOp;
+use crate::status::Status;
+use crate::tag::{MessageKind, UserTag};
+use crate::transport::{MessageHandle, RecvInfo, RecvTarget, Worker};
+use crate::wire::WirePlan;
+use std::task::Poll;
+
+impl Engine {
+    /// Starts a contiguous send (it may complete at once).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the operation completes.
+    pub(crate) unsafe fn post_send(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+        synchronous: bool,
+    ) -> Result<Posted> {
+        let bits = UserTag {
+            kind: MessageKind::Contiguous,
+            context: route.context,
+            source: self.net.rank,
+            tag,
+        }
+        .encode();
+        self.net.connect(dest)?;
+        let ep = self
+            .net
+            .existing_endpoint(dest)
+            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
+        // SAFETY: forwarded from the caller.
+        let req = unsafe { self.net.worker.tag_send(ep, buf, len, bits, synchronous) }?;
+        Ok(match req {
+            Some(r) => Posted::Pending(self.table.insert(Op::Send {
+                req: Some(r),
+                peer: dest,
+            })),
+            None => Posted::Done(Ok(Status::empty())),
+        })
+    }
+
+    /// Posts a contiguous receive. It matches messages of both kinds (MPI matches on
+    /// communicator, source and tag only); one that takes a custom-typed message drains it and
+    /// fails with a datatype mismatch (see [`Engine::settle_contiguous`]).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and untouched until the operation completes.
+    pub(crate) unsafe fn post_recv(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<Posted> {
+        if let Some(peer) = source {
+            // Connecting now lets a dead sender be noticed while we wait.
+            self.net.connect(peer)?;
+        }
+        let m = UserTag::matcher(route.context, source, tag);
+        // SAFETY: forwarded from the caller; the target is kept in the op until the request
+        // completes.
+        let (req, target) = unsafe { self.net.worker.tag_recv_contiguous(buf, len, m) }?;
+        Ok(Posted::Pending(self.table.insert(Op::Recv {
+            req: Some(req),
+            target,
+            capacity: len,
+            route: route.clone(),
+            peer: source,
+        })))
+    }
+
+    /// Looks for a matching message without receiving it (probe) or takes it (matched probe).
+    pub(crate) fn probe(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        remove: bool,
+    ) -> Result<Option<(Status, Option<Matched>)>> {
+        self.handle_failures();
+        self.net.worker.progress();
+        let m = UserTag::matcher(route.context, source, tag);
+        let Some((info, handle)) = self.net.worker.probe(m, remove) else {
+            if let Some(peer) = source.filter(|&p| self.net.has_failed(p)) {
+                return Err(Error::ProcFailed { rank: peer as i32 });
+            }
+            return Ok(None);
+        };
+        let status = Status::from_tag(info.sender_tag, &route.group, None)?;
+        let status = match status.kind {
+            MessageKind::Contiguous => Status {
+                bytes: Some(info.length as u64),
+                ..status
+            },
+            MessageKind::Custom => status,
+        };
+        let matched = match handle {
+            None => None,
+            Some(h) => Some(self.match_message(route, status.kind, info, h)?),
+        };
+        Ok(Some((status, matched)))
+    }
+
+    fn match_message(
+        &mut self,
+        route: &Route,
+        kind: MessageKind,
+        info: RecvInfo,
+        handle: MessageHandle,
+    ) -> Result<Matched> {
+        Ok(match kind {
+            MessageKind::Contiguous => Matched::Contiguous {
+                handle,
+                info,
+                route: route.clone(),
+            },
+            MessageKind::Custom => Matched::Custom(self.start_custom(None, |ctx| {
+                RecvOp::from_message(ctx, route, info, handle)
+                    .map(|op| Op::CustomRecv(Box::new(op)))
+            })?),
+        })
+    }
+
+    /// Receives a matched contiguous message into `buf`.
+    ///
+    /// # Safety
+    /// As for [`Engine::post_recv`].
+    pub(crate) unsafe fn post_mrecv(
+        &mut self,
+        matched: Matched,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<OpId> {
+        match matched {
+            Matched::Contiguous {
+                handle,
+                info,
+                route,
+            } => {
+                let peer = Status::from_tag(info.sender_tag, &route.group, None)?.source;
+                // SAFETY: forwarded from the caller.
+                let req = unsafe { self.net.worker.msg_recv(buf, len, handle) }?;
+                let peer = route.group.world_rank(peer).ok();
+                Ok(self.table.insert(Op::Recv {
+                    req: Some(req),
+                    // SAFETY: forwarded from the caller.
+                    target: unsafe { Worker::direct_target(buf, len) },
+                    capacity: len,
+                    route,
+                    peer,
+                }))
+            }
+            Matched::Custom(id) => {
+                // Drained in the background, so that the sender completes.
+                self.discard_matched(id);
+                Err(Error::DatatypeMismatch {
+                    message: MessageKind::Custom,
+                })
+            }
+        }
+    }
+
+    /// Drops a matched message nobody will receive: its data is drained (so the sender
+    /// completes) and thrown away.
+    pub(crate) fn discard(&mut self, matched: Matched) {
+        match matched {
+            Matched::Custom(id) => self.discard_matched(id),
+            Matched::Contiguous { handle, .. } => {
+                let mut sink = Box::new(crate::transport::Collector::default());
+                // SAFETY: the collector is kept alive until the drain completes below.
+                let Ok(req) = (unsafe { self.net.worker.msg_recv_collect(&mut *sink, handle) })
+                else {
+                    return;
+                };
+                let mut req = Some(req);
+                while self.net.worker.poll_recv(&mut req).is_pending() {
+                    self.net.worker.progress();
+                }
+            }
+        }
+    }
+
+    /// Settles every completed contiguous receive now, without waiting for its test: one of
+    /// them took a custom-typed lead (the transport raised its alert), and the drain that its
+    /// sender needs to complete must start even while this process waits on something else
+    /// (MPI's progress rule). Runs only after such a mismatch, so the scan costs nothing
+    /// otherwise.
+    pub(super) fn settle_custom_leads(&mut self) {
+        for id in self.table.ids() {
+            let done = match self.table.get(id) {
+                Some(Op::Recv { req: Some(r), .. }) => !self.net.worker.is_pending(r),
+                _ => false,
+            };
+            if !done {
+                continue;
+            }
+            let Ok(op) = self.table.take(id) else {
+                continue;
+            };
+            // (None: turned into a drain, already back in its slot.)
+            if let Some(result) = self.poll_contiguous(id, op) {
+                self.table.put_back(id, Op::Finished(result));
+            }
+        }
+    }
+
+    /// Polls a contiguous receive taken out of its slot: its outcome once complete; `None` if
+    /// it is still pending or became a drain, and is back in its slot.
+    pub(super) fn poll_contiguous(&mut self, id: OpId, mut op: Op) -> Option<Result<Status>> {
+        let Op::Recv { req, .. } = &mut op else {
+            self.table.put_back(id, op);
+            return None;
+        };
+        let outcome = match self.net.worker.poll_recv(req) {
+            Poll::Pending => {
+                self.table.put_back(id, op);
+                return None;
+            }
+            Poll::Ready(r) => r,
+        };
+        let Op::Recv {
+            mut target,
+            capacity,
+            route,
+            peer,
+            ..
+        } = op
+        else {
+            return Some(Err(Error::InvalidRequest));
+        };
+        let settled = self.settle_contiguous(id, outcome, &mut target, capacity, &route, peer);
+        match settled {
+            Settled::Done(result) => Some(result),
+            Settled::Drain(drain) => {
+                self.table.put_back(id, Op::CustomRecv(drain));
+                self.custom_active.push(id);
+                self.noticed.push(id.token());
+                None
+            }
+        }
+    }
+
+    /// The outcome of a completed contiguous receive, or the drain that replaces it when it
+    /// took a custom-typed message.
+    ///
+    /// A custom message is a lead followed by private messages that the sender sends
+    /// synchronously: unless they are received, the sender never completes. The lead's fixed
+    /// header names them (their first sequence number and how many there are), and the
+    /// transport guarantees that a contiguous receive holds that header whatever its size (see
+    /// [`Worker::tag_recv_contiguous`]). So the receive is turned into a drain of those private
+    /// messages, which completes with [`Error::DatatypeMismatch`] once the last has arrived.
+    /// Draining before reporting, rather than in the background, is what a custom receive that
+    /// fails does too, and it bounds what one failed receive leaves behind.
+    fn settle_contiguous(
+        &mut self,
+        id: OpId,
+        outcome: Result<RecvInfo>,
+        target: &mut RecvTarget,
+        capacity: usize,
+        route: &Route,
+        peer: Option<u32>,
+    ) -> Settled {
+        let info = match outcome {
+            Ok(info) => info,
+            Err(e) => {
+                self.net.worker.recycle(target);
+                return Settled::Done(match e {
+                    Error::Truncated { .. } => Err(Error::Truncated {
+                        message_bytes: 0,
+                        buffer_bytes: capacity as u64,
+                    }),
+                    Error::Cancelled => match self.net.failed_peer(peer) {
+                        Some(e) => Err(e),
+                        None => Ok(Status::cancelled()),
+                    },
+                    e => Err(e),
+                });
+            }
+        };
+        let header = match UserTag::kind_of(info.sender_tag) {
+            Some(MessageKind::Custom) => Some(target.lead_header(info.length)),
+            _ => None,
+        };
+        self.net.worker.recycle(target);
+        let Some(header) = header else {
+            return Settled::Done(if info.length > capacity {
+                // Received through the transport's sink, which takes any length.
+                Err(Error::Truncated {
+                    message_bytes: info.length as u64,
+                    buffer_bytes: capacity as u64,
+                })
+            } else {
+                Status::from_tag(info.sender_tag, &route.group, Some(info.length as u64))
+            });
+        };
+        let mismatch = Error::DatatypeMismatch {
+            message: MessageKind::Custom,
+        };
+        let status = Status::from_tag(info.sender_tag, &route.group, None);
+        let source = status
+            .as_ref()
+            .ok()
+            .and_then(|s| route.group.world_rank(s.source).ok());
+        let plan = header.and_then(|h| WirePlan::decode_header(&h).ok());
+        match (status, source, plan) {
+            (Ok(status), Some(source), Some((plan, _))) if plan.private_messages() > 0 => {
+                let drain = self.net.on_behalf(id, Some(source), |ctx| {
+                    RecvOp::drain(ctx, route, source, status.tag, plan, mismatch)
+                });
+                Settled::Drain(Box::new(drain))
+            }
+            // Nothing follows the lead, or its header is unreadable (then
+            // there is nothing this process could drain).
+            _ => Settled::Done(Err(mismatch)),
+        }
+    }
+}
+
+/// What a completed contiguous receive comes to.
+enum Settled {
+    Done(Result<Status>),
+    /// It took a custom-typed message: this drain of that message's private messages takes
+    /// its place and reports the datatype mismatch.
+    Drain(Box<RecvOp>),
+}

@@ -1,0 +1,332 @@
+//! The engine: one UCX worker, the peers (endpoints made on first use), and the table of
+//! operations in flight. It posts operations, runs the progress loop, and turns finished UCX
+//! requests into MPI completions. Argument checking happens above it, in [`crate::comm`]; how a
+//! custom-typed message travels is the operations' business ([`crate::ops`]), which the engine
+//! advances through a narrow [`Context`] and never the other way round.
+//!
+//! - [`table`]: the request table ([`OpId`], [`Op`]);
+//! - [`contiguous`]: contiguous sends and receives, probes, matched messages;
+//! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
+//! - [`progress`]: the progress loop, peer failures, tests and cancels.
+//!
+//! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
+//! step (post, or progress and test) and releases it, so several threads may use the runtime.
+
+mod contiguous;
+mod custom;
+mod progress;
+mod table;
+
+pub(crate) use crate::route::Route;
+pub(crate) use table::OpId;
+use table::{Op, Table};
+
+use crate::bootstrap::Bootstrap;
+use crate::error::{Error, Result};
+use crate::liveness::{Identity, Watch};
+use crate::ops::{Context, Stranded};
+use crate::plan::{CustomConfig, Reach};
+use crate::status::Status;
+use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+const ADDRESS_KEY: &str = "mpicd.ucx.address";
+const IDENTITY_KEY: &str = "mpicd.identity";
+
+/// The engine state.
+pub(crate) struct Engine {
+    // Field order matters: operations are released before the endpoints and the worker.
+    table: Table,
+    /// Drains of discarded matched messages, finished in the background.
+    orphans: Vec<OpId>,
+    /// Custom-typed operations in flight.
+    custom_active: Vec<OpId>,
+    /// Tokens of the custom ops to poll at the next progress call: filed by UCX when one of
+    /// their requests completed, or added when they started or were aborted.
+    noticed: Vec<usize>,
+    /// Progress calls, for the periodic poll of every custom op.
+    progress_calls: u32,
+    net: Net,
+}
+
+/// This process's side of the transport: the worker, the peers, and what operations may use.
+struct Net {
+    // Field order matters: stranded requests and endpoints are released before the worker.
+    stranded: Vec<Stranded>,
+    peers: Vec<Peer>,
+    worker: Worker,
+    boot: Bootstrap,
+    rank: u32,
+    size: u32,
+    next_seq: u64,
+    custom: CustomConfig,
+    next_context: u32,
+    identity: Identity,
+    watch: Watch,
+}
+
+/// A process-to-process connection, made when first needed.
+struct Peer {
+    endpoint: Option<Endpoint>,
+    /// The peer's pid when it runs on this node (watched by [`crate::liveness`]).
+    local_pid: Option<u32>,
+    failed: bool,
+}
+
+impl Engine {
+    /// Starts the transport and publishes this process's address through the launcher.
+    pub(crate) fn start() -> Result<Engine> {
+        let custom = CustomConfig::from_env()?;
+        let peer_errors = std::env::var("MPICD_PEER_ERRORS")
+            .map(|v| v != "0")
+            .unwrap_or(true);
+        let mut boot = Bootstrap::init()?;
+        if boot.size() > crate::tag::MAX_PROCESSES {
+            return Err(Error::Launch(format!(
+                "{} processes exceed the limit of {}",
+                boot.size(),
+                crate::tag::MAX_PROCESSES
+            )));
+        }
+        let worker = Worker::new(peer_errors)?;
+        boot.put(ADDRESS_KEY, &worker.address()?)?;
+        boot.put(IDENTITY_KEY, &Identity::current().encode())?;
+        boot.fence()?;
+        let (rank, size) = (boot.rank(), boot.size());
+        Ok(Engine {
+            table: Table::default(),
+            orphans: Vec::new(),
+            custom_active: Vec::new(),
+            noticed: Vec::new(),
+            progress_calls: 0,
+            net: Net {
+                stranded: Vec::new(),
+                peers: (0..size)
+                    .map(|_| Peer {
+                        endpoint: None,
+                        local_pid: None,
+                        failed: false,
+                    })
+                    .collect(),
+                worker,
+                boot,
+                rank,
+                size,
+                next_seq: 0,
+                custom,
+                next_context: crate::route::FIRST_FREE_CONTEXT,
+                identity: Identity::current(),
+                watch: Watch::new(),
+            },
+        })
+    }
+
+    /// This process's world rank.
+    pub(crate) fn rank(&self) -> u32 {
+        self.net.rank
+    }
+
+    /// The number of processes in the world.
+    pub(crate) fn size(&self) -> u32 {
+        self.net.size
+    }
+
+    /// The next unused context id on this process (agreed on collectively by `comm`).
+    pub(crate) fn next_context(&self) -> u32 {
+        self.net.next_context
+    }
+
+    /// Marks contexts below `next` as used.
+    pub(crate) fn claim_contexts(&mut self, next: u32) -> Result<()> {
+        if next >= crate::tag::MAX_CONTEXTS {
+            return Err(Error::InvalidCommunicator);
+        }
+        self.net.next_context = self.net.next_context.max(next);
+        Ok(())
+    }
+
+    /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
+    /// closes endpoints (bounded in time), and reports operations that were still pending.
+    pub(crate) fn finalize(mut self) -> Result<()> {
+        let pending = self.pending();
+        let worker = &self.net.worker;
+        for (_, op) in self.table.iter_mut() {
+            match op {
+                Op::Recv { req: Some(r), .. } | Op::Send { req: Some(r), .. } => worker.cancel(r),
+                Op::CustomSend(s) => s.abort(worker, Error::Cancelled),
+                Op::CustomRecv(r) => r.abort(worker, Error::Cancelled),
+                _ => {}
+            }
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while self.table.occupied() > 0 && std::time::Instant::now() < deadline {
+            self.progress();
+            for id in self.table.ids() {
+                let _ = self.test(id);
+            }
+        }
+        // Synchronize so nobody tears down connections others still use, unless a peer is
+        // known dead (the launcher could then wait for it forever).
+        let net = &mut self.net;
+        let fence = if net.peers.iter().any(|p| p.failed) {
+            Ok(())
+        } else {
+            net.boot.fence()
+        };
+        let endpoints: Vec<Endpoint> = net
+            .peers
+            .iter_mut()
+            .filter_map(|p| p.endpoint.take())
+            .collect();
+        for ep in endpoints {
+            net.worker.close(ep, Duration::from_secs(2));
+        }
+        fence?;
+        if pending > 0 {
+            return Err(Error::PendingOperations(pending));
+        }
+        Ok(())
+    }
+
+    /// True when no launcher started this process.
+    pub(crate) fn is_singleton(&self) -> bool {
+        self.net.boot.is_singleton()
+    }
+
+    /// Terminates the whole job.
+    pub(crate) fn abort(&self, code: i32, message: &str) -> ! {
+        self.net.boot.abort(code, message)
+    }
+}
+
+impl Net {
+    /// Connects to world rank `peer` unless already connected (endpoints are made on first use).
+    fn connect(&mut self, peer: u32) -> Result<()> {
+        let p = self.peers.get(peer as usize).ok_or(Error::InvalidRank {
+            rank: peer as i32,
+            size: self.size as i32,
+        })?;
+        if p.failed {
+            return Err(Error::ProcFailed { rank: peer as i32 });
+        }
+        if p.endpoint.is_none() {
+            let address = self.boot.get(peer, ADDRESS_KEY)?;
+            let identity =
+                Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?).ok_or_else(|| {
+                    Error::Launch(format!("rank {peer} published a malformed identity"))
+                })?;
+            let local_pid = (identity.node == self.identity.node).then_some(identity.pid);
+            let ep = self.worker.connect(&address, peer, local_pid.is_none())?;
+            let p = &mut self.peers[peer as usize];
+            p.endpoint = Some(ep);
+            p.local_pid = local_pid;
+        }
+        Ok(())
+    }
+
+    /// The endpoint to `peer` if one was made and the peer is alive.
+    fn existing_endpoint(&self, peer: u32) -> Option<&Endpoint> {
+        self.peers
+            .get(peer as usize)
+            .filter(|p| !p.failed)
+            .and_then(|p| p.endpoint.as_ref())
+    }
+
+    /// True if world rank `peer` is known to have failed.
+    fn has_failed(&self, peer: u32) -> bool {
+        self.peers.get(peer as usize).is_some_and(|p| p.failed)
+    }
+
+    /// Where world rank `peer` (connected) runs, for the wire plan of a custom-typed message:
+    /// on this node (unless node-local plans are turned off), or elsewhere.
+    fn reach(&self, peer: u32) -> Reach {
+        match self.peers.get(peer as usize).and_then(|p| p.local_pid) {
+            Some(_) if self.custom.node_local => Reach::NodeLocal,
+            _ => Reach::Remote,
+        }
+    }
+
+    /// What an operation on `peer` may use while the engine advances it.
+    fn context(&mut self, peer: Option<u32>) -> Context<'_> {
+        let endpoint = peer
+            .and_then(|p| self.peers.get(p as usize))
+            .filter(|p| !p.failed)
+            .and_then(|p| p.endpoint.as_ref());
+        Context {
+            worker: &self.worker,
+            config: &self.custom,
+            rank: self.rank,
+            endpoint,
+            next_seq: &mut self.next_seq,
+            stranded: &mut self.stranded,
+        }
+    }
+}
+
+/// A posted operation: in flight, or already complete.
+pub(crate) enum Posted {
+    Pending(OpId),
+    Done(Result<Status>),
+}
+
+/// A message taken by a matched probe, waiting for its receive.
+pub(crate) enum Matched {
+    Contiguous {
+        handle: MessageHandle,
+        info: RecvInfo,
+        route: Route,
+    },
+    Custom(OpId),
+}
+
+/// The engine behind its lock, shared by every handle of one runtime.
+pub(crate) struct Shared {
+    engine: Mutex<Option<Engine>>,
+}
+
+impl Shared {
+    pub(crate) fn new(engine: Engine) -> Arc<Shared> {
+        Arc::new(Shared {
+            engine: Mutex::new(Some(engine)),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Engine>> {
+        self.engine
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` on the live engine; `Finalized` once it is gone.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Engine) -> Result<R>) -> Result<R> {
+        match self.lock().as_mut() {
+            Some(engine) => f(engine),
+            None => Err(Error::Finalized),
+        }
+    }
+
+    /// Takes the engine out, for finalize.
+    pub(crate) fn take(&self) -> Option<Engine> {
+        self.lock().take()
+    }
+
+    /// Progresses until `ready` returns a value.
+    pub(crate) fn progress_until<R>(
+        &self,
+        mut ready: impl FnMut(&mut Engine) -> Result<Option<R>>,
+    ) -> Result<R> {
+        loop {
+            let step = self.with(|e| {
+                if let Some(r) = ready(e)? {
+                    return Ok(Some(r));
+                }
+                e.progress();
+                Ok(None)
+            })?;
+            if let Some(r) = step {
+                return Ok(r);
+            }
+        }
+    }
+}

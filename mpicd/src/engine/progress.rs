@@ -1,0 +1,185 @@
+//! The progress loop, and what completes operations: tests, cancels, and peer failures (every
+//! operation that depends on a dead peer completes with [`Error::ProcFailed`]).
+
+use super::custom::FULL_CUSTOM_POLL;
+use super::{Engine, Net, Op, OpId};
+use crate::error::{Error, Result};
+use crate::status::Status;
+use std::task::Poll;
+
+impl Engine {
+    /// Progresses the transport and the multi-step operations.
+    pub(crate) fn progress(&mut self) {
+        let active = self.net.worker.progress();
+        let due = self.net.watch.due();
+        if due {
+            self.net.check_local_peers();
+        }
+        if active || due {
+            // Failures are reported by UCX callbacks during progress, or by the local check.
+            self.handle_failures();
+            if !self.net.stranded.is_empty() {
+                let worker = &self.net.worker;
+                self.net.stranded.retain_mut(|s| !s.release_if_done(worker));
+            }
+        }
+        if self.net.worker.take_custom_alert() {
+            self.settle_custom_leads();
+        }
+        let complete = crate::notices::take_into(&mut self.noticed);
+        self.progress_calls = self.progress_calls.wrapping_add(1);
+        if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
+            self.poll_every_custom();
+        } else if !self.noticed.is_empty() {
+            self.poll_noticed_custom();
+        }
+        if !self.orphans.is_empty() {
+            self.reap_orphans();
+        }
+    }
+
+    fn reap_orphans(&mut self) {
+        let orphans = std::mem::take(&mut self.orphans);
+        for id in orphans {
+            if let Ok(None) = self.test(id) {
+                self.orphans.push(id);
+            }
+        }
+    }
+
+    /// Completes operations that depend on peers whose endpoint failed.
+    pub(super) fn handle_failures(&mut self) {
+        for rank in self.net.worker.failures.take() {
+            let Some(peer) = self.net.peers.get_mut(rank as usize) else {
+                continue;
+            };
+            if peer.failed {
+                continue;
+            }
+            peer.failed = true;
+            let dead = Error::ProcFailed { rank: rank as i32 };
+            let worker = &self.net.worker;
+            for (id, op) in self.table.iter_mut() {
+                if op.peer() != Some(rank) {
+                    continue;
+                }
+                match op {
+                    Op::Recv { req: Some(r), .. } => worker.cancel(r),
+                    Op::Send { req, .. } => {
+                        // Released now (UCX frees a pending request when it completes); the
+                        // user's buffer is not kept: a dead peer reads nothing more.
+                        if let Some(r) = req.take() {
+                            worker.cancel(&r);
+                        }
+                        *op = Op::Finished(Err(dead.clone()));
+                    }
+                    Op::CustomSend(s) => {
+                        s.abort(worker, dead.clone());
+                        self.noticed.push(id.token());
+                    }
+                    Op::CustomRecv(r) => {
+                        r.abort(worker, dead.clone());
+                        self.noticed.push(id.token());
+                    }
+                    Op::Recv { req: None, .. } | Op::Finished(_) => {}
+                }
+            }
+        }
+    }
+
+    /// Tests an operation; on completion it is removed and its outcome returned.
+    pub(crate) fn test(&mut self, id: OpId) -> Result<Option<Result<Status>>> {
+        // Fast path: an operation still in flight is checked in place.
+        let pending = match self.table.get(id) {
+            Some(Op::Send { req: Some(r), .. }) | Some(Op::Recv { req: Some(r), .. }) => {
+                self.net.worker.is_pending(r)
+            }
+            // Custom operations are advanced by progress calls, which every waiting loop makes
+            // between tests, and then become `Finished`.
+            Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) => true,
+            _ => false,
+        };
+        if pending {
+            return Ok(None);
+        }
+        let mut op = self.table.take(id)?;
+        if matches!(op, Op::Recv { .. }) {
+            let outcome = self.poll_contiguous(id, op);
+            if outcome.is_some() {
+                self.table.retire(id);
+            }
+            return Ok(outcome);
+        }
+        let outcome = match &mut op {
+            Op::Send { req, peer } => match self.net.worker.poll_send(req) {
+                Poll::Pending => None,
+                Poll::Ready(r) => Some(
+                    r.map_err(|e| self.net.failed_peer(Some(*peer)).unwrap_or(e))
+                        .map(|()| Status::empty()),
+                ),
+            },
+            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) => None,
+            Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
+        };
+        match outcome {
+            None => {
+                self.table.put_back(id, op);
+                Ok(None)
+            }
+            Some(result) => {
+                self.table.retire(id);
+                drop(op); // frees the custom state exactly once
+                Ok(Some(result))
+            }
+        }
+    }
+
+    /// Asks a pending receive to cancel; it then completes as cancelled.
+    pub(crate) fn cancel(&mut self, id: OpId) -> Result<()> {
+        let worker = &self.net.worker;
+        match self.table.get_mut(id).ok_or(Error::InvalidRequest)? {
+            Op::Recv { req: Some(r), .. } => worker.cancel(r),
+            Op::CustomRecv(r) => {
+                r.cancel(worker);
+                self.noticed.push(id.token());
+            }
+            // Already complete (possibly settled during progress): nothing to cancel.
+            Op::Recv { .. } | Op::Finished(_) => {}
+            Op::Send { .. } | Op::CustomSend(_) => {
+                return Err(Error::InvalidArgument(
+                    "only receives can be cancelled".into(),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// True if `id` is a receive (a request dropped unfinished is cancelled, not awaited).
+    pub(crate) fn is_receive(&self, id: OpId) -> bool {
+        self.table.get(id).is_some_and(Op::is_receive)
+    }
+
+    /// Operations still in flight, not counting drains of discarded messages.
+    pub(crate) fn pending(&self) -> usize {
+        self.table.occupied() - self.orphans.len()
+    }
+}
+
+impl Net {
+    /// Reports connected processes of this node that no longer exist.
+    fn check_local_peers(&mut self) {
+        for (rank, p) in self.peers.iter().enumerate() {
+            if let (Some(pid), false, true) = (p.local_pid, p.failed, p.endpoint.is_some()) {
+                if !crate::liveness::is_alive(pid) {
+                    self.worker.failures.report(rank as u32);
+                }
+            }
+        }
+    }
+
+    /// The error of an operation that depends on `peer` if that peer failed.
+    pub(super) fn failed_peer(&self, peer: Option<u32>) -> Option<Error> {
+        peer.filter(|&p| self.has_failed(p))
+            .map(|p| Error::ProcFailed { rank: p as i32 })
+    }
+}

@@ -1,0 +1,77 @@
+//! The operations layer: the send ([`SendOp`]) and the receive ([`RecvOp`]) of one custom-typed
+//! message, as state machines. The engine advances them by calling their `poll` with a narrow
+//! [`Context`] (the worker's post, poll and cancel calls, the peer's endpoint, the tunables, the
+//! sequence reservation); an operation never progresses the worker and never calls the engine,
+//! so it cannot re-enter it. What an operation needs the engine to keep after it is gone (a send
+//! to a dead peer that UCX still holds) is handed over through the context as a [`Stranded`].
+//!
+//! It must not know the engine's request table, its matching or its communicators.
+
+mod course;
+mod recv;
+mod send;
+#[cfg(test)]
+mod tests;
+mod unpacker;
+
+pub(crate) use course::Course;
+pub(crate) use recv::RecvOp;
+pub(crate) use send::{Destination, SendOp};
+
+use crate::plan::CustomConfig;
+use crate::transport::{Endpoint, UcxRequest, Worker};
+use std::any::Any;
+use std::mem::ManuallyDrop;
+
+/// What an operation may use while the engine advances it.
+pub(crate) struct Context<'a> {
+    pub worker: &'a Worker,
+    pub config: &'a CustomConfig,
+    /// This process's world rank.
+    pub rank: u32,
+    /// The endpoint to the operation's peer, while connected and alive.
+    pub endpoint: Option<&'a Endpoint>,
+    /// The next unused private sequence number of this process.
+    pub next_seq: &'a mut u64,
+    /// Sends the engine keeps until UCX lets go of them.
+    pub stranded: &'a mut Vec<Stranded>,
+}
+
+impl Context<'_> {
+    /// Reserves `n` private sequence numbers; the first of them.
+    pub(crate) fn reserve_sequence(&mut self, n: u64) -> u64 {
+        let base = *self.next_seq;
+        *self.next_seq += n;
+        base
+    }
+
+    /// Leaves a request still in flight, with the memory it reads, to the engine.
+    pub(crate) fn strand(&mut self, req: UcxRequest, keep: Box<dyn Any + Send>) {
+        self.stranded.push(Stranded {
+            req,
+            keep: ManuallyDrop::new(keep),
+        });
+    }
+}
+
+/// A send to a dead peer that UCX may never complete (it cannot cancel sends, and endpoints to
+/// this node's processes have no error handling), with the memory it reads: kept, not awaited,
+/// so that the operation fails at once; released when UCX is done with it, leaked if it never
+/// is.
+pub(crate) struct Stranded {
+    req: UcxRequest,
+    keep: ManuallyDrop<Box<dyn Any + Send>>,
+}
+
+impl Stranded {
+    /// True (and the memory released) once UCX completed the request.
+    pub(crate) fn release_if_done(&mut self, worker: &Worker) -> bool {
+        if worker.is_pending(&self.req) {
+            return false;
+        }
+        // SAFETY: UCX is done with the request, so nothing reads this memory any more; the
+        // caller drops the entry right after, so this runs once.
+        unsafe { ManuallyDrop::drop(&mut self.keep) };
+        true
+    }
+}
