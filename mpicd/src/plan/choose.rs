@@ -125,7 +125,7 @@ impl CustomConfig {
     /// length and element type of each, as the type hands them over: 24 bytes per region),
     /// plus its region table and shape (48 bytes per run of equal regions). A list is what a
     /// type describes its object with, proportional to the number of regions, never to their
-    /// bytes: 2.3% of a message of 1 KiB regions, three times one of 8-byte regions.
+    /// bytes: small beside a message of large regions, larger than one of 8-byte regions.
     pub fn memory_bound_for(&self, shape: &Shape) -> usize {
         self.memory_bound()
             + shape.region_count() * REGION_ENTRY_BYTES
@@ -151,7 +151,7 @@ pub(crate) enum Reach {
 /// ones are cheaper to copy into the stream than to send one by one. To a process of this
 /// node every region goes into the stream: UCX's shared-memory transport moves the stream
 /// (copied in by the sender's core, out by the receiver's, in cache-sized pieces) faster
-/// than its one-copy paths at every region and message size measured.
+/// than its one-copy paths (see `bench/results/wire-options.md`).
 pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<WirePlan> {
     let zcopy_threshold = match reach {
         Reach::NodeLocal => u64::MAX,
@@ -191,7 +191,7 @@ pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<W
 
 /// Stream bytes in the lead: all of a stream of at most `inline_bytes`; of a longer one,
 /// `inline_split`, or as many as keep the body within [`BODY_EAGER_MAX`] when the lead has
-/// room for them (a body just over it would go by rendezvous: +1 us at 64 KiB).
+/// room for them (a body just over it would go by rendezvous, one handshake more).
 fn inline_bytes(stream_bytes: u64, cfg: &CustomConfig) -> u64 {
     let cap = cfg.inline_bytes.min(MAX_INLINE_BYTES) as u64;
     if stream_bytes <= cap {
