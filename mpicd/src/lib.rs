@@ -24,6 +24,7 @@
 mod bootstrap;
 pub mod collective;
 pub mod comm;
+pub mod config;
 pub mod custom;
 pub mod datatype;
 mod engine;
