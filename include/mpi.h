@@ -542,6 +542,18 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 // MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
+// mpicd extension: the configuration, as text: one `NAME=value` line per `MPICD_*` variable
+// and per UCX setting mpicd applies, with the value in effect in this process's environment
+// (`doc` = 1: each preceded by `#` lines giving the layer that reads it, its default, its
+// values and its meaning; `doc` = 0: without them), then a `#` line per unknown `MPICD_*`
+// variable. The text `mpicd-info` prints.
+//
+// As `MPI_Info_get_string`: `*buflen` is the size of `text` on entry (0 with a NULL `text`
+// asks for the size only), the size the whole text needs, terminating NUL included, on
+// return; at most `*buflen` - 1 bytes and a NUL are written. Callable before `MPI_Init` and
+// after `MPI_Finalize`; errors are returned (MPI_ERR_ARG), whatever the error handler.
+int MPIX_Config_string(int doc, int *buflen, char *text);
+
 // Creates a custom datatype from application callbacks (any may be NULL: no state, no packed
 // part, no regions). Commit it before use. `inorder` is accepted; mpicd always delivers
 // packed fragments in order.

@@ -9,6 +9,7 @@
 pub mod abi;
 pub mod coll;
 pub mod comms;
+pub mod config;
 pub mod custom;
 pub mod env;
 pub mod errors;

@@ -26,6 +26,7 @@
 mod bootstrap;
 pub mod collective;
 pub mod comm;
+pub mod config;
 pub mod custom;
 pub mod datatype;
 mod engine;

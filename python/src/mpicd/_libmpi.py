@@ -194,6 +194,7 @@ PROTOTYPES = {
         [STATE_FN, FREE_FN, QUERY_FN, PACK_FN, UNPACK_FN, REGION_COUNT_FN, REGION_FN, _P, _I, _PP],
     ),
     "MPIX_Type_custom_set_resize": (_I, [_P, RESIZE_FN]),
+    "MPIX_Config_string": (_I, [_I, _PI, c_char_p]),
 }
 
 # The symbol that tells mpicd's libmpi from another MPI's (Open MPI's is also "libmpi").
@@ -289,3 +290,17 @@ def load():
 
 
 lib, path = load()
+
+
+def config_string(doc=False):
+    """mpicd's configuration as text (``MPIX_Config_string``, what ``mpicd-info`` prints): one
+    ``NAME=value`` line per ``MPICD_*`` variable and per UCX setting mpicd applies, with the
+    value in effect; ``doc`` adds each one's layer, default, values and meaning. Needs no
+    ``MPI_Init``."""
+    size = c_int(0)
+    if lib.MPIX_Config_string(int(doc), ctypes.byref(size), None) != 0:
+        raise RuntimeError("mpicd: MPIX_Config_string failed")
+    buf = ctypes.create_string_buffer(size.value)
+    if lib.MPIX_Config_string(int(doc), ctypes.byref(size), buf) != 0:
+        raise RuntimeError("mpicd: MPIX_Config_string failed")
+    return buf.value.decode()

@@ -36,7 +36,8 @@ from ._errors import check
 from ._libmpi import lib
 
 THRESHOLD = int(os.environ.get("MPICD_OOB_THRESHOLD", 64 * 1024))
-"""Buffers of at least this many bytes travel out of band, as regions."""
+"""Buffers of at least this many bytes travel out of band, as regions (``MPICD_OOB_THRESHOLD``,
+declared with its default in mpicd's configuration table, mpicd/src/config/table.rs)."""
 
 PROTOCOL = 5
 MPI_SUCCESS = 0

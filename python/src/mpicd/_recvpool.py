@@ -16,7 +16,8 @@ received objects usually die, so finding a free one is O(1) in the common case. 
 thread has its own pool (the resize callback that allocates runs on the thread that drives the
 receive).
 
-Tunables (environment, read at import):
+Tunables (environment, read at import; declared with their defaults in mpicd's configuration
+table, mpicd/src/config/table.rs, which ``mpicd-info --doc`` prints):
 - ``MPICD_RECV_POOL_BYTES``: most bytes one thread's pool keeps (default 1 GiB; 0 turns the pool
   off). Past it, free buffers are dropped to make room, and new ones are not pooled.
 - ``MPICD_RECV_POOL_MIN``: smallest buffer taken from the pool (default 64 KiB, the out-of-band

@@ -1,0 +1,268 @@
+//! The rows of the configuration table: every `MPICD_*` environment variable any part of mpicd
+//! reads (the runtime, Python, the compiler wrappers, the test and benchmark scripts) and every
+//! UCX setting mpicd applies. Data only: parsing, printing and the typed [`super::Config`] live
+//! in the parent module. A doc is one line of plain ASCII without `|` (it is also a cell of the
+//! README's tables, which a test keeps equal to these rows).
+
+use super::{Apply, Kind, Knob, Layer, UcxSetting, MAX_INLINE_BYTES};
+
+/// No upper bound.
+const ANY: usize = usize::MAX;
+
+pub const INLINE_BYTES: Knob = Knob {
+    name: "MPICD_INLINE_BYTES",
+    default: "4000",
+    layer: Layer::Plan,
+    kind: Kind::Bytes {
+        min: 0,
+        max: MAX_INLINE_BYTES,
+    },
+    doc: "The longest packed stream a custom-typed message carries whole in its lead message \
+          (at most 8128, so that the lead stays within 8 KiB): such a message is one eager UCX \
+          message. A longer stream goes in a body message.",
+};
+
+pub const INLINE_SPLIT: Knob = Knob {
+    name: "MPICD_INLINE_SPLIT",
+    default: "0",
+    layer: Layer::Plan,
+    kind: Kind::Bytes {
+        min: 0,
+        max: MAX_INLINE_BYTES,
+    },
+    doc: "Stream bytes the lead carries when a body message follows (at most \
+          MPICD_INLINE_BYTES; more when that keeps the body under UCX's 64 KiB eager limit). \
+          0: bytes in the lead would only be copied into it and out of it once more.",
+};
+
+pub const ZCOPY_THRESHOLD: Knob = Knob {
+    name: "MPICD_ZCOPY_THRESHOLD",
+    default: "262144",
+    layer: Layer::Plan,
+    kind: Kind::Bytes { min: 1, max: ANY },
+    doc: "Smallest region sent zero-copy as its own UCX message to a receiver on another node \
+          (or on any node with MPICD_NODE_LOCAL=0); smaller regions are copied into the stream.",
+};
+
+pub const ZCOPY_DEPTH: Knob = Knob {
+    name: "MPICD_ZCOPY_DEPTH",
+    default: "16",
+    layer: Layer::Ops,
+    kind: Kind::Count { min: 1, max: ANY },
+    doc: "Zero-copy region messages in flight per operation, on each side: more are posted, in \
+          order, as these complete. Each counts 4096 bytes in the memory bound.",
+};
+
+pub const NODE_LOCAL: Knob = Knob {
+    name: "MPICD_NODE_LOCAL",
+    default: "1",
+    layer: Layer::Engine,
+    kind: Kind::Switch,
+    doc: "1: every region for a receiver on this node is copied into the stream. 0 treats \
+          every peer as remote: regions from MPICD_ZCOPY_THRESHOLD up travel as their own \
+          messages on this node too (the tests' tcp and remote modes).",
+};
+
+pub const PEER_ERRORS: Knob = Knob {
+    name: "MPICD_PEER_ERRORS",
+    default: "1",
+    layer: Layer::Transport,
+    kind: Kind::Switch,
+    doc: "0 turns off dead-peer detection through UCX (error-handling endpoints to peers on \
+          other nodes, and UCX_KEEPALIVE_INTERVAL); processes on this node are still watched \
+          by pid.",
+};
+
+/// Every `MPICD_*` variable, in the order `mpicd-info` and the README list them.
+pub static KNOBS: &[Knob] = &[
+    INLINE_BYTES,
+    INLINE_SPLIT,
+    ZCOPY_THRESHOLD,
+    ZCOPY_DEPTH,
+    NODE_LOCAL,
+    PEER_ERRORS,
+    Knob {
+        name: "MPICD_OOB_THRESHOLD",
+        default: "65536",
+        layer: Layer::Python,
+        kind: Kind::Bytes { min: 0, max: ANY },
+        doc: "Pickled buffers (PickleBuffer, NumPy arrays) of at least this many bytes travel \
+              out of band, as regions of the message; smaller ones go in the pickle stream.",
+    },
+    Knob {
+        name: "MPICD_RECV_POOL_BYTES",
+        default: "1073741824",
+        layer: Layer::Python,
+        kind: Kind::Bytes { min: 0, max: ANY },
+        doc: "Most bytes one thread's pool of receive buffers keeps (0 turns the pool off).",
+    },
+    Knob {
+        name: "MPICD_RECV_POOL_MIN",
+        default: "65536",
+        layer: Layer::Python,
+        kind: Kind::Bytes { min: 0, max: ANY },
+        doc: "Smallest receive buffer taken from the pool; smaller ones are allocated each time.",
+    },
+    Knob {
+        name: "MPICD_LIBMPI",
+        default: "",
+        layer: Layer::Python,
+        kind: Kind::Text,
+        doc: "Path of the libmpi.so that the Python package loads (an error if set but \
+              unusable); unset: the build tree, then the installed location.",
+    },
+    Knob {
+        name: "MPICD_HOME",
+        default: "",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "The mpicd checkout or install prefix where bin/mpicc, bin/mpicxx and the Python \
+              package look for headers and libmpi (default for the wrappers: their parent \
+              directory).",
+    },
+    Knob {
+        name: "MPICD_LIBDIR",
+        default: "",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "bin/mpicc: the directory of libmpi.so (default: MPICD_HOME/lib if it holds \
+              libmpi.so, else MPICD_HOME/target/release).",
+    },
+    Knob {
+        name: "MPICD_CC",
+        default: "",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "bin/mpicc: the C compiler (default: CC, then cc).",
+    },
+    Knob {
+        name: "MPICD_CXX",
+        default: "",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "bin/mpicxx: the C++ compiler (default: CXX, then c++).",
+    },
+    Knob {
+        name: "MPICD_LANG",
+        default: "c",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "bin/mpicc: the language compiled, c or c++ (bin/mpicxx sets c++).",
+    },
+    Knob {
+        name: "MPICD_PC_ALIASES",
+        default: "1",
+        layer: Layer::Tools,
+        kind: Kind::Text,
+        doc: "scripts/install.sh: 0 skips the pkg-config aliases mpi.pc, mpi-c.pc and \
+              mpi-cxx.pc.",
+    },
+    Knob {
+        name: "MPICD_C_TESTS_VALGRIND",
+        default: "0",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "tests/run-c-tests.sh: 1 runs every rank under valgrind's memcheck (memory \
+              errors fail the run), leaks fails it on definite leaks too.",
+    },
+    Knob {
+        name: "MPICD_C_TESTS_ASAN",
+        default: "0",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "tests/run-c-tests.sh: 1 builds the C tests with AddressSanitizer and UBSan.",
+    },
+    Knob {
+        name: "MPICD_CPP_TESTS_VALGRIND",
+        default: "0",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "cpp/run-tests.sh: 1 runs every rank of the C++ tests under valgrind's memcheck.",
+    },
+    Knob {
+        name: "MPICD_TEST_NO_ABORT",
+        default: "0",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "Python tests: 1 lets the job go on after a failed test instead of aborting it.",
+    },
+    Knob {
+        name: "MPICD_UPDATE_HEADER",
+        default: "",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "mpicd-capi's header test: when set, it rewrites include/mpi.h instead of \
+              checking that it is fresh.",
+    },
+    Knob {
+        name: "MPICD_BIG_TEST",
+        default: "0",
+        layer: Layer::Tests,
+        kind: Kind::Text,
+        doc: "The mpi_custom_memory example: 1 also sends a region over 4 GiB (it needs about \
+              10 GiB of memory).",
+    },
+    Knob {
+        name: "MPICD_BIG_TEST_BYTES",
+        default: "4294971393",
+        layer: Layer::Tests,
+        kind: Kind::Bytes { min: 0, max: ANY },
+        doc: "The mpi_custom_memory example: bytes of that region.",
+    },
+    Knob {
+        name: "MPICD_PINGPONG",
+        default: "target/release/pingpong",
+        layer: Layer::Bench,
+        kind: Kind::Text,
+        doc: "bench/pingpong-compare.sh: mpicd's pingpong program.",
+    },
+    Knob {
+        name: "MPICD_PINGPONG_ARGS",
+        default: "",
+        layer: Layer::Bench,
+        kind: Kind::Text,
+        doc: "bench/pingpong-compare.sh: more arguments for that program.",
+    },
+];
+
+/// The UCX settings mpicd applies unless the environment sets them, with the reason of each.
+pub static UCX_SETTINGS: &[UcxSetting] = &[
+    UcxSetting {
+        name: "UCX_KEEPALIVE_INTERVAL",
+        value: "1s",
+        apply: Apply::ContextWithPeerErrors,
+        reason: "Dead peers on other nodes are noticed within seconds instead of UCX's \
+                 default 20 s.",
+    },
+    UcxSetting {
+        name: "UCX_TCP_TX_SEG_SIZE",
+        value: "64K",
+        apply: Apply::Environment,
+        reason: "tcp sends a custom-typed body (a generic datatype, packed into UCX's send \
+                 buffers) in segments of this size; UCX's 8 KiB segments cap its bandwidth \
+                 well below a contiguous message's (bench/wire-options.sh).",
+    },
+    UcxSetting {
+        name: "UCX_RNDV_THRESH",
+        value: "65536",
+        apply: Apply::Environment,
+        reason: "Messages up to 64 KiB go eagerly (UCX's default switches to rendezvous, one \
+                 more round trip before any data moves, at 8 KiB); a receiver holds at most \
+                 64 KiB of an unexpected message's data.",
+    },
+    UcxSetting {
+        name: "UCX_POSIX_SEG_SIZE",
+        value: "16448",
+        apply: Apply::Environment,
+        reason: "Shared memory moves a message in FIFO segments of this size (8 KiB by \
+                 default): a custom-typed body, packed straight into them, needs half as \
+                 many. Segments over 64 KiB are not an option (a custom body then hangs in \
+                 UCX 1.13).",
+    },
+    UcxSetting {
+        name: "UCX_SYSV_SEG_SIZE",
+        value: "16448",
+        apply: Apply::Environment,
+        reason: "The same as UCX_POSIX_SEG_SIZE, for System V shared memory.",
+    },
+];
