@@ -21,8 +21,14 @@
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
 
-// The layers, from the bottom: each imports only from those above it in this list (see
-// docs/ARCHITECTURE.md). Foundations (errors, tags, datatypes, statuses, groups, routes) first.
+// The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
+//   foundations   config, error, tag, datatype, status, group, route, bootstrap, liveness
+//   transport     transport (UCX), notices
+//   wire          wire (message formats)
+//   plan          plan (what a datatype moves)
+//   operations    ops (send and receive state machines)
+//   engine        engine (request table, progress)
+//   top           comm, collective, newcomm, request, custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod comm;

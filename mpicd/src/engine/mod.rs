@@ -77,10 +77,9 @@ struct Peer {
 impl Engine {
     /// Starts the transport and publishes this process's address through the launcher.
     pub(crate) fn start() -> Result<Engine> {
-        let custom = CustomConfig::from_env()?;
-        let peer_errors = std::env::var("MPICD_PEER_ERRORS")
-            .map(|v| v != "0")
-            .unwrap_or(true);
+        crate::config::warn_unknown_once();
+        let config = crate::config::Config::from_env()?;
+        let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
         let mut boot = Bootstrap::init()?;
         if boot.size() > crate::tag::MAX_PROCESSES {
             return Err(Error::Launch(format!(

@@ -2,6 +2,7 @@
 //! tunables of [`CustomConfig`] and where the receiver runs ([`Reach`]); and the memory a
 //! custom operation may use, whatever the plan.
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::plan::RawRegion;
 use crate::wire::{
@@ -22,7 +23,8 @@ pub(crate) const BODY_BYTES: usize = 1 << 20;
 /// (a UCX request, and the receiver's unexpected-message descriptor; a region below UCX's
 /// rendezvous threshold travels eagerly, but then it is under this size on shm and tcp).
 pub(crate) const REGION_REQUEST_BYTES: usize = 4 << 10;
-/// Tunables of the custom path, read from the environment once at start-up.
+/// The plan's tunables: the custom path's rows of the configuration table ([`crate::config`]),
+/// read once at start-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CustomConfig {
     /// The longest stream the lead message carries whole (`MPICD_INLINE_BYTES`, at most 8128
@@ -47,67 +49,29 @@ pub struct CustomConfig {
 }
 
 impl Default for CustomConfig {
+    /// The defaults of the configuration table ([`crate::config`]).
     fn default() -> Self {
+        CustomConfig::from(&Config::default())
+    }
+}
+
+impl From<&Config> for CustomConfig {
+    fn from(c: &Config) -> Self {
         CustomConfig {
-            inline_bytes: 4000,
-            inline_split: 0,
-            zcopy_threshold: 256 << 10,
-            zcopy_depth: 16,
-            node_local: true,
+            inline_bytes: c.inline_bytes,
+            inline_split: c.inline_split,
+            zcopy_threshold: c.zcopy_threshold,
+            zcopy_depth: c.zcopy_depth,
+            node_local: c.node_local,
         }
     }
 }
 
 impl CustomConfig {
-    /// Defaults overridden by `MPICD_*` environment variables.
+    /// The configuration table's values, overridden by `MPICD_*` environment variables
+    /// ([`Config::from_env`]).
     pub fn from_env() -> Result<CustomConfig> {
-        let mut c = CustomConfig::default();
-        let read = |name: &str, value: &mut usize, min: usize, max: usize| -> Result<()> {
-            if let Ok(text) = std::env::var(name) {
-                let v: usize = text.trim().parse().map_err(|_| {
-                    Error::InvalidArgument(format!("{name}={text} is not a number of bytes"))
-                })?;
-                if v < min {
-                    return Err(Error::InvalidArgument(format!(
-                        "{name}={v} is below the minimum {min}"
-                    )));
-                }
-                if v > max {
-                    return Err(Error::InvalidArgument(format!(
-                        "{name}={v} is above the maximum {max}"
-                    )));
-                }
-                *value = v;
-            }
-            Ok(())
-        };
-        let any = usize::MAX;
-        read(
-            "MPICD_INLINE_BYTES",
-            &mut c.inline_bytes,
-            0,
-            MAX_INLINE_BYTES,
-        )?;
-        read(
-            "MPICD_INLINE_SPLIT",
-            &mut c.inline_split,
-            0,
-            MAX_INLINE_BYTES,
-        )?;
-        read("MPICD_ZCOPY_THRESHOLD", &mut c.zcopy_threshold, 1, any)?;
-        read("MPICD_ZCOPY_DEPTH", &mut c.zcopy_depth, 1, any)?;
-        if let Ok(text) = std::env::var("MPICD_NODE_LOCAL") {
-            c.node_local = match text.trim() {
-                "0" => false,
-                "1" => true,
-                _ => {
-                    return Err(Error::InvalidArgument(format!(
-                        "MPICD_NODE_LOCAL={text} is neither 0 nor 1"
-                    )))
-                }
-            };
-        }
-        Ok(c)
+        Config::from_env().map(|c| CustomConfig::from(&c))
     }
 
     /// The most extra memory one custom operation uses on either side, whatever the message:

@@ -258,3 +258,9 @@ fn garbage_is_an_error_not_a_panic() {
     plan.encode_header(&mut lead);
     assert!(WirePlan::decode(&lead).is_err(), "absurd count");
 }
+
+#[test]
+fn the_configuration_tables_inline_bound_is_the_leads_room() {
+    assert_eq!(crate::config::MAX_INLINE_BYTES, LEAD_MAX - HEADER_BYTES);
+    assert_eq!(MAX_INLINE_BYTES, crate::config::MAX_INLINE_BYTES);
+}
