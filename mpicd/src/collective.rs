@@ -135,18 +135,11 @@ fn decode_records(mut buf: &[u8], size: usize) -> Result<Vec<Vec<u8>>> {
     let bad = || Error::Transport("malformed allgather record".into());
     let mut out = vec![Vec::new(); size];
     while !buf.is_empty() {
-        let rank = u32::from_le_bytes(
-            buf.get(0..4)
-                .ok_or_else(bad)?
-                .try_into()
-                .map_err(|_| bad())?,
-        ) as usize;
-        let len = u32::from_le_bytes(
-            buf.get(4..8)
-                .ok_or_else(bad)?
-                .try_into()
-                .map_err(|_| bad())?,
-        ) as usize;
+        let word = |at: usize| -> Result<usize> {
+            let bytes = buf.get(at..at + 4).ok_or_else(bad)?;
+            Ok(u32::from_le_bytes(bytes.try_into().map_err(|_| bad())?) as usize)
+        };
+        let (rank, len) = (word(0)?, word(4)?);
         let bytes = buf.get(8..8 + len).ok_or_else(bad)?;
         *out.get_mut(rank).ok_or_else(bad)? = bytes.to_vec();
         buf = &buf[8 + len..];

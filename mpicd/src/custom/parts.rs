@@ -111,35 +111,24 @@ impl<'a> SendParts<'a> {
     }
 
     /// Adds a region sent without packing.
-    pub fn region<T: Primitive>(mut self, data: &'a [T]) -> Self {
-        let bytes = std::mem::size_of_val(data);
-        self.regions.push(RawRegion {
-            ptr: bytes_of(data).as_ptr(),
-            bytes,
-            elem: T::TYPE,
-        });
-        self.shape.push(RegionShape {
-            bytes: bytes as u64,
-            elem: T::TYPE,
-        });
-        self
+    pub fn region<T: Primitive>(self, data: &'a [T]) -> Self {
+        self.regions(std::iter::once(data))
     }
 
     /// Adds several regions.
     pub fn regions<T: Primitive>(mut self, all: impl IntoIterator<Item = &'a [T]>) -> Self {
-        let all = all.into_iter();
-        self.regions.reserve(all.size_hint().0);
-        let mut runs = RunCounter::new(&mut self.shape, T::TYPE);
-        self.regions.extend(all.map(|data| {
+        push_regions(&mut self.regions, &mut self.shape, T::TYPE, all, |data| {
             let bytes = std::mem::size_of_val(data);
-            runs.add(bytes);
-            RawRegion {
-                ptr: bytes_of(data).as_ptr(),
+            let ptr = bytes_of(data).as_ptr();
+            (
+                RawRegion {
+                    ptr,
+                    bytes,
+                    elem: T::TYPE,
+                },
                 bytes,
-                elem: T::TYPE,
-            }
-        }));
-        runs.finish();
+            )
+        });
         self
     }
 }
@@ -168,6 +157,26 @@ unsafe impl PackState for SendParts<'_> {
 }
 
 /// Counts runs of equal region lengths while a list is built, touching the shape once per run.
+/// Appends a region entry (made by `entry`, which also gives its length) for each of `all`,
+/// and their lengths to `shape`, counting runs of equal lengths locally.
+fn push_regions<S, R>(
+    list: &mut Vec<R>,
+    shape: &mut Shape,
+    elem: ElementType,
+    all: impl IntoIterator<Item = S>,
+    mut entry: impl FnMut(S) -> (R, usize),
+) {
+    let all = all.into_iter();
+    list.reserve(all.size_hint().0);
+    let mut runs = RunCounter::new(shape, elem);
+    list.extend(all.map(|data| {
+        let (region, bytes) = entry(data);
+        runs.add(bytes);
+        region
+    }));
+    runs.finish();
+}
+
 struct RunCounter<'s> {
     shape: &'s mut Shape,
     elem: ElementType,
@@ -251,35 +260,24 @@ impl<'a> RecvParts<'a> {
     }
 
     /// Adds a region received in place.
-    pub fn region<T: Primitive>(mut self, data: &'a mut [T]) -> Self {
-        let bytes = std::mem::size_of_val(data);
-        self.regions.push(RawRegionMut {
-            ptr: bytes_of_mut(data).as_mut_ptr(),
-            bytes,
-            elem: T::TYPE,
-        });
-        self.shape.push(RegionShape {
-            bytes: bytes as u64,
-            elem: T::TYPE,
-        });
-        self
+    pub fn region<T: Primitive>(self, data: &'a mut [T]) -> Self {
+        self.regions(std::iter::once(data))
     }
 
     /// Adds several regions.
     pub fn regions<T: Primitive>(mut self, all: impl IntoIterator<Item = &'a mut [T]>) -> Self {
-        let all = all.into_iter();
-        self.regions.reserve(all.size_hint().0);
-        let mut runs = RunCounter::new(&mut self.shape, T::TYPE);
-        self.regions.extend(all.map(|data| {
+        push_regions(&mut self.regions, &mut self.shape, T::TYPE, all, |data| {
             let bytes = std::mem::size_of_val(data);
-            runs.add(bytes);
-            RawRegionMut {
+            let ptr = bytes_of_mut(data).as_mut_ptr();
+            (
+                RawRegionMut {
+                    ptr,
+                    bytes,
+                    elem: T::TYPE,
+                },
                 bytes,
-                ptr: bytes_of_mut(data).as_mut_ptr(),
-                elem: T::TYPE,
-            }
-        }));
-        runs.finish();
+            )
+        });
         self
     }
 }
