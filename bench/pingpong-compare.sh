@@ -18,11 +18,9 @@
 # MPICD_PINGPONG_ARGS, OMPI_PINGPONG (binary), UCX_TLS (default: UCX chooses, i.e. shared memory).
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT" || exit 1
 
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
 RUNS=${BENCH_RUNS:-3}
 MPICD_PINGPONG=${MPICD_PINGPONG:-target/release/pingpong}
 read -r -a MPICD_ARGS <<<"${MPICD_PINGPONG_ARGS:-}"

@@ -25,7 +25,7 @@
 # BENCH_TIMEOUT (seconds per benchmark, default 900; 300 for --smoke), CARGO.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT" || exit 1
 
 SMOKE=0
@@ -38,8 +38,6 @@ for a in "$@"; do
 done
 
 if [[ -d "$HOME/.cargo/bin" ]]; then PATH="$HOME/.cargo/bin:$PATH"; fi
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
 CARGO=${CARGO:-cargo}
 PEER_MPICC=${PEER_MPICC:-mpicc}
 if ((SMOKE)); then

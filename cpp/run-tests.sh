@@ -15,10 +15,9 @@
 # Needs `cargo build --release -p mpicd-capi` first (the Makefile's build does it).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT"
 BUILD=${CPP_TEST_BUILD:-$ROOT/target/cpp}
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
 RANKS=${CPP_TEST_RANKS:-2 4}
 TIMEOUT=${CPP_TEST_TIMEOUT:-120}
 WRAPPER=""
@@ -27,10 +26,7 @@ if [[ "${MPICD_CPP_TESTS_VALGRIND:-0}" == 1 ]]; then
     TIMEOUT=${CPP_TEST_TIMEOUT:-600}
 fi
 
-if [[ ! -e target/release/libmpi.so ]]; then
-    echo "cpp/run-tests: target/release/libmpi.so missing: run cargo build --release -p mpicd-capi" >&2
-    exit 1
-fi
+need_libmpi cpp/run-tests
 command -v cmake >/dev/null || { echo "cpp/run-tests: cmake not found (apt-get install cmake)" >&2; exit 1; }
 
 # CMake lists are ;-separated.

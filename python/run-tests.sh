@@ -15,22 +15,15 @@
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-PYTHON=${PYTHON:-python3}
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
+source "$HERE/../scripts/common.sh"
 RUNS=${PY_TEST_RUNS:-2:shm 4:shm 2:tcp}
 TIMEOUT=${PY_TEST_TIMEOUT:-600}
 
-if [[ ! -e "$ROOT/target/release/libmpi.so" && -z "${MPICD_LIBMPI:-}" ]]; then
-    echo "run-tests: $ROOT/target/release/libmpi.so missing: run cargo build --release --workspace" >&2
-    exit 1
-fi
+[[ -n "${MPICD_LIBMPI:-}" ]] || need_libmpi python/run-tests
 
 if [[ "${PY_TEST_NO_INSTALL:-0}" != 1 ]]; then
     "$PYTHON" -m pip install --quiet --disable-pip-version-check pytest numpy || exit 1
-    "$PYTHON" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$HERE" || exit 1
-    rm -rf "$HERE/build" "$HERE/src/mpicd.egg-info"  # setuptools' in-tree build leftovers
+    install_python_package || exit 1
 fi
 
 # Run from outside the source tree so that the installed package is the one tested.

@@ -23,11 +23,9 @@
 # Needs `cargo build --release -p mpicd-capi` first (the Makefile's build does it).
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT" || exit 1
 
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
 RANKS=${C_TEST_RANKS:-1 2 3 4}
 MODES=${C_TEST_MODES:-shm tcp}
 TIMEOUT=${C_TEST_TIMEOUT:-120}
@@ -67,10 +65,7 @@ if [[ "${MPICD_C_TESTS_ASAN:-0}" == 1 ]]; then
 fi
 mkdir -p "$OUT"
 
-if [[ ! -e target/release/libmpi.so ]]; then
-    echo "run-c-tests: target/release/libmpi.so missing: run cargo build --release -p mpicd-capi" >&2
-    exit 1
-fi
+need_libmpi run-c-tests
 
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then

@@ -18,10 +18,8 @@
 # Needs `cargo build --release -p mpicd-capi` first.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT" || exit 1
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpicd-install.XXXXXX")
@@ -44,15 +42,18 @@ check() {
     shift 2
     if "$@" >"$log" 2>&1; then ok "$name"; else bad "$name" "$log"; fi
 }
-# run_hello NAME EXE: runs EXE on 2 ranks and checks what rank 0 printed.
-run_hello() {
+# run_on_2 NAME EXE PATTERN: runs EXE on 2 ranks and checks that its output has a line
+# matching PATTERN (grep's basic regular expression).
+run_on_2() {
     local log="$W/$1.run.log"
-    if timeout 60 "${MPIRUN_CMD[@]}" -n 2 "$2" >"$log" 2>&1 && grep -aq "hello: ok, 2 ranks" "$log"; then
+    if timeout 60 "${MPIRUN_CMD[@]}" -n 2 "$2" >"$log" 2>&1 && grep -aq "$3" "$log"; then
         ok "$1 runs on 2 ranks"
     else
         bad "$1 runs on 2 ranks" "$log"
     fi
 }
+# run_hello NAME EXE: runs tests/install/hello.c's EXE on 2 ranks (rank 0 says how many).
+run_hello() { run_on_2 "$1" "$2" "hello: ok, 2 ranks"; }
 soname() { objdump -p "$1" 2>/dev/null | awk '$1 == "SONAME" { print $2 }'; }
 needed() { objdump -p "$1" 2>/dev/null | awk '$1 == "NEEDED" { print $2 }'; }
 
@@ -149,12 +150,7 @@ for src in dvec.c lists.cpp; do
     if [[ $src == *.c ]]; then wrapper=$PREFIX/bin/mpicc std=-std=c11; else wrapper=$PREFIX/bin/mpicxx std=-std=c++17; fi
     if check "README example $src builds" "$W/$base.build.log" \
         "$wrapper" "$std" -O1 -Wall -Wextra -Werror -o "$W/$base" "$W/$src"; then
-        log="$W/$base.run.log"
-        if timeout 60 "${MPIRUN_CMD[@]}" -n 2 "$W/$base" >"$log" 2>&1 && grep -aq "^$base: .*ok$" "$log"; then
-            ok "README example $src runs on 2 ranks"
-        else
-            bad "README example $src runs on 2 ranks" "$log"
-        fi
+        run_on_2 "README example $src" "$W/$base" "^$base: .*ok$"
     fi
 done
 
@@ -175,12 +171,7 @@ if command -v cmake >/dev/null; then
             want=$([[ $tree == installed ]] && echo "$PREFIX/lib" || echo "$ROOT/target/release")
             if [[ "$lib" == "$want/libmpi.so" ]]; then ok "FindMPI found $lib"; else bad "FindMPI found '$lib', not $want/libmpi.so"; fi
             run_hello "cmake-$tree hello" "$b/hello"
-            log="$b/listvec.run.log"
-            if timeout 60 "${MPIRUN_CMD[@]}" -n 2 "$b/listvec" >"$log" 2>&1 && grep -aq "listvec: all checks passed" "$log"; then
-                ok "cmake-$tree C++ custom type (listvec) runs on 2 ranks"
-            else
-                bad "cmake-$tree C++ custom type (listvec) runs on 2 ranks" "$log"
-            fi
+            run_on_2 "cmake-$tree C++ custom type (listvec)" "$b/listvec" "listvec: all checks passed"
         fi
     done
 else

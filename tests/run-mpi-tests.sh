@@ -28,18 +28,16 @@
 #
 # Usage: tests/run-mpi-tests.sh [NAME...]      (no names: every mpi_* program found)
 # Environment:
-#   MPIRUN             launcher command (the Makefile exports it; the default below matches it)
+#   MPIRUN             launcher command (the Makefile exports it; default: scripts/common.sh)
 #   MPI_TEST_BIN_DIR   where the programs are (default target/release/examples)
 #   MPI_TEST_SRC_DIR   where their sources are (default mpicd/examples)
 #   MPI_TEST_MODES     transport modes to run (default "shm tcp")
 #   MPI_TEST_TIMEOUT   seconds per run unless the program says otherwise (default 120)
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 cd "$ROOT" || exit 1
 
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
 BIN_DIR=${MPI_TEST_BIN_DIR:-target/release/examples}
 SRC_DIR=${MPI_TEST_SRC_DIR:-mpicd/examples}
 MODES=${MPI_TEST_MODES:-shm tcp}

@@ -34,8 +34,8 @@ static const char *method_names[] = {"reference", "manual", "mpi_ddt", "mpi_pack
 static int rank, nranks;
 static int outer_loop = 10, inner_loop = 20;
 /* Seconds one method of one configuration may take: past it (and after MIN_SAMPLES round
- * trips) the loops stop early, so that a slow method on a large configuration (Open MPI's
- * datatype engine on FFT2 D=1536: about a second per iteration) does not take minutes. */
+ * trips) the loops stop early, so that a slow method on a large configuration (a datatype
+ * engine that walks a large FFT type element by element) does not take minutes. */
 static double budget = 2.0;
 #define MIN_SAMPLES 5
 #define TAG 0
@@ -406,8 +406,9 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Reports DDTBench's statistic (the mean without the first and last sample) and the median,
- * which a shared, noisy machine needs: one preempted round trip of 10 ms among 200 of 10 us
- * doubles a mean. The RESULT line carries the median's bandwidth; `.mean` the mean's. */
+ * which a shared, noisy machine needs: a single preempted round trip, orders of magnitude
+ * longer than the others, moves the mean but not the median. The RESULT line carries the
+ * median's bandwidth; `.mean` the mean's. */
 static void report(kernel_t *k, int m, double *t, int n) {
     if (rank != 0) return;
     double mean = mean_without_ends(t, n);

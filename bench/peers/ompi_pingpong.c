@@ -49,15 +49,20 @@ static long parse_long(const char *s, const char *what)
     return v;
 }
 
+/* The start of the timed iterations, after the warm-up: every rank leaves a barrier, then
+ * reads the clock. */
+static double start_timing(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime();
+}
+
 /* Ping-pong between ranks 0 and 1: returns the one-way latency in microseconds on rank 0. */
 static double latency(int rank, char *buf, long size, long warmup, long iters)
 {
     double t0 = 0.0;
     for (long i = 0; i < warmup + iters; i++) {
-        if (i == warmup) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-        }
+        if (i == warmup) t0 = start_timing();
         if (rank == 0) {
             MPI_Send(buf, (int)size, MPI_CHAR, 1, TAG_LAT, MPI_COMM_WORLD);
             MPI_Recv(buf, (int)size, MPI_CHAR, 1, TAG_LAT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -80,10 +85,7 @@ static double bandwidth(int rank, char *buf, long size, long warmup, long iters)
     char ack[4] = {0};
     double t0 = 0.0;
     for (long i = 0; i < warmup + iters; i++) {
-        if (i == warmup) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            t0 = MPI_Wtime();
-        }
+        if (i == warmup) t0 = start_timing();
         if (rank == 0) {
             for (int w = 0; w < WINDOW; w++) {
                 MPI_Isend(buf, (int)size, MPI_CHAR, 1, TAG_BW, MPI_COMM_WORLD, &reqs[w]);

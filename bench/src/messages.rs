@@ -9,7 +9,7 @@
 //!   [`Region`](mpicd::custom::serde::Region), the bridge's way of keeping arrays out of the
 //!   encoding.
 
-use crate::shared::double_vec_shape;
+use crate::shared::{double_vec_shape, Pattern};
 use mpicd::custom::serde::Region;
 use mpicd::datatype::{bytes_of, bytes_of_mut};
 use mpicd::{CustomRecv, CustomSend, Error, RecvParts, Result, SendParts, Shape};
@@ -115,11 +115,9 @@ impl BenchMessage for DoubleVec {
 pub struct Structs<T>(pub Vec<T>);
 
 /// A struct type of the benchmark: its packed record (the fields without the gap).
-pub trait Record: Copy + PartialEq + Send + Sync + 'static {
+pub trait Record: Pattern + Copy + PartialEq + Send + Sync + 'static {
     /// Bytes of the packed record.
     const PACKED: usize;
-    fn pattern(i: usize) -> Self;
-    fn zero() -> Self;
     /// Writes the packed record (`PACKED` bytes).
     fn image(&self, out: &mut [u8]);
     /// Reads the packed record.
@@ -128,12 +126,6 @@ pub trait Record: Copy + PartialEq + Send + Sync + 'static {
 
 impl Record for StructSimple {
     const PACKED: usize = 20;
-    fn pattern(i: usize) -> Self {
-        StructSimple::pattern(i)
-    }
-    fn zero() -> Self {
-        StructSimple::default()
-    }
     #[inline(always)]
     fn image(&self, out: &mut [u8]) {
         scalars_image(self.a, self.b, self.c, self.d, out)
@@ -146,12 +138,6 @@ impl Record for StructSimple {
 
 impl Record for StructSimpleNoGap {
     const PACKED: usize = 16;
-    fn pattern(i: usize) -> Self {
-        StructSimpleNoGap::pattern(i)
-    }
-    fn zero() -> Self {
-        StructSimpleNoGap::default()
-    }
     #[inline(always)]
     fn image(&self, out: &mut [u8]) {
         out[0..4].copy_from_slice(&self.a.to_ne_bytes());
@@ -169,12 +155,6 @@ impl Record for StructSimpleNoGap {
 /// struct-vec's record for manual packing: the scalars, then the array.
 impl Record for StructVec {
     const PACKED: usize = 20 + 4 * crate::shared::STRUCT_VEC_LEN;
-    fn pattern(i: usize) -> Self {
-        StructVec::pattern(i)
-    }
-    fn zero() -> Self {
-        StructVec::ZERO
-    }
     #[inline(always)]
     fn image(&self, out: &mut [u8]) {
         scalars_image(self.a, self.b, self.c, self.d, &mut out[..20]);
@@ -219,7 +199,7 @@ where
     type Alt = ();
 
     fn blank(&self) -> Self {
-        Structs(vec![T::zero(); self.0.len()])
+        Structs(vec![T::ZERO; self.0.len()])
     }
 
     fn packed_len(&self) -> usize {

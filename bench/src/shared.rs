@@ -35,6 +35,36 @@ pub fn flag(args: &[String], name: &str) -> bool {
     args.iter().any(|a| a == name)
 }
 
+/// The kind (`-k`, default double-vec) and the test (`-t`, default latency), which must be one
+/// of `tests`; exits with a usage line on an unknown one.
+pub fn kind_and_test(args: &[String], tests: &[&str]) -> (Kind, String) {
+    let kind_name: String = option(args, "-k", "double-vec".to_string());
+    let Some(kind) = Kind::parse(&kind_name) else {
+        eprintln!("unknown kind {kind_name}");
+        std::process::exit(2);
+    };
+    let test: String = option(args, "-t", "latency".to_string());
+    if !tests.contains(&test.as_str()) {
+        eprintln!("unknown test {test}: one of {}", tests.join(", "));
+        std::process::exit(2);
+    }
+    (kind, test)
+}
+
+/// The message sizes of a run: powers of two from `--min` to `--max` (by default the kind's
+/// smallest size and `default_max`), or a few small ones for a smoke run.
+pub fn run_sizes(args: &[String], kind: Kind, smoke: bool, default_max: usize) -> Vec<usize> {
+    let (min, max) = if smoke {
+        (kind.min_size(), (kind.min_size() * 8).max(512 << 10))
+    } else {
+        (
+            option(args, "--min", kind.min_size()),
+            option(args, "--max", default_max),
+        )
+    };
+    sizes(min.max(kind.min_size()), max)
+}
+
 /// Prints one result line: `RESULT <impl> <metric> <bytes> <value>`.
 pub fn report(implementation: &str, metric: &str, bytes: usize, value: f64) {
     println!("RESULT {implementation} {metric} {bytes} {value:.3}");
@@ -147,9 +177,16 @@ pub fn dvalue(i: usize) -> f64 {
     i as f64 * 0.5 + 0.25
 }
 
+/// A struct type of the benchmarks: element `i` of its test pattern, and the zero value a
+/// receiver starts from.
+pub trait Pattern: Sized {
+    const ZERO: Self;
+    fn pattern(i: usize) -> Self;
+}
+
 /// Defines the three struct types of the paper (Listings 6-8) with extra attributes on the types
 /// (the rsmpi crate adds `#[derive(Equivalence)]`) and on struct-vec's array field (serde needs
-/// a helper for arrays longer than 32), with pattern constructors.
+/// a helper for arrays longer than 32), and their [`Pattern`]s.
 #[macro_export]
 macro_rules! define_structs {
     (types: [$(#[$m:meta])*], array: [$(#[$d:meta])*]) => {
@@ -187,12 +224,11 @@ macro_rules! define_structs {
             pub c: f64,
         }
 
-        impl StructVec {
-            pub const ZERO: StructVec = StructVec {
+        impl $crate::shared::Pattern for StructVec {
+            const ZERO: StructVec = StructVec {
                 a: 0, b: 0, c: 0, d: 0.0, data: [0; $crate::shared::STRUCT_VEC_LEN],
             };
-            /// Element `i` of the test pattern.
-            pub fn pattern(i: usize) -> StructVec {
+            fn pattern(i: usize) -> StructVec {
                 let mut s = StructVec {
                     a: $crate::shared::value(4 * i),
                     b: $crate::shared::value(4 * i + 1),
@@ -207,8 +243,9 @@ macro_rules! define_structs {
             }
         }
 
-        impl StructSimple {
-            pub fn pattern(i: usize) -> StructSimple {
+        impl $crate::shared::Pattern for StructSimple {
+            const ZERO: StructSimple = StructSimple { a: 0, b: 0, c: 0, d: 0.0 };
+            fn pattern(i: usize) -> StructSimple {
                 StructSimple {
                     a: $crate::shared::value(4 * i),
                     b: $crate::shared::value(4 * i + 1),
@@ -218,8 +255,9 @@ macro_rules! define_structs {
             }
         }
 
-        impl StructSimpleNoGap {
-            pub fn pattern(i: usize) -> StructSimpleNoGap {
+        impl $crate::shared::Pattern for StructSimpleNoGap {
+            const ZERO: StructSimpleNoGap = StructSimpleNoGap { a: 0, b: 0, c: 0.0 };
+            fn pattern(i: usize) -> StructSimpleNoGap {
                 StructSimpleNoGap {
                     a: $crate::shared::value(4 * i),
                     b: $crate::shared::value(4 * i + 1),
@@ -290,6 +328,21 @@ impl Schedule {
             min_iters: 1,
             max_iters: 10_000,
             warmup: option(args, "--warmup", 1),
+        }
+    }
+
+    /// The schedule of `test`: bandwidth's for `bandwidth`, latency's for the others; a smoke
+    /// run's for a smoke run.
+    pub fn of_test(args: &[String], test: &str, smoke: bool) -> Schedule {
+        let schedule = if test == "bandwidth" {
+            Schedule::bandwidth(args)
+        } else {
+            Schedule::latency(args)
+        };
+        if smoke {
+            schedule.smoke()
+        } else {
+            schedule
         }
     }
 

@@ -39,4 +39,30 @@ inline int size() {
 // A call that must succeed.
 #define OK(call) CHECK((call) == MPI_SUCCESS)
 
+namespace test {
+
+// MPI_Init, then MPI_ERRORS_RETURN on MPI_COMM_WORLD (each call's error is checked where it is
+// made).
+inline void init(int *argc, char ***argv) {
+    OK(MPI_Init(argc, argv));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+}
+
+// The error class of a call's return code.
+inline int error_class(int rc) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+// The end of a test: a barrier, MPI_Finalize, then rank 0 prints "NAME: all checks passed".
+inline void finish(const char *name) {
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    int me = rank();
+    OK(MPI_Finalize());
+    if (me == 0) std::printf("%s: all checks passed\n", name);
+}
+
+}  // namespace test
+
 #endif

@@ -124,8 +124,7 @@ static void receiver_fault(MPI_Datatype t, int peer, bool sender, fault f, int n
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test::init(&argc, &argv);
     int me = test::rank(), size = test::size();
     bool paired = (me ^ 1) < size;
     int peer = me ^ 1;
@@ -179,8 +178,6 @@ int main(int argc, char **argv) {
     }
 
     OK(MPI_Type_free(&t));
-    OK(MPI_Barrier(MPI_COMM_WORLD));
-    OK(MPI_Finalize());
-    if (me == 0) std::printf("exceptions: all checks passed\n");
+    test::finish("exceptions");
     return 0;
 }

@@ -101,8 +101,7 @@ static void ring(int n, int tag) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test::init(&argc, &argv);
     ring(1, 10);
     ring(3, 20);
     ring(10000, 30);
@@ -135,15 +134,10 @@ int main(int argc, char **argv) {
         } else {
             std::vector<A> small(2, A(7, 7, 7, 7.0));
             int rc = MPI_Recv(small.data(), 2, t, 0, 40, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            int cls = -1;
-            MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_TRUNCATE);
+            CHECK(test::error_class(rc) == MPI_ERR_TRUNCATE);
         }
         OK(MPI_Type_free(&t));
     }
-    OK(MPI_Barrier(MPI_COMM_WORLD));
-    int me = test::rank();
-    OK(MPI_Finalize());
-    if (me == 0) std::printf("listing1: all checks passed\n");
+    test::finish("listing1");
     return 0;
 }

@@ -66,8 +66,7 @@ static lv make(int who, int round) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test::init(&argc, &argv);
     int me = test::rank(), size = test::size();
     int next = (me + 1) % size, prev = (me + size - 1) % size;
     MPI_Datatype t = mpicd::custom_type<lv>();
@@ -142,16 +141,12 @@ int main(int argc, char **argv) {
         } else {
             lv got[2];
             int rc = MPI_Recv(got, 2, t, 0, 230, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            int cls = -1;
-            MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_TRUNCATE);
+            CHECK(test::error_class(rc) == MPI_ERR_TRUNCATE);
             CHECK(got[0].empty() && got[1].empty());
         }
     }
 
     OK(MPI_Type_free(&t));
-    OK(MPI_Barrier(MPI_COMM_WORLD));
-    OK(MPI_Finalize());
-    if (me == 0) std::printf("listvec: all checks passed\n");
+    test::finish("listvec");
     return 0;
 }

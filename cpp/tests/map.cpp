@@ -68,8 +68,7 @@ static dict make(int who, int round) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test::init(&argc, &argv);
     int me = test::rank(), size = test::size();
     int next = (me + 1) % size, prev = (me + size - 1) % size;
     MPI_Datatype t = mpicd::custom_type<dict>();
@@ -107,8 +106,6 @@ int main(int argc, char **argv) {
     }
 
     OK(MPI_Type_free(&t));
-    OK(MPI_Barrier(MPI_COMM_WORLD));
-    OK(MPI_Finalize());
-    if (me == 0) std::printf("map: all checks passed\n");
+    test::finish("map");
     return 0;
 }

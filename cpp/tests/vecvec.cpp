@@ -94,8 +94,7 @@ static void exchange(int which, int objects, int tag) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    test::init(&argc, &argv);
     for (int which = 0; which < 5; which++) exchange(which, 1, 100 + which);
     exchange(0, 3, 110);
     exchange(2, 3, 111);
@@ -131,15 +130,10 @@ int main(int argc, char **argv) {
             vv x = make(4, 0, false);
             x[2].resize(10);
             int rc = MPI_Recv(&x, 1, t, 0, 120, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            int cls = -1;
-            MPI_Error_class(rc, &cls);
-            CHECK(cls == MPI_ERR_TRUNCATE);
+            CHECK(test::error_class(rc) == MPI_ERR_TRUNCATE);
         }
         OK(MPI_Type_free(&t));
     }
-    OK(MPI_Barrier(MPI_COMM_WORLD));
-    int me = test::rank();
-    OK(MPI_Finalize());
-    if (me == 0) std::printf("vecvec: all checks passed\n");
+    test::finish("vecvec");
     return 0;
 }

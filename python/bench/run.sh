@@ -16,10 +16,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-PYTHON=${PYTHON:-python3}
-MPIRUN=${MPIRUN:-env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe}
-read -r -a MPIRUN_CMD <<<"$MPIRUN"
+source "$HERE/../../scripts/common.sh"
 MIN=1K
 MAX=256M
 REPEAT=2
@@ -33,10 +30,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-if [[ ! -e "$ROOT/target/release/libmpi.so" && -z "${MPICD_LIBMPI:-}" ]]; then
-    echo "run.sh: $ROOT/target/release/libmpi.so missing: run cargo build --release --workspace" >&2
-    exit 1
-fi
+[[ -n "${MPICD_LIBMPI:-}" ]] || need_libmpi python/bench/run.sh
 
 if [[ "${BENCH_NO_INSTALL:-0}" != 1 ]]; then
     pip=("$PYTHON" -m pip install --quiet --disable-pip-version-check)
@@ -46,8 +40,7 @@ if [[ "${BENCH_NO_INSTALL:-0}" != 1 ]]; then
         echo "run.sh: building mpi4py against Open MPI (mpicc); this takes a few minutes once"
         "${pip[@]}" --no-binary mpi4py mpi4py
     fi
-    "${pip[@]}" --force-reinstall --no-deps "$ROOT/python"
-    rm -rf "$ROOT/python/build" "$ROOT/python/src/mpicd.egg-info"  # in-tree build leftovers
+    install_python_package
 fi
 
 OUT="$HERE/results"

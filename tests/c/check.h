@@ -32,4 +32,28 @@
         }                                                                                \
     } while (0)
 
+/* The region-count callback of a custom type with one region per element. */
+static inline int one_region_per_element(void *state, void *buf, MPI_Count count, MPI_Count *n) {
+    (void)state;
+    (void)buf;
+    *n = count;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Init, then MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF (each call's error is
+ * checked where it is made); sets this process's rank and the number of ranks. */
+static inline void test_init(int *argc, char ***argv, int *rank, int *size) {
+    OK(MPI_Init(argc, argv));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, size));
+}
+
+/* MPI_Finalize, then rank 0 prints "NAME: all checks passed" (what run-c-tests.sh looks for). */
+static inline void test_finish(int rank, const char *name) {
+    OK(MPI_Finalize());
+    if (rank == 0) printf("%s: all checks passed\n", name);
+}
+
 #endif

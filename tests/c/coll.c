@@ -146,11 +146,8 @@ static void run(MPI_Comm comm) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_init(&argc, &argv, &rank, &size);
     CHECK(size <= 64);
     run(MPI_COMM_WORLD);
     run(MPI_COMM_SELF);
@@ -161,7 +158,6 @@ int main(int argc, char **argv) {
         run(sub);
         OK(MPI_Comm_free(&sub));
     }
-    OK(MPI_Finalize());
-    if (rank == 0) printf("coll: all checks passed\n");
+    test_finish(rank, "coll");
     return 0;
 }

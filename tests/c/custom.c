@@ -96,13 +96,6 @@ static int unpack_fn(void *state, void *buf, MPI_Count count, MPI_Count offset, 
     return MPI_SUCCESS;
 }
 
-static int region_count_fn(void *state, void *buf, MPI_Count count, MPI_Count *region_count) {
-    (void)state;
-    (void)buf;
-    *region_count = count;
-    return MPI_SUCCESS;
-}
-
 static int region_fn(void *state, void *buf, MPI_Count count, MPI_Count region_count,
                      void *reg_bases[], MPI_Count reg_lens[], MPI_Datatype reg_types[]) {
     (void)state;
@@ -119,7 +112,7 @@ static int region_fn(void *state, void *buf, MPI_Count count, MPI_Count region_c
 static MPI_Datatype make_struct_vec(int *fail) {
     MPI_Datatype t;
     OK(MPI_Type_create_custom(state_fn, state_free_fn, query_fn, pack_fn, unpack_fn,
-                              region_count_fn, region_fn, fail, 1, &t));
+                              one_region_per_element, region_fn, fail, 1, &t));
     OK(MPI_Type_commit(&t));
     return t;
 }
@@ -179,13 +172,6 @@ static int dvec_unpack(void *state, void *buf, MPI_Count count, MPI_Count offset
     return MPI_SUCCESS;
 }
 
-static int dvec_region_count(void *state, void *buf, MPI_Count count, MPI_Count *n) {
-    (void)state;
-    (void)buf;
-    *n = count;
-    return MPI_SUCCESS;
-}
-
 static int dvec_regions(void *state, void *buf, MPI_Count count, MPI_Count n, void *bases[],
                         MPI_Count lens[], MPI_Datatype types[]) {
     (void)state;
@@ -215,8 +201,8 @@ static int dvec_resize(void *state, void *buf, MPI_Count count, MPI_Count packed
 
 static MPI_Datatype make_dvec(void) {
     MPI_Datatype t;
-    OK(MPI_Type_create_custom(NULL, NULL, dvec_query, dvec_pack, dvec_unpack, dvec_region_count,
-                              dvec_regions, NULL, 1, &t));
+    OK(MPI_Type_create_custom(NULL, NULL, dvec_query, dvec_pack, dvec_unpack,
+                              one_region_per_element, dvec_regions, NULL, 1, &t));
     OK(MPI_Type_commit(&t));
     return t;
 }
@@ -313,12 +299,8 @@ static void errors(int rank, int size) {
 }
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_init(&argc, &argv, &rank, &size);
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     int fine = 0;
     MPI_Datatype t = make_struct_vec(&fine);
@@ -368,7 +350,6 @@ int main(int argc, char **argv) {
     free(min);
     OK(MPI_Barrier(MPI_COMM_WORLD));
     CHECK(states_made == states_freed);
-    OK(MPI_Finalize());
-    if (rank == 0) printf("custom: all checks passed\n");
+    test_finish(rank, "custom");
     return 0;
 }

@@ -4,12 +4,8 @@
 #include <string.h>
 
 int main(int argc, char **argv) {
-    OK(MPI_Init(&argc, &argv));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     int rank, size, x = 0, flag;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_init(&argc, &argv, &rank, &size);
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Request r;
     MPI_Status s;
@@ -91,7 +87,6 @@ int main(int argc, char **argv) {
     FAILS(MPI_Error_class(-3, &cls), MPI_ERR_ARG);
 
     OK(MPI_Barrier(w));
-    OK(MPI_Finalize());
-    if (rank == 0) printf("errors: all checks passed\n");
+    test_finish(rank, "errors");
     return 0;
 }

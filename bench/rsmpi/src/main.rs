@@ -23,8 +23,8 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Equivalence;
 use shared::{
-    double_vec_shape, flag, option, report, secs, sizes, value, Kind, Schedule, SUBVEC_BYTES,
-    WINDOW,
+    double_vec_shape, flag, kind_and_test, option, report, run_sizes, secs, value, Kind, Pattern,
+    Schedule, SUBVEC_BYTES, WINDOW,
 };
 use std::time::Instant;
 
@@ -165,16 +165,7 @@ fn measure<T: Equivalence + Copy + PartialEq>(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let kind_name: String = option(&args, "-k", "double-vec".to_string());
-    let Some(kind) = Kind::parse(&kind_name) else {
-        eprintln!("unknown kind {kind_name}");
-        std::process::exit(2);
-    };
-    let test: String = option(&args, "-t", "latency".to_string());
-    if test != "latency" && test != "bandwidth" {
-        eprintln!("unknown test {test}: latency or bandwidth");
-        std::process::exit(2);
-    }
+    let (kind, test) = kind_and_test(&args, &["latency", "bandwidth"]);
     let smoke = flag(&args, "--smoke");
     let default_methods = if kind == Kind::DoubleVec {
         "bytes"
@@ -187,20 +178,7 @@ fn main() {
         .map(str::to_string)
         .collect();
     let default_max = if test == "latency" { 4 << 20 } else { 8 << 20 };
-    let (min, max) = if smoke {
-        (kind.min_size(), (kind.min_size() * 8).max(512 << 10))
-    } else {
-        (
-            option(&args, "--min", kind.min_size()),
-            option(&args, "--max", default_max),
-        )
-    };
-    let schedule = if test == "latency" {
-        Schedule::latency(&args)
-    } else {
-        Schedule::bandwidth(&args)
-    };
-    let schedule = if smoke { schedule.smoke() } else { schedule };
+    let schedule = Schedule::of_test(&args, &test, smoke);
     let subvec: usize = option(&args, "-s", SUBVEC_BYTES);
 
     let universe = mpi::initialize().expect("MPI init");
@@ -209,7 +187,7 @@ fn main() {
         eprintln!("rsmpi-datatypes needs exactly 2 ranks (got {})", w.size());
         std::process::exit(2);
     }
-    for size in sizes(min.max(kind.min_size()), max) {
+    for size in run_sizes(&args, kind, smoke, default_max) {
         let payload = kind.payload(size);
         for method in &methods {
             let count = kind.count(size);

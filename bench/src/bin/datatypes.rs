@@ -26,8 +26,8 @@ use mpicd_bench::messages::{
     double_vec, BenchMessage, StructSimple, StructSimpleNoGap, StructVec, Structs,
 };
 use mpicd_bench::shared::{
-    flag, option, peak_rss, report, reset_peak_rss, secs, sizes, value, Kind, Schedule,
-    SUBVEC_BYTES, WINDOW,
+    flag, kind_and_test, option, peak_rss, report, reset_peak_rss, run_sizes, secs, value, Kind,
+    Schedule, SUBVEC_BYTES, WINDOW,
 };
 use std::time::Instant;
 
@@ -476,16 +476,7 @@ fn run_kind<M: BenchMessage>(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let kind_name: String = option(&args, "-k", "double-vec".to_string());
-    let Some(kind) = Kind::parse(&kind_name) else {
-        eprintln!("unknown kind {kind_name}");
-        std::process::exit(2);
-    };
-    let test: String = option(&args, "-t", "latency".to_string());
-    if !["latency", "bandwidth", "memory"].contains(&test.as_str()) {
-        eprintln!("unknown test {test}: latency, bandwidth or memory");
-        std::process::exit(2);
-    }
+    let (kind, test) = kind_and_test(&args, &["latency", "bandwidth", "memory"]);
     let smoke = flag(&args, "--smoke");
     let default_methods = match (kind, test.as_str()) {
         (_, "memory") => "custom,bytes",
@@ -507,25 +498,13 @@ fn main() {
         "bandwidth" => 8 << 20,
         _ => 64 << 20,
     };
-    let (min, max) = if smoke {
-        (kind.min_size(), (kind.min_size() * 8).max(512 << 10))
-    } else {
-        (
-            option(&args, "--min", kind.min_size()),
-            option(&args, "--max", default_max),
-        )
-    };
-    let schedule = match test.as_str() {
-        "bandwidth" => Schedule::bandwidth(&args),
-        _ => Schedule::latency(&args),
-    };
     let o = Options {
         kind,
+        sizes: run_sizes(&args, kind, smoke, default_max),
+        subvec: option(&args, "-s", SUBVEC_BYTES),
+        schedule: Schedule::of_test(&args, &test, smoke),
         test,
         methods,
-        sizes: sizes(min.max(kind.min_size()), max),
-        subvec: option(&args, "-s", SUBVEC_BYTES),
-        schedule: if smoke { schedule.smoke() } else { schedule },
     };
 
     let mpi = mpicd::init().expect("mpicd init");
@@ -555,7 +534,8 @@ fn main() {
         }),
     };
     if let Err(e) = result {
-        eprintln!("datatypes {kind_name} {} on rank {}: {e}", o.test, w.rank());
+        let (name, rank) = (kind.name(), w.rank());
+        eprintln!("datatypes {name} {} on rank {rank}: {e}", o.test);
         let _ = mpi.abort(1, "benchmark failed");
         std::process::exit(1);
     }

@@ -238,65 +238,42 @@ struct shape {
 
 namespace detail {
 
-template <class T, class = void>
-struct has_traits_pack : std::false_type {};
-template <class T>
-struct has_traits_pack<T, std::void_t<decltype(custom_traits<T>::pack(
-                              std::declval<const T &>(), std::declval<packer &>()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_member_pack : std::false_type {};
-template <class T>
-struct has_member_pack<T, std::void_t<decltype(std::declval<const T &>().pack(
-                              std::declval<packer &>()))>> : std::true_type {};
+/// `has<Op, T>`: whether `Op<T>` is a type, i.e. whether the expression it is the type of
+/// compiles for T (the detection idiom): `has<traits_pack_t, T>` says whether
+/// custom_traits<T> has a pack function.
+template <class T, template <class> class Op, class = void>
+struct detected : std::false_type {};
+template <class T, template <class> class Op>
+struct detected<T, Op, std::void_t<Op<T>>> : std::true_type {};
+template <template <class> class Op, class T>
+inline constexpr bool has = detected<T, Op>::value;
 
-template <class T, class = void>
-struct has_traits_unpack : std::false_type {};
+// What custom_traits<T> and T's members may provide.
 template <class T>
-struct has_traits_unpack<T, std::void_t<decltype(custom_traits<T>::unpack(
-                                std::declval<T &>(), std::declval<unpacker &>()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_member_unpack : std::false_type {};
+using traits_pack_t =
+    decltype(custom_traits<T>::pack(std::declval<const T &>(), std::declval<packer &>()));
 template <class T>
-struct has_member_unpack<T, std::void_t<decltype(std::declval<T &>().unpack(
-                                std::declval<unpacker &>()))>> : std::true_type {};
-
-template <class T, class = void>
-struct has_traits_regions : std::false_type {};
+using member_pack_t = decltype(std::declval<const T &>().pack(std::declval<packer &>()));
 template <class T>
-struct has_traits_regions<T, std::void_t<decltype(custom_traits<T>::regions(
-                                 std::declval<const T &>(), std::declval<region_list &>()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_member_regions : std::false_type {};
+using traits_unpack_t =
+    decltype(custom_traits<T>::unpack(std::declval<T &>(), std::declval<unpacker &>()));
 template <class T>
-struct has_member_regions<T, std::void_t<decltype(std::declval<const T &>().regions(
-                                 std::declval<region_list &>()))>> : std::true_type {};
-
-template <class T, class = void>
-struct has_traits_resize : std::false_type {};
+using member_unpack_t = decltype(std::declval<T &>().unpack(std::declval<unpacker &>()));
 template <class T>
-struct has_traits_resize<T, std::void_t<decltype(custom_traits<T>::resize(
-                                std::declval<T &>(), std::declval<const shape &>()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_member_resize : std::false_type {};
+using traits_regions_t = decltype(custom_traits<T>::regions(std::declval<const T &>(),
+                                                            std::declval<region_list &>()));
 template <class T>
-struct has_member_resize<T, std::void_t<decltype(std::declval<T &>().resize(
-                                std::declval<const shape &>()))>> : std::true_type {};
-
-template <class T, class = void>
-struct has_traits_packed_size : std::false_type {};
+using member_regions_t =
+    decltype(std::declval<const T &>().regions(std::declval<region_list &>()));
 template <class T>
-struct has_traits_packed_size<
-    T, std::void_t<decltype(custom_traits<T>::packed_size(std::declval<const T &>()))>>
-    : std::true_type {};
-template <class T, class = void>
-struct has_member_packed_size : std::false_type {};
+using traits_resize_t =
+    decltype(custom_traits<T>::resize(std::declval<T &>(), std::declval<const shape &>()));
 template <class T>
-struct has_member_packed_size<T, std::void_t<decltype(std::declval<const T &>().packed_size())>>
-    : std::true_type {};
+using member_resize_t = decltype(std::declval<T &>().resize(std::declval<const shape &>()));
+template <class T>
+using traits_packed_size_t = decltype(custom_traits<T>::packed_size(std::declval<const T &>()));
+template <class T>
+using member_packed_size_t = decltype(std::declval<const T &>().packed_size());
 
 template <class T, class = void>
 struct traits_pack_size : std::integral_constant<std::size_t, 0> {
@@ -321,12 +298,11 @@ struct member_pack_size<T, std::enable_if_t<std::is_integral_v<std::remove_cv_t<
 /// What a type provides, from its traits first, then from its members.
 template <class T>
 struct ops {
-    static constexpr bool traits_pack = has_traits_pack<T>::value;
-    static constexpr bool has_pack = traits_pack || has_member_pack<T>::value;
-    static constexpr bool has_unpack = has_traits_unpack<T>::value || has_member_unpack<T>::value;
-    static constexpr bool has_regions =
-        has_traits_regions<T>::value || has_member_regions<T>::value;
-    static constexpr bool has_resize = has_traits_resize<T>::value || has_member_resize<T>::value;
+    static constexpr bool traits_pack = has<traits_pack_t, T>;
+    static constexpr bool has_pack = traits_pack || has<member_pack_t, T>;
+    static constexpr bool has_unpack = has<traits_unpack_t, T> || has<member_unpack_t, T>;
+    static constexpr bool has_regions = has<traits_regions_t, T> || has<member_regions_t, T>;
+    static constexpr bool has_resize = has<traits_resize_t, T> || has<member_resize_t, T>;
     static constexpr bool fixed = traits_pack_size<T>::fixed || member_pack_size<T>::fixed;
     static constexpr std::size_t fixed_size =
         traits_pack_size<T>::fixed ? traits_pack_size<T>::value : member_pack_size<T>::value;
@@ -339,27 +315,27 @@ struct ops {
                   "mpicd::custom_traits<T> (or T's members) must provide pack/unpack or regions");
 
     static void pack(const T &x, packer &p) {
-        if constexpr (has_traits_pack<T>::value) custom_traits<T>::pack(x, p);
-        else if constexpr (has_member_pack<T>::value) x.pack(p);
+        if constexpr (has<traits_pack_t, T>) custom_traits<T>::pack(x, p);
+        else if constexpr (has<member_pack_t, T>) x.pack(p);
     }
     static void unpack(T &x, unpacker &u) {
-        if constexpr (has_traits_unpack<T>::value) custom_traits<T>::unpack(x, u);
-        else if constexpr (has_member_unpack<T>::value) x.unpack(u);
+        if constexpr (has<traits_unpack_t, T>) custom_traits<T>::unpack(x, u);
+        else if constexpr (has<member_unpack_t, T>) x.unpack(u);
     }
     static void regions(const T &x, region_list &r) {
-        if constexpr (has_traits_regions<T>::value) custom_traits<T>::regions(x, r);
-        else if constexpr (has_member_regions<T>::value) x.regions(r);
+        if constexpr (has<traits_regions_t, T>) custom_traits<T>::regions(x, r);
+        else if constexpr (has<member_regions_t, T>) x.regions(r);
     }
     static void resize(T &x, const shape &s) {
-        if constexpr (has_traits_resize<T>::value) custom_traits<T>::resize(x, s);
-        else if constexpr (has_member_resize<T>::value) x.resize(s);
+        if constexpr (has<traits_resize_t, T>) custom_traits<T>::resize(x, s);
+        else if constexpr (has<member_resize_t, T>) x.resize(s);
     }
     /// Bytes pack writes for `x` (without the header).
     static std::size_t body_size(const T &x) {
         if constexpr (!has_pack) return 0;
         else if constexpr (fixed) return fixed_size;
-        else if constexpr (has_traits_packed_size<T>::value) return custom_traits<T>::packed_size(x);
-        else if constexpr (has_member_packed_size<T>::value) return x.packed_size();
+        else if constexpr (has<traits_packed_size_t, T>) return custom_traits<T>::packed_size(x);
+        else if constexpr (has<member_packed_size_t, T>) return x.packed_size();
         else {
             packer counter;
             pack(x, counter);

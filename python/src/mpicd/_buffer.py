@@ -13,6 +13,8 @@ import ctypes
 import sys
 from ctypes import POINTER, c_char_p, c_int, c_ssize_t, c_void_p
 
+from ._errors import check
+from ._libmpi import REQUEST_NULL
 from ._types import PREDEFINED_TYPES, Datatype, from_format
 
 PyBUF_SIMPLE = 0
@@ -126,6 +128,26 @@ class Msg:
         if type(pin) is Pin:
             pin.release()
 
+    def run(self, fn, *args):
+        """Runs the blocking call ``fn(address, count, datatype, *args)`` on this buffer,
+        releases the buffer and raises the call's error."""
+        try:
+            code = fn(self.addr, self.count, self.datatype.handle, *args)
+        finally:
+            self.release()
+        check(code)
+
+    def start(self, fn, *args):
+        """Starts the non-blocking call ``fn(address, count, datatype, *args, &request)`` on
+        this buffer and returns the request handle; the request must hold the buffer until it
+        completes. A call that fails to start releases the buffer and raises its error."""
+        req = c_void_p(REQUEST_NULL)
+        code = fn(self.addr, self.count, self.datatype.handle, *args, ctypes.byref(req))
+        if code != 0:
+            self.release()
+            check(code)
+        return req.value
+
 
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
@@ -134,7 +156,8 @@ _addressof = ctypes.addressof
 def address_of(buf):
     """``(address, holder)`` of a contiguous buffer; the holder keeps the buffer exported (so
     it cannot move) while it lives. A writable C-order buffer takes the short way, ctypes'
-    ``from_buffer`` (0.3 us); a read-only, Fortran-order or empty one a :class:`Pin`."""
+    ``from_buffer`` (one C call, no ``Py_buffer`` to keep); a read-only, Fortran-order or empty
+    one a :class:`Pin`."""
     try:
         view = _from_buffer(buf)
     except (TypeError, ValueError):  # read-only or not C-contiguous; empty

@@ -11,11 +11,11 @@ import ctypes
 from . import _objcoll, _pickled
 from ._buffer import message
 from ._errors import check
-from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, COMM_SELF, COMM_WORLD, ERRORS_RETURN,
-                      IN_PLACE_ADDR, REQUEST_NULL, MPI_Status, lib)
+from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, COMM_SELF, COMM_WORLD, ERRHANDLER_NULL,
+                      ERRORS_RETURN, IN_PLACE_ADDR, MPI_Status, lib)
 from ._request import Message, Request
 from ._status import c_status
-from ._types import PREDEFINED_OPS, Op
+from ._types import PREDEFINED_OPS, Handle, Op
 
 SUM = PREDEFINED_OPS["SUM"]
 
@@ -42,21 +42,43 @@ def _is_in_place(buf):
     return isinstance(buf, InPlaceType)
 
 
-class Errhandler:
+class Errhandler(Handle):
     __slots__ = ("handle", "name")
+    _NULL = ERRHANDLER_NULL
 
     def __init__(self, handle, name):
         self.handle = handle
         self.name = name
 
-    def __eq__(self, other):
-        return isinstance(other, Errhandler) and other.handle == self.handle
 
-    def __hash__(self):
-        return hash(("Errhandler", self.handle))
+class _Held:
+    """The buffers of one call, each released when the call returns, whatever happens: ``with
+    _Held() as held: m = held(message(...))``."""
 
-    def __repr__(self):
-        return f"<mpicd.MPI.Errhandler {self.name}>"
+    __slots__ = ("msgs",)
+
+    def __init__(self):
+        self.msgs = []
+
+    def __call__(self, m):
+        self.msgs.append(m)
+        return m
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for m in self.msgs:
+            m.release()
+
+
+def _in_place_or(held, buf, other, writable, blocks=1):
+    """``(address, count, datatype)`` of one side of a collective: MPI_IN_PLACE with the
+    other side's count and datatype, or the buffer (held for the call)."""
+    if _is_in_place(buf):
+        return IN_PLACE_ADDR, other.count, other.handle
+    m = held(message(buf, writable=writable, blocks=blocks))
+    return m.addr, m.count, m.handle
 
 
 def _op_handle(op):
@@ -195,12 +217,7 @@ class Comm:
     # -- buffers: point to point ---------------------------------------------------------
 
     def _send(self, fn, buf, dest, tag):
-        m = message(buf, writable=False)
-        try:
-            code = fn(m.addr, m.count, m.handle, dest, tag, self._h)
-        finally:
-            m.release()
-        check(code)
+        message(buf, writable=False).run(fn, dest, tag, self._h)
 
     def Send(self, buf, dest, tag=0):
         self._send(lib.MPI_Send, buf, dest, tag)
@@ -210,12 +227,7 @@ class Comm:
 
     def _isend(self, fn, buf, dest, tag):
         m = message(buf, writable=False)
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = fn(m.addr, m.count, m.handle, dest, tag, self._h, ctypes.byref(req))
-        if code != 0:
-            m.release()
-            check(code)
-        return Request(req.value, msgs=[m])
+        return Request(m.start(fn, dest, tag, self._h), msgs=[m])
 
     def Isend(self, buf, dest, tag=0):
         return self._isend(lib.MPI_Isend, buf, dest, tag)
@@ -224,37 +236,20 @@ class Comm:
         return self._isend(lib.MPI_Issend, buf, dest, tag)
 
     def Recv(self, buf, source=ANY_SOURCE, tag=ANY_TAG, status=None):
-        m = message(buf, writable=True)
-        try:
-            code = lib.MPI_Recv(m.addr, m.count, m.handle, source, tag, self._h,
-                                c_status(status))
-        finally:
-            m.release()
-        check(code)
+        st = c_status(status)
+        message(buf, writable=True).run(lib.MPI_Recv, source, tag, self._h, st)
 
     def Irecv(self, buf, source=ANY_SOURCE, tag=ANY_TAG):
         m = message(buf, writable=True)
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = lib.MPI_Irecv(m.addr, m.count, m.handle, source, tag, self._h, ctypes.byref(req))
-        if code != 0:
-            m.release()
-            check(code)
-        return Request(req.value, msgs=[m])
+        return Request(m.start(lib.MPI_Irecv, source, tag, self._h), msgs=[m])
 
     def Sendrecv(self, sendbuf, dest, sendtag=0, recvbuf=None, source=ANY_SOURCE,
                  recvtag=ANY_TAG, status=None):
-        s = message(sendbuf, writable=False)
-        try:
-            r = message(recvbuf, writable=True)
-        except BaseException:
-            s.release()
-            raise
-        try:
+        with _Held() as held:
+            s = held(message(sendbuf, writable=False))
+            r = held(message(recvbuf, writable=True))
             code = lib.MPI_Sendrecv(s.addr, s.count, s.handle, dest, sendtag, r.addr, r.count,
                                     r.handle, source, recvtag, self._h, c_status(status))
-        finally:
-            s.release()
-            r.release()
         check(code)
 
     def Probe(self, source=ANY_SOURCE, tag=ANY_TAG, status=None):
@@ -284,12 +279,7 @@ class Comm:
         check(lib.MPI_Barrier(self._h))
 
     def Bcast(self, buf, root=0):
-        m = message(buf, writable=self.rank != root)
-        try:
-            code = lib.MPI_Bcast(m.addr, m.count, m.handle, root, self._h)
-        finally:
-            m.release()
-        check(code)
+        message(buf, writable=self.rank != root).run(lib.MPI_Bcast, root, self._h)
 
     def _recv_side(self, recvbuf, significant, blocks=1):
         if significant and recvbuf is not None:
@@ -297,123 +287,57 @@ class Comm:
         return message(None, writable=True)
 
     def Reduce(self, sendbuf, recvbuf, op=SUM, root=0):
-        at_root = self.rank == root
-        r = self._recv_side(recvbuf, at_root)
-        try:
-            if _is_in_place(sendbuf):
-                addr, count, dtype = IN_PLACE_ADDR, r.count, r.handle
-                s = None
-            else:
-                s = message(sendbuf, writable=False)
-                addr, count, dtype = s.addr, s.count, s.handle
-            try:
-                code = lib.MPI_Reduce(addr, r.addr, count, dtype, _op_handle(op), root, self._h)
-            finally:
-                if s is not None:
-                    s.release()
-        finally:
-            r.release()
+        with _Held() as held:
+            r = held(self._recv_side(recvbuf, self.rank == root))
+            addr, count, dtype = _in_place_or(held, sendbuf, r, writable=False)
+            code = lib.MPI_Reduce(addr, r.addr, count, dtype, _op_handle(op), root, self._h)
         check(code)
 
     def Allreduce(self, sendbuf, recvbuf, op=SUM):
-        r = message(recvbuf, writable=True)
-        try:
-            if _is_in_place(sendbuf):
-                addr, s = IN_PLACE_ADDR, None
-            else:
-                s = message(sendbuf, writable=False)
-                addr = s.addr
-            try:
-                code = lib.MPI_Allreduce(addr, r.addr, r.count, r.handle, _op_handle(op),
-                                         self._h)
-            finally:
-                if s is not None:
-                    s.release()
-        finally:
-            r.release()
+        with _Held() as held:
+            r = held(message(recvbuf, writable=True))
+            addr = _in_place_or(held, sendbuf, r, writable=False)[0]
+            code = lib.MPI_Allreduce(addr, r.addr, r.count, r.handle, _op_handle(op), self._h)
         check(code)
 
     def Gather(self, sendbuf, recvbuf, root=0):
         at_root = self.rank == root
-        r = self._recv_side(recvbuf, at_root, blocks=self.size)
-        s = None
-        try:
-            if _is_in_place(sendbuf):
-                saddr, scount, stype = IN_PLACE_ADDR, r.count, r.handle
-            else:
-                s = message(sendbuf, writable=False)
-                saddr, scount, stype = s.addr, s.count, s.handle
+        with _Held() as held:
+            r = held(self._recv_side(recvbuf, at_root, blocks=self.size))
+            saddr, scount, stype = _in_place_or(held, sendbuf, r, writable=False)
             rcount, rtype = (r.count, r.handle) if at_root else (scount, stype)
             code = lib.MPI_Gather(saddr, scount, stype, r.addr, rcount, rtype, root, self._h)
-        finally:
-            r.release()
-            if s is not None:
-                s.release()
         check(code)
 
     def Scatter(self, sendbuf, recvbuf, root=0):
         at_root = self.rank == root
-        if at_root:
-            s = message(sendbuf, writable=False, blocks=self.size)
-        else:
-            s = message(None, writable=False)
-        r = None
-        try:
-            if _is_in_place(recvbuf):
-                raddr, rcount, rtype = IN_PLACE_ADDR, s.count, s.handle
-            else:
-                r = message(recvbuf, writable=True)
-                raddr, rcount, rtype = r.addr, r.count, r.handle
+        with _Held() as held:
+            s = held(message(sendbuf if at_root else None, writable=False, blocks=self.size))
+            raddr, rcount, rtype = _in_place_or(held, recvbuf, s, writable=True)
             scount, stype = (s.count, s.handle) if at_root else (rcount, rtype)
             code = lib.MPI_Scatter(s.addr, scount, stype, raddr, rcount, rtype, root, self._h)
-        finally:
-            s.release()
-            if r is not None:
-                r.release()
         check(code)
 
     def Allgather(self, sendbuf, recvbuf):
-        r = message(recvbuf, writable=True, blocks=self.size)
-        s = None
-        try:
-            if _is_in_place(sendbuf):
-                saddr, scount, stype = IN_PLACE_ADDR, r.count, r.handle
-            else:
-                s = message(sendbuf, writable=False)
-                saddr, scount, stype = s.addr, s.count, s.handle
+        with _Held() as held:
+            r = held(message(recvbuf, writable=True, blocks=self.size))
+            saddr, scount, stype = _in_place_or(held, sendbuf, r, writable=False)
             code = lib.MPI_Allgather(saddr, scount, stype, r.addr, r.count, r.handle, self._h)
-        finally:
-            r.release()
-            if s is not None:
-                s.release()
         check(code)
 
     def Alltoall(self, sendbuf, recvbuf):
-        r = message(recvbuf, writable=True, blocks=self.size)
-        s = None
-        try:
-            if _is_in_place(sendbuf):
-                saddr, scount, stype = IN_PLACE_ADDR, r.count, r.handle
-            else:
-                s = message(sendbuf, writable=False, blocks=self.size)
-                saddr, scount, stype = s.addr, s.count, s.handle
+        with _Held() as held:
+            r = held(message(recvbuf, writable=True, blocks=self.size))
+            saddr, scount, stype = _in_place_or(held, sendbuf, r, writable=False,
+                                                blocks=self.size)
             code = lib.MPI_Alltoall(saddr, scount, stype, r.addr, r.count, r.handle, self._h)
-        finally:
-            r.release()
-            if s is not None:
-                s.release()
         check(code)
 
     # -- objects: point to point ---------------------------------------------------------
 
     def _send_obj(self, fn, obj, dest, tag):
         parts = _pickled.dumps(obj)  # an unpicklable object raises here, before any send
-        op = _pickled.SendOp(parts)
-        key = op.register()
-        code = fn(key, 1, _pickled.BLOCKING_TYPE, dest, tag, self._h)
-        op.unregister()  # complete (or failed): the blocking type has no free callback
-        if code != 0:
-            op.raise_error(code)
+        _pickled.SendOp(parts).run(fn, dest, tag, self._h)
 
     def send(self, obj, dest, tag=0):
         """Sends a pickled object (its large buffers out of band, in the same message)."""
@@ -423,15 +347,8 @@ class Comm:
         self._send_obj(lib.MPI_Ssend, obj, dest, tag)
 
     def _isend_obj(self, fn, obj, dest, tag):
-        parts = _pickled.dumps(obj)
-        op = _pickled.SendOp(parts)
-        key = op.register()
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = fn(key, 1, _pickled.OBJECT_TYPE, dest, tag, self._h, ctypes.byref(req))
-        if code != 0:
-            op.unregister()
-            op.raise_error(code)
-        return Request(req.value, op=op)
+        op = _pickled.SendOp(_pickled.dumps(obj))
+        return Request(op.start(fn, dest, tag, self._h), op=op)
 
     def isend(self, obj, dest, tag=0):
         """Starts sending an object. Its buffers are sent from their own memory: do not modify
@@ -445,12 +362,8 @@ class Comm:
         """Receives an object of any size (``buf`` is accepted for mpi4py compatibility and
         ignored: the buffers are allocated from the message's own shape)."""
         op = _pickled.RecvOp()
-        key = op.register()
         st = MPI_Status() if status is not None else None
-        code = lib.MPI_Recv(key, 1, _pickled.BLOCKING_TYPE, source, tag, self._h, st)
-        op.unregister()
-        if code != 0:
-            op.raise_error(code)
+        op.run(lib.MPI_Recv, source, tag, self._h, st)
         if st is not None:
             status._fill(st)
         return op.result()
@@ -458,14 +371,7 @@ class Comm:
     def irecv(self, buf=None, source=ANY_SOURCE, tag=ANY_TAG):
         """Starts receiving an object of any size; ``Request.wait()`` returns it."""
         op = _pickled.RecvOp()
-        key = op.register()
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = lib.MPI_Irecv(key, 1, _pickled.OBJECT_TYPE, source, tag, self._h,
-                             ctypes.byref(req))
-        if code != 0:
-            op.unregister()
-            op.raise_error(code)
-        return Request(req.value, op=op)
+        return Request(op.start(lib.MPI_Irecv, source, tag, self._h), op=op)
 
     def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=ANY_SOURCE,
                  recvtag=ANY_TAG, status=None):

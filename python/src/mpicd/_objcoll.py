@@ -10,11 +10,10 @@ stream and buffers down a binomial tree without unpickling and re-pickling them.
 As in mpi4py, the objects returned are copies, the caller's own contribution included.
 """
 
-import ctypes
 import pickle
 
 from . import _pickled
-from ._libmpi import REQUEST_NULL, lib
+from ._libmpi import lib
 from ._request import Request
 
 TAG = 0
@@ -27,33 +26,33 @@ def _copy_parts(parts):
 
 def _isend(parts, dest, h):
     op = _pickled.SendOp(parts)
-    key = op.register()
-    req = ctypes.c_void_p(REQUEST_NULL)
-    code = lib.MPI_Isend(key, 1, _pickled.OBJECT_TYPE, dest, TAG, h, ctypes.byref(req))
-    if code != 0:
-        op.unregister()
-        op.raise_error(code)
-    return Request(req.value, op=op)
+    return Request(op.start(lib.MPI_Isend, dest, TAG, h), op=op)
 
 
 def _irecv(source, h):
     op = _pickled.RecvOp()
-    key = op.register()
-    req = ctypes.c_void_p(REQUEST_NULL)
-    code = lib.MPI_Irecv(key, 1, _pickled.OBJECT_TYPE, source, TAG, h, ctypes.byref(req))
-    if code != 0:
-        op.unregister()
-        op.raise_error(code)
-    return Request(req.value, op=op), op
+    return Request(op.start(lib.MPI_Irecv, source, TAG, h), op=op)
+
+
+def _irecv_from_all(rank, size, h):
+    """A receive from every other rank, by rank (None at this rank's own place)."""
+    recvs = [None] * size
+    for k in range(1, size):
+        src = (rank - k) % size
+        recvs[src] = _irecv(src, h)
+    return recvs
+
+
+def _collect(recvs, sends, own):
+    """Waits for the receives (by rank, as :func:`_irecv_from_all` made them) and the sends;
+    returns the objects received, by rank, with a copy of ``own`` at this rank's place."""
+    Request.Waitall([r for r in recvs if r is not None] + sends)
+    return [_copy_parts(own) if r is None else r._take() for r in recvs]
 
 
 def _recv_op(source, h):
     op = _pickled.RecvOp()
-    key = op.register()
-    code = lib.MPI_Recv(key, 1, _pickled.BLOCKING_TYPE, source, TAG, h, None)
-    op.unregister()  # complete (or failed): the blocking type has no free callback
-    if code != 0:
-        op.raise_error(code)
+    op.run(lib.MPI_Recv, source, TAG, h, None)
     return op
 
 
@@ -79,6 +78,21 @@ def _dumps(obj, rank):
         return _pickled.dumps(obj), None
     except BaseException as e:  # noqa: BLE001 - re-raised by _raise_first
         return _pickled.dumps(PeerPicklingError(rank, f"{type(e).__name__}: {e}")), e
+
+
+def _dumps_each(items, rank, size, error):
+    """The parts of ``size`` objects, one for each rank, all pickled before anything is sent.
+    On ``error`` (the items' count is wrong) or an object that fails to pickle, every rank gets
+    a PeerPicklingError instead; returns ``(parts, the error or None)``."""
+    parts = []
+    if error is None:
+        for x in items:
+            p, e = _dumps(x, rank)
+            parts.append(p)
+            error = error or e
+    if error is not None:
+        parts = [_pickled.dumps(PeerPicklingError(rank, f"{type(error).__name__}: {error}"))] * size
+    return parts, error
 
 
 def _raise_first(local_error, items):
@@ -124,12 +138,7 @@ def gather(comm, sendobj, root):
         _isend(parts, root, h).Wait()
         _raise_first(error, ())
         return None
-    reqs = [None] * size
-    for i in range(size):
-        if i != rank:
-            reqs[i] = _irecv(i, h)[0]
-    Request.Waitall([r for r in reqs if r is not None])
-    items = [_copy_parts(parts) if r is None else r._take() for r in reqs]
+    items = _collect(_irecv_from_all(rank, size, h), [], parts)
     _raise_first(error, items)
     return items
 
@@ -145,14 +154,7 @@ def scatter(comm, sendobjs, root):
     error = None
     if len(items) != size:
         error = ValueError(f"scatter: expecting {size} items at the root, got {len(items)}")
-        items = [PeerPicklingError(rank, str(error))] * size
-    parts = []
-    for x in items:  # every pickling error before any send
-        p, e = _dumps(x, rank)
-        parts.append(p)
-        error = error or e
-    if error is not None:
-        parts = [_pickled.dumps(PeerPicklingError(rank, f"{type(error).__name__}: {error}"))] * size
+    parts, error = _dumps_each(items, rank, size, error)
     reqs = [_isend(parts[i], i, h) for i in range(size) if i != rank]
     Request.Waitall(reqs)
     _raise_first(error, ())
@@ -162,13 +164,9 @@ def scatter(comm, sendobjs, root):
 def allgather(comm, sendobj):
     h, rank, size = comm._coll, comm.rank, comm.size
     parts, error = _dumps(sendobj, rank)
-    recvs = [None] * size
-    for k in range(1, size):
-        src = (rank - k) % size
-        recvs[src] = _irecv(src, h)[0]
+    recvs = _irecv_from_all(rank, size, h)
     sends = [_isend(parts, (rank + k) % size, h) for k in range(1, size)]
-    Request.Waitall([r for r in recvs if r is not None] + sends)
-    items = [_copy_parts(parts) if r is None else r._take() for r in recvs]
+    items = _collect(recvs, sends, parts)
     _raise_first(error, items)
     return items
 
@@ -179,26 +177,15 @@ def alltoall(comm, sendobjs):
     error = None
     if len(items) != size:
         error = ValueError(f"alltoall: expecting {size} items, got {len(items)}")
-        items = [PeerPicklingError(rank, str(error))] * size
-    parts = []
-    for x in items:  # every pickling error before any send
-        p, e = _dumps(x, rank)
-        parts.append(p)
-        error = error or e
-    if error is not None:
-        parts = [_pickled.dumps(PeerPicklingError(rank, f"{type(error).__name__}: {error}"))] * size
-    recvs = [None] * size
-    for k in range(1, size):
-        src = (rank - k) % size
-        recvs[src] = _irecv(src, h)[0]
+    parts, error = _dumps_each(items, rank, size, error)
+    recvs = _irecv_from_all(rank, size, h)
     sends = []
     for k in range(1, size):
         dst = (rank + k) % size
         sends.append(_isend(parts[dst], dst, h))
-    Request.Waitall([r for r in recvs if r is not None] + sends)
-    out = [_copy_parts(parts[rank]) if r is None else r._take() for r in recvs]
-    _raise_first(error, out)
-    return out
+    items = _collect(recvs, sends, parts[rank])
+    _raise_first(error, items)
+    return items
 
 
 def _reduce_items(items, op):

@@ -311,6 +311,28 @@ class _Op:
         after a blocking call (its type has no free callback)."""
         _LIVE.pop(self.key, None)
 
+    def run(self, fn, *args):
+        """Runs the blocking call ``fn(key, 1, BLOCKING_TYPE, *args)`` on this operation, which
+        leaves ``_LIVE`` when the call returns (complete or failed); raises its error."""
+        key = self.register()
+        code = fn(key, 1, BLOCKING_TYPE, *args)
+        self.unregister()
+        if code != 0:
+            self.raise_error(code)
+
+    def start(self, fn, *args):
+        """Starts the non-blocking call ``fn(key, 1, OBJECT_TYPE, *args, &request)`` on this
+        operation and returns the request handle (the type's free callback takes the operation
+        out of ``_LIVE`` at completion). A call that fails to start leaves nothing behind and
+        raises its error."""
+        key = self.register()
+        req = ctypes.c_void_p(L.REQUEST_NULL)
+        code = fn(key, 1, OBJECT_TYPE, *args, ctypes.byref(req))
+        if code != 0:
+            self.unregister()
+            self.raise_error(code)
+        return req.value
+
     def raise_error(self, code, detail=None):
         """Raises the MPI.Exception of a failed operation, caused by the callback's error."""
         from ._errors import Exception as MPIException
@@ -721,69 +743,32 @@ def _free_cb(state):
         return MPI_ERR_OTHER
 
 
-# The callbacks find their operation by the buffer argument (the key), which is also the state
-# of the type with a state callback: the blocking type has none.
+def _to_op(method):
+    """The C callback that calls ``method`` of the operation whose key is the buffer argument,
+    with the arguments that follow the element count (the blocking type has no state: the
+    buffer argument is the one way to the operation for both types)."""
 
+    def callback(state, buf, count, *args):
+        try:
+            getattr(_LIVE[buf], method)(*args)
+            return MPI_SUCCESS
+        except BaseException as e:  # noqa: BLE001 - nothing may escape into C
+            return _failed(buf, e)
 
-def _query_cb(state, buf, count, packed_size):
-    try:
-        _LIVE[buf].query(packed_size)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
-
-
-def _pack_cb(state, buf, count, offset, dst, dst_size, used):
-    try:
-        _LIVE[buf].pack(offset, dst, dst_size, used)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
-
-
-def _unpack_cb(state, buf, count, offset, src, src_size):
-    try:
-        _LIVE[buf].unpack(offset, src, src_size)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
-
-
-def _region_count_cb(state, buf, count, region_count):
-    try:
-        _LIVE[buf].region_count(region_count)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
-
-
-def _region_cb(state, buf, count, region_count, bases, lens, types):
-    try:
-        _LIVE[buf].regions(region_count, bases, lens, types)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
-
-
-def _resize_cb(state, buf, count, packed_size, region_count, lens, types):
-    try:
-        _LIVE[buf].resize(packed_size, region_count, lens, types)
-        return MPI_SUCCESS
-    except BaseException as e:  # noqa: BLE001
-        return _failed(buf, e)
+    return callback
 
 
 # Module-level references: libmpi keeps these function pointers for the life of the process.
 _STATE = L.STATE_FN(_state_cb)
 _FREE = L.FREE_FN(_free_cb)
 _CALLBACKS = (
-    L.QUERY_FN(_query_cb),
-    L.PACK_FN(_pack_cb),
-    L.UNPACK_FN(_unpack_cb),
-    L.REGION_COUNT_FN(_region_count_cb),
-    L.REGION_FN(_region_cb),
+    L.QUERY_FN(_to_op("query")),
+    L.PACK_FN(_to_op("pack")),
+    L.UNPACK_FN(_to_op("unpack")),
+    L.REGION_COUNT_FN(_to_op("region_count")),
+    L.REGION_FN(_to_op("regions")),
 )
-_RESIZE = L.RESIZE_FN(_resize_cb)
+_RESIZE = L.RESIZE_FN(_to_op("resize"))
 
 OBJECT_TYPE = None
 """The custom datatype of non-blocking object operations, made by :func:`create_type` after

@@ -60,11 +60,17 @@ class Request:
 
     # -- mpi4py's buffer-style completion ------------------------------------------------
 
+    def _complete_inactive(self, status):
+        """Whether the request is inactive: then it completes at once, with an empty status."""
+        if self._active():
+            return False
+        if status is not None:
+            status._fill(MPI_Status(-2, -31, 0))
+        return True
+
     def Wait(self, status=None):
         """Waits for completion; returns True."""
-        if not self._active():
-            if status is not None:
-                status._fill(MPI_Status(-2, -31, 0))
+        if self._complete_inactive(status):
             return True
         st = MPI_Status() if status is not None else None
         code = lib.MPI_Wait(ctypes.byref(self._h), ctypes.byref(st) if st is not None else None)
@@ -73,9 +79,7 @@ class Request:
 
     def Test(self, status=None):
         """Tests for completion; returns whether the operation completed."""
-        if not self._active():
-            if status is not None:
-                status._fill(MPI_Status(-2, -31, 0))
+        if self._complete_inactive(status):
             return True
         st = MPI_Status()
         flag = ctypes.c_int(0)
@@ -121,19 +125,7 @@ class Request:
     @staticmethod
     def Waitall(requests, statuses=None):
         """Waits for every request; raises the first error after all completed."""
-        first = None
-        for i, r in enumerate(requests):
-            st = None
-            if statuses is not None:
-                while len(statuses) <= i:
-                    statuses.append(Status())
-                st = statuses[i]
-            try:
-                r.Wait(st)
-            except BaseException as e:  # noqa: BLE001
-                first = first or e
-        if first is not None:
-            raise first
+        _each_then_raise(requests, lambda i, r: r.Wait(_status_at(statuses, i)))
         return True
 
     @staticmethod
@@ -165,20 +157,13 @@ class Request:
 
     @staticmethod
     def _complete_from(requests, arr, sts, statuses, in_status):
-        first = None
-        for i, r in enumerate(requests):
+        """Finishes each request that libmpi completed (its handle in ``arr`` changed)."""
+
+        def finish(i, r):
             if r._active() and (arr[i] or 0) != r.handle:
-                st = None
-                if statuses is not None:
-                    while len(statuses) <= i:
-                        statuses.append(Status())
-                    st = statuses[i]
-                try:
-                    r._finish(sts[i].MPI_ERROR if in_status else 0, sts[i], st)
-                except BaseException as e:  # noqa: BLE001
-                    first = first or e
-        if first is not None:
-            raise first
+                r._finish(sts[i].MPI_ERROR if in_status else 0, sts[i], _status_at(statuses, i))
+
+        _each_then_raise(requests, finish)
 
     @staticmethod
     def Waitany(requests, status=None):
@@ -240,6 +225,28 @@ class Request:
             pass
 
 
+def _each_then_raise(requests, fn):
+    """Calls ``fn(i, request)`` for every request; raises the first error once all were
+    called."""
+    first = None
+    for i, r in enumerate(requests):
+        try:
+            fn(i, r)
+        except BaseException as e:  # noqa: BLE001
+            first = first or e
+    if first is not None:
+        raise first
+
+
+def _status_at(statuses, i):
+    """Entry ``i`` of a caller's list of statuses (grown as needed), or None without a list."""
+    if statuses is None:
+        return None
+    while len(statuses) <= i:
+        statuses.append(Status())
+    return statuses[i]
+
+
 class Message:
     """A message taken by ``mprobe``/``improbe``/``Mprobe``/``Improbe``."""
 
@@ -277,12 +284,8 @@ class Message:
             self._h.value = MESSAGE_NULL
             return None
         op = _pickled.RecvOp()
-        key = op.register()
         st = MPI_Status() if status is not None else None
-        code = lib.MPI_Mrecv(key, 1, _pickled.BLOCKING_TYPE, ctypes.byref(self._h), st)
-        op.unregister()  # complete (or failed): the blocking type has no free callback
-        if code != 0:
-            op.raise_error(code)
+        op.run(lib.MPI_Mrecv, ctypes.byref(self._h), st)
         if st is not None:
             status._fill(st)
         return op.result()
@@ -290,28 +293,15 @@ class Message:
     def irecv(self):
         """Starts receiving the object of this message; ``wait()`` returns it."""
         op = _pickled.RecvOp()
-        key = op.register()
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = lib.MPI_Imrecv(key, 1, _pickled.OBJECT_TYPE, ctypes.byref(self._h),
-                              ctypes.byref(req))
-        if code != 0:
-            op.unregister()
-            op.raise_error(code)
-        return Request(req.value, op=op)
+        return Request(op.start(lib.MPI_Imrecv, ctypes.byref(self._h)), op=op)
 
     # -- buffers ---------------------------------------------------------------------------
 
     def Recv(self, buf, status=None):
         from ._buffer import message
 
-        m = message(buf, writable=True)
         st = MPI_Status()
-        try:
-            code = lib.MPI_Mrecv(m.addr, m.count, m.handle, ctypes.byref(self._h),
-                                 ctypes.byref(st))
-        finally:
-            m.release()
-        check(code)
+        message(buf, writable=True).run(lib.MPI_Mrecv, ctypes.byref(self._h), ctypes.byref(st))
         if status is not None:
             status._fill(st)
 
@@ -319,10 +309,4 @@ class Message:
         from ._buffer import message
 
         m = message(buf, writable=True)
-        req = ctypes.c_void_p(REQUEST_NULL)
-        code = lib.MPI_Imrecv(m.addr, m.count, m.handle, ctypes.byref(self._h),
-                              ctypes.byref(req))
-        if code != 0:
-            m.release()
-            check(code)
-        return Request(req.value, msgs=[m])
+        return Request(m.start(lib.MPI_Imrecv, ctypes.byref(self._h)), msgs=[m])

@@ -1,6 +1,7 @@
-"""``MPI.Datatype`` and ``MPI.Op``: the predefined handles, their sizes, the typecode table
-that infers a datatype from a buffer's format, and the Python meaning of each op for the
-object reductions (``reduce``/``allreduce`` apply them to objects, as mpi4py does)."""
+"""``MPI.Datatype`` and ``MPI.Op`` (and :class:`Handle`, what every handle class shares): the
+predefined handles, their sizes, the typecode table that infers a datatype from a buffer's
+format, and the Python meaning of each op for the object reductions (``reduce``/``allreduce``
+apply them to objects, as mpi4py does)."""
 
 import ctypes
 import sys
@@ -8,10 +9,31 @@ import sys
 from ._libmpi import DATATYPE_ALIASES, DATATYPES, OPS, lib
 
 
-class Datatype:
+class Handle:
+    """What every handle class shares: equality and hash by handle, truth unless the null
+    handle ``_NULL``, a repr with the name. A subclass sets ``_NULL`` and has ``handle`` and
+    ``name`` slots."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and other.handle == self.handle
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.handle))
+
+    def __bool__(self):
+        return self.handle != self._NULL
+
+    def __repr__(self):
+        return f"<mpicd.MPI.{type(self).__name__} {self.name}>"
+
+
+class Datatype(Handle):
     """A datatype handle. Only the predefined ones exist in Python."""
 
     __slots__ = ("handle", "name", "_size")
+    _NULL = DATATYPES["DATATYPE_NULL"]
 
     def __init__(self, handle, name=None):
         self.handle = int(handle)
@@ -48,18 +70,6 @@ class Datatype:
 
     def Get_name(self):
         return self.name
-
-    def __eq__(self, other):
-        return isinstance(other, Datatype) and other.handle == self.handle
-
-    def __hash__(self):
-        return hash(("Datatype", self.handle))
-
-    def __bool__(self):
-        return self.handle != DATATYPES["DATATYPE_NULL"]
-
-    def __repr__(self):
-        return f"<mpicd.MPI.Datatype {self.name}>"
 
 
 def _op_max(x, y):
@@ -100,10 +110,11 @@ _PY_OPS = {
 }
 
 
-class Op:
+class Op(Handle):
     """A reduction operation; calling it applies it to two Python objects."""
 
     __slots__ = ("handle", "name", "_fn")
+    _NULL = OPS["OP_NULL"]
 
     def __init__(self, handle, name, fn=None):
         self.handle = int(handle)
@@ -114,18 +125,6 @@ class Op:
         if self._fn is None:
             raise ValueError(f"MPI.{self.name} cannot be applied to Python objects")
         return self._fn(x, y)
-
-    def __eq__(self, other):
-        return isinstance(other, Op) and other.handle == self.handle
-
-    def __hash__(self):
-        return hash(("Op", self.handle))
-
-    def __bool__(self):
-        return self.handle != OPS["OP_NULL"]
-
-    def __repr__(self):
-        return f"<mpicd.MPI.Op {self.name}>"
 
 
 PREDEFINED_TYPES = {name: Datatype(h, name) for name, h in DATATYPES.items()}
