@@ -9,24 +9,26 @@ use crate::bootstrap::Bootstrap;
 use crate::custom::recv::RecvOp as CustomRecvOp;
 use crate::custom::send::SendOp as CustomSendOp;
 use crate::custom::wire::Reach;
-use crate::custom::wire::{CustomConfig, WirePlan};
+use crate::custom::wire::{CustomConfig, WirePlan, HEADER_BYTES, LEAD_MAX};
 use crate::custom::{PackState, Shape, UnpackState};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::liveness::{Identity, Watch};
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{Endpoint, MessageHandle, RecvInfo, RecvTarget, UcxRequest, Worker};
+use crate::transport::{
+    Endpoint, MessageHandle, RecvInfo, RecvTarget, UcxRequest, Worker, WorkerSettings,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 use std::time::Duration;
 
 const ADDRESS_KEY: &str = "mpicd.ucx.address";
 const IDENTITY_KEY: &str = "mpicd.identity";
-/// Custom ops are polled when one of their UCX requests completed (see [`crate::notices`]),
-/// when they start and when they are aborted; every custom op is polled once in this many
-/// progress calls besides, a backstop that costs little and keeps any op from waiting on a
-/// notice that never comes.
+/// Custom ops are polled when one of their UCX requests completed (see
+/// [`crate::transport::notices`]), when they start and when they are aborted; every custom op is
+/// polled once in this many progress calls besides, a backstop that costs little and keeps any
+/// op from waiting on a notice that never comes.
 const FULL_CUSTOM_POLL: u32 = 256;
 
 /// Where a message goes or comes from: a communicator's context and group.
@@ -44,7 +46,7 @@ pub(crate) struct OpId {
 }
 
 impl OpId {
-    /// The value that marks this operation's UCX requests (see [`crate::notices`]).
+    /// The value that marks this operation's UCX requests (see [`crate::transport::notices`]).
     fn token(self) -> usize {
         ((self.index as usize) << 32) | self.generation as usize
     }
@@ -180,7 +182,11 @@ impl Engine {
                 crate::tag::MAX_PROCESSES
             )));
         }
-        let worker = Worker::new(peer_errors)?;
+        let worker = Worker::new(WorkerSettings {
+            peer_errors,
+            lead_capacity: LEAD_MAX,
+            header_keep: HEADER_BYTES,
+        })?;
         boot.put(ADDRESS_KEY, &worker.address()?)?;
         boot.put(IDENTITY_KEY, &Identity::current().encode())?;
         boot.fence()?;
@@ -566,7 +572,7 @@ impl Engine {
                 Ok(self.insert(Op::Recv {
                     req: Some(req),
                     // SAFETY: forwarded from the caller.
-                    target: unsafe { Worker::direct_target(buf, len) },
+                    target: unsafe { self.worker.direct_target(buf, len) },
                     capacity: len,
                     route,
                     peer,
@@ -665,7 +671,7 @@ impl Engine {
         if self.worker.take_custom_alert() {
             self.settle_custom_leads();
         }
-        let complete = crate::notices::take_into(&mut self.noticed);
+        let complete = crate::transport::notices::take_into(&mut self.noticed);
         self.progress_calls = self.progress_calls.wrapping_add(1);
         if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
             self.poll_every_custom();

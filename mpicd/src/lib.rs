@@ -30,7 +30,6 @@ mod engine;
 pub mod error;
 mod group;
 mod liveness;
-mod notices;
 pub mod request;
 mod runtime;
 #[cfg(feature = "serde")]
