@@ -57,6 +57,8 @@ build: deps
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
+# A peer lost through the network alone (two network namespaces, link cut) fails operations in 10 s.
+	bash tests/run-unreachable-test.sh
 	bash tests/run-c-tests.sh
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh

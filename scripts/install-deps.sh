@@ -23,6 +23,7 @@ PACKAGES=(
     cmake            # builds the C++ tests (cpp/), checks FindMPI against our wrappers
     patchelf         # install.sh: libmpi_abi.so.1 with its own SONAME
     python3          # the benchmark table formatter (stdlib only)
+    iproute2         # ip netns: the two-node test of tests/run-unreachable-test.sh
 )
 
 missing=()

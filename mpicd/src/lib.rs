@@ -23,7 +23,7 @@
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
 //   foundations   config, error, tag, datatype, status, group, route, bootstrap, liveness
-//   transport     transport (UCX), notices
+//   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
@@ -40,7 +40,6 @@ pub mod error;
 mod group;
 mod liveness;
 mod newcomm;
-mod notices;
 mod ops;
 mod plan;
 pub mod request;

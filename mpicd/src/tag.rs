@@ -15,8 +15,6 @@
 //! body and regions that follow a custom message's lead. A private message goes from the
 //! sender of a custom message to its receiver, numbered in the sender's sequence.
 
-use crate::transport::TagMatch;
-
 const TAG_BITS: u32 = 22;
 const SOURCE_BITS: u32 = 20;
 const CONTEXT_BITS: u32 = 20;
@@ -32,6 +30,13 @@ const TAG_MASK: u64 = ((1 << TAG_BITS) - 1) << TAG_SHIFT;
 const SOURCE_MASK: u64 = ((1 << SOURCE_BITS) - 1) << SOURCE_SHIFT;
 const CONTEXT_MASK: u64 = ((1 << CONTEXT_BITS) - 1) << CONTEXT_SHIFT;
 const KIND_MASK: u64 = 1 << KIND_SHIFT;
+
+/// A 64-bit UCX tag and the mask that selects which of its bits must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TagMatch {
+    pub tag: u64,
+    pub mask: u64,
+}
 
 /// The largest user tag (MPI_TAG_UB).
 pub const TAG_UB: i32 = (1 << TAG_BITS) - 1;

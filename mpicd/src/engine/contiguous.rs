@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ops::RecvOp;
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{MessageHandle, RecvInfo, RecvTarget, Worker};
+use crate::transport::{MessageHandle, RecvInfo, RecvTarget};
 use crate::wire::WirePlan;
 use std::task::Poll;
 
@@ -153,7 +153,7 @@ impl Engine {
                 Ok(self.table.insert(Op::Recv {
                     req: Some(req),
                     // SAFETY: forwarded from the caller.
-                    target: unsafe { Worker::direct_target(buf, len) },
+                    target: unsafe { self.net.worker.direct_target(buf, len) },
                     capacity: len,
                     route,
                     peer,
@@ -256,7 +256,7 @@ impl Engine {
     /// synchronously: unless they are received, the sender never completes. The lead's fixed
     /// header names them (their first sequence number and how many there are), and the
     /// transport guarantees that a contiguous receive holds that header whatever its size (see
-    /// [`Worker::tag_recv_contiguous`]). So the receive is turned into a drain of those private
+    /// [`crate::transport::Worker::tag_recv_contiguous`]). So the receive is turned into a drain of those private
     /// messages, which completes with [`Error::DatatypeMismatch`] once the last has arrived.
     /// Draining before reporting, rather than in the background, is what a custom receive that
     /// fails does too, and it bounds what one failed receive leaves behind.

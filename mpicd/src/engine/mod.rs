@@ -27,7 +27,8 @@ use crate::liveness::{Identity, Watch};
 use crate::ops::{Context, Stranded};
 use crate::plan::{CustomConfig, Reach};
 use crate::status::Status;
-use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker};
+use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker, WorkerSettings};
+use crate::wire::{HEADER_BYTES, LEAD_MAX};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -88,7 +89,11 @@ impl Engine {
                 crate::tag::MAX_PROCESSES
             )));
         }
-        let worker = Worker::new(peer_errors)?;
+        let worker = Worker::new(WorkerSettings {
+            peer_errors,
+            lead_capacity: LEAD_MAX,
+            header_keep: HEADER_BYTES,
+        })?;
         boot.put(ADDRESS_KEY, &worker.address()?)?;
         boot.put(IDENTITY_KEY, &Identity::current().encode())?;
         boot.fence()?;

@@ -26,7 +26,7 @@ impl Engine {
         if self.net.worker.take_custom_alert() {
             self.settle_custom_leads();
         }
-        let complete = crate::notices::take_into(&mut self.noticed);
+        let complete = crate::transport::notices::take_into(&mut self.noticed);
         self.progress_calls = self.progress_calls.wrapping_add(1);
         if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
             self.poll_every_custom();

@@ -25,9 +25,9 @@ use crate::error::{Error, Result};
 use crate::plan::UnpackState;
 use crate::route::Route;
 use crate::status::Status;
-use crate::tag::{private_match, MessageKind};
+use crate::tag::{private_match, MessageKind, TagMatch};
 use crate::transport::{
-    Collector, MessageHandle, RecvInfo, StreamEnd, StreamPort, TagMatch, UcxRequest, Worker,
+    Collector, MessageHandle, RecvInfo, StreamEnd, StreamPort, UcxRequest, Worker,
 };
 use crate::wire::{Lead, Shape, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES};
 use std::collections::VecDeque;

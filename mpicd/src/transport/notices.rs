@@ -3,7 +3,7 @@
 //!
 //! A custom operation is a chain of UCX requests (lead, body, region messages) that mpicd
 //! advances itself. The engine marks the requests it posts on an operation's behalf with that
-//! operation's token ([`crate::transport::Worker::notify`]); UCX's completion callback files
+//! operation's token ([`super::Worker::mark_requests`]); UCX's completion callback files
 //! the token here, and the engine's next progress call takes the tokens and polls exactly those
 //! operations. Polling the right operation right away also matters for speed: a receive whose
 //! lead just arrived posts its body's receive before the body arrives, so UCX unpacks the body
