@@ -5,9 +5,18 @@
 //! so it cannot re-enter it. What an operation needs the engine to keep after it is gone (a send
 //! to a dead peer that UCX still holds) is handed over through the context as a [`Stranded`].
 //!
+//! The transport calls an operation makes are the [`Link`] trait: the UCX worker in the engine,
+//! an in-memory transport in the unit tests (`flows.rs`: whole messages, every phase, failures
+//! on either side, without UCX or a launcher).
+//!
 //! It must not know the engine's request table, its matching or its communicators.
 
 mod course;
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod flows;
+mod link;
 mod recv;
 mod send;
 #[cfg(test)]
@@ -15,29 +24,31 @@ mod tests;
 mod unpacker;
 
 pub(crate) use course::Course;
+pub(crate) use link::Link;
 pub(crate) use recv::RecvOp;
 pub(crate) use send::{Destination, SendOp};
 
 use crate::plan::CustomConfig;
-use crate::transport::{Endpoint, UcxRequest, Worker};
+use crate::transport::Worker;
 use std::any::Any;
 use std::mem::ManuallyDrop;
 
-/// What an operation may use while the engine advances it.
-pub(crate) struct Context<'a> {
-    pub worker: &'a Worker,
+/// What an operation may use while the engine advances it (on the UCX worker; on an in-memory
+/// transport in the unit tests).
+pub(crate) struct Context<'a, L: Link = Worker> {
+    pub worker: &'a L,
     pub config: &'a CustomConfig,
     /// This process's world rank.
     pub rank: u32,
     /// The endpoint to the operation's peer, while connected and alive.
-    pub endpoint: Option<&'a Endpoint>,
+    pub endpoint: Option<&'a L::Endpoint>,
     /// The next unused private sequence number of this process.
     pub next_seq: &'a mut u64,
     /// Sends the engine keeps until UCX lets go of them.
-    pub stranded: &'a mut Vec<Stranded>,
+    pub stranded: &'a mut Vec<Stranded<L>>,
 }
 
-impl Context<'_> {
+impl<L: Link> Context<'_, L> {
     /// Reserves `n` private sequence numbers; the first of them.
     pub(crate) fn reserve_sequence(&mut self, n: u64) -> u64 {
         let base = *self.next_seq;
@@ -46,7 +57,7 @@ impl Context<'_> {
     }
 
     /// Leaves a request still in flight, with the memory it reads, to the engine.
-    pub(crate) fn strand(&mut self, req: UcxRequest, keep: Box<dyn Any + Send>) {
+    pub(crate) fn strand(&mut self, req: L::Request, keep: Box<dyn Any + Send>) {
         self.stranded.push(Stranded {
             req,
             keep: ManuallyDrop::new(keep),
@@ -58,14 +69,14 @@ impl Context<'_> {
 /// this node's processes have no error handling), with the memory it reads: kept, not awaited,
 /// so that the operation fails at once; released when UCX is done with it, leaked if it never
 /// is.
-pub(crate) struct Stranded {
-    req: UcxRequest,
+pub(crate) struct Stranded<L: Link = Worker> {
+    req: L::Request,
     keep: ManuallyDrop<Box<dyn Any + Send>>,
 }
 
-impl Stranded {
+impl<L: Link> Stranded<L> {
     /// True (and the memory released) once UCX completed the request.
-    pub(crate) fn release_if_done(&mut self, worker: &Worker) -> bool {
+    pub(crate) fn release_if_done(&mut self, worker: &L) -> bool {
         if worker.is_pending(&self.req) {
             return false;
         }

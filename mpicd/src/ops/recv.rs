@@ -20,27 +20,25 @@
 //! is nothing left to drain. Only a stopped receive (dead peer, finalize) posts nothing more.
 
 use super::unpacker::{check_length, Provided, Unpacker};
-use super::{Context, Course};
+use super::{Context, Course, Link};
 use crate::error::{Error, Result};
 use crate::plan::UnpackState;
 use crate::route::Route;
 use crate::status::Status;
 use crate::tag::{private_match, MessageKind, TagMatch};
-use crate::transport::{
-    Collector, MessageHandle, RecvInfo, StreamEnd, StreamPort, UcxRequest, Worker,
-};
+use crate::transport::{Collector, RecvInfo, StreamEnd, StreamPort, Worker};
 use crate::wire::{Lead, Shape, WirePlan, HEADER_BYTES, LEAD_MAX, RUN_BYTES};
 use std::collections::VecDeque;
 use std::task::Poll;
 
 /// Where a receive is.
-enum Phase {
+enum Phase<L: Link> {
     /// The lead's receive is posted (the collector is the op's `lead`).
-    Lead(Option<UcxRequest>),
+    Lead(Option<L::Request>),
     /// The lead said the region table travels apart: its receive is posted.
     Table {
         // The request first: it is released before the collector it writes to.
-        req: Option<UcxRequest>,
+        req: Option<L::Request>,
         table: Box<Collector>,
         plan: WirePlan,
         runs: u64,
@@ -49,15 +47,15 @@ enum Phase {
     /// before its receive) or for the op to be polled.
     Matched { plan: WirePlan, inline_at: usize },
     /// The body and the zero-copy regions are arriving, or being drained after a failure.
-    Transfer(Box<Transfer>),
+    Transfer(Box<Transfer<L>>),
     /// Stopped with nothing in flight: the outcome is reported at the next poll.
     Closed,
 }
 
 /// What one step of [`RecvOp::poll`] came to.
-enum Step {
+enum Step<L: Link> {
     /// Go on in this phase.
-    Next(Phase),
+    Next(Phase<L>),
     /// The phase is set; go on.
     Again,
     /// Nothing to do until a request completes (or the state is attached).
@@ -66,11 +64,11 @@ enum Step {
 }
 
 /// The data messages of a receive in flight.
-struct Transfer {
+struct Transfer<L: Link> {
     // Requests first: they are released before the memory they point to.
-    body: Body,
+    body: Body<L>,
     /// Region message receives (or their drains) in flight, at most `zcopy_depth`.
-    directs: VecDeque<Direct>,
+    directs: VecDeque<Direct<L>>,
     /// What UCX holds while the body arrives: a pointer to the op's unpacker.
     port: Option<Box<StreamPort>>,
     plan: WirePlan,
@@ -81,27 +79,27 @@ struct Transfer {
 }
 
 /// The receive of the body message.
-enum Body {
+enum Body<L: Link> {
     /// Not posted yet.
     Unposted,
     /// Arriving into the unpacker.
-    Unpacking(Option<UcxRequest>),
+    Unpacking(Option<L::Request>),
     /// Going into the drain sink, after a failure.
-    Draining(Option<UcxRequest>),
+    Draining(Option<L::Request>),
     /// Taken, or there is none.
     Done,
 }
 
 /// A private receive whose content lands elsewhere (a region) or nowhere (a drain).
-struct Direct {
-    req: Option<UcxRequest>,
+struct Direct<L: Link> {
+    req: Option<L::Request>,
     /// Its announced length (`usize::MAX` for a drain, which takes any length).
     expected: usize,
 }
 
-pub(crate) struct RecvOp {
+pub(crate) struct RecvOp<L: Link = Worker> {
     // The phase first: its requests are released before the memory they point to.
-    phase: Phase,
+    phase: Phase<L>,
     /// Where drained messages go, made at the first drain.
     drain_sink: Option<Box<Collector>>,
     lead: Box<Collector>,
@@ -115,13 +113,13 @@ pub(crate) struct RecvOp {
     course: Course,
 }
 
-impl RecvOp {
+impl<L: Link> RecvOp<L> {
     fn new(
-        ctx: &Context<'_>,
+        ctx: &Context<'_, L>,
         route: &Route,
         source: Option<u32>,
         state: Option<Box<dyn UnpackState>>,
-    ) -> RecvOp {
+    ) -> RecvOp<L> {
         RecvOp {
             phase: Phase::Closed,
             drain_sink: None,
@@ -144,12 +142,12 @@ impl RecvOp {
 
     /// Posts the receive of a lead message matching `m`.
     pub(crate) fn post(
-        ctx: &mut Context<'_>,
+        ctx: &mut Context<'_, L>,
         route: &Route,
         source: Option<u32>,
         m: TagMatch,
         state: Box<dyn UnpackState>,
-    ) -> Result<RecvOp> {
+    ) -> Result<RecvOp<L>> {
         let mut op = RecvOp::new(ctx, route, source, Some(state));
         // SAFETY: the collector is boxed in the op and outlives the request.
         let req = unsafe { ctx.worker.tag_recv_collect(&mut *op.lead, m) }?;
@@ -164,11 +162,11 @@ impl RecvOp {
     /// Starts receiving the lead of a message taken by a matched probe; the state comes later
     /// through [`RecvOp::attach`].
     pub(crate) fn from_message(
-        ctx: &mut Context<'_>,
+        ctx: &mut Context<'_, L>,
         route: &Route,
         info: RecvInfo,
-        handle: MessageHandle,
-    ) -> Result<RecvOp> {
+        handle: L::Message,
+    ) -> Result<RecvOp<L>> {
         let source = Status::from_tag(info.sender_tag, &route.group, None)?.source;
         let source = route.group.world_rank(source).ok();
         let mut op = RecvOp::new(ctx, route, source, None);
@@ -182,13 +180,13 @@ impl RecvOp {
     /// consumed; `plan` comes from the lead's header): every private message of the sender is
     /// received and dropped, then the operation completes with `error`.
     pub(crate) fn drain(
-        ctx: &mut Context<'_>,
+        ctx: &mut Context<'_, L>,
         route: &Route,
         source: u32,
         tag: i32,
         plan: WirePlan,
         error: Error,
-    ) -> RecvOp {
+    ) -> RecvOp<L> {
         let mut op = RecvOp::new(ctx, route, Some(source), None);
         op.tag = tag;
         op.course.fail(error);
@@ -234,7 +232,7 @@ impl RecvOp {
     }
 
     /// Advances the receive; ready once every message of the sender has been taken.
-    pub(crate) fn poll(&mut self, ctx: &mut Context<'_>) -> Poll<Result<Status>> {
+    pub(crate) fn poll(&mut self, ctx: &mut Context<'_, L>) -> Poll<Result<Status>> {
         loop {
             match self.step(ctx.worker) {
                 Step::Next(phase) => self.phase = phase,
@@ -246,7 +244,7 @@ impl RecvOp {
     }
 
     /// One transition, if the current phase allows one.
-    fn step(&mut self, worker: &Worker) -> Step {
+    fn step(&mut self, worker: &L) -> Step<L> {
         match &mut self.phase {
             Phase::Lead(req) => match worker.poll_recv(req) {
                 Poll::Pending => Step::Wait,
@@ -295,12 +293,12 @@ impl RecvOp {
     }
 
     /// The end of a receive that failed with `error` (an earlier error is the one reported).
-    fn failed(&mut self, error: Error) -> Step {
+    fn failed(&mut self, error: Error) -> Step<L> {
         Step::Done(Err(self.course.outcome(()).err().unwrap_or(error)))
     }
 
     /// The lead arrived: the next phase, or why the receive fails.
-    fn on_lead(&mut self, worker: &Worker, info: RecvInfo) -> Result<Phase> {
+    fn on_lead(&mut self, worker: &L, info: RecvInfo) -> Result<Phase<L>> {
         let status = Status::from_tag(info.sender_tag, &self.route.group, None)?;
         self.tag = status.tag;
         let source = self.route.group.world_rank(status.source)?;
@@ -328,7 +326,7 @@ impl RecvOp {
 
     /// Lets the state size itself, checks sizes, takes the inline bytes and posts the data
     /// receives. Any failure turns the receive into a drain of the rest.
-    fn start_transfer(&mut self, worker: &Worker, plan: WirePlan, inline_at: usize) {
+    fn start_transfer(&mut self, worker: &L, plan: WirePlan, inline_at: usize) {
         let prepared = if plan.failed {
             Err(Error::RemoteFailure)
         } else if let Some(e) = self.course.error() {
@@ -365,7 +363,7 @@ impl RecvOp {
     /// Posts the body's receive, and region receives while fewer than the zero-copy depth are
     /// outstanding; once the receive failed the rest are drained instead (through the same
     /// window), and once it stopped nothing more is posted.
-    fn pump(&mut self, worker: &Worker) {
+    fn pump(&mut self, worker: &L) {
         let Phase::Transfer(t) = &mut self.phase else {
             return;
         };
@@ -467,7 +465,7 @@ impl RecvOp {
     }
 
     /// Cancels a receive whose lead has not matched yet (a matched one goes on).
-    pub(crate) fn cancel(&mut self, worker: &Worker) {
+    pub(crate) fn cancel(&mut self, worker: &L) {
         if let Phase::Lead(Some(r)) = &self.phase {
             worker.cancel(r);
         }
@@ -475,7 +473,7 @@ impl RecvOp {
 
     /// Stops early: posts nothing more, cancels every outstanding receive; completes with
     /// `error` once they have ended.
-    pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
+    pub(crate) fn abort(&mut self, worker: &L, error: Error) {
         self.course.stop(error);
         match &mut self.phase {
             Phase::Lead(req) | Phase::Table { req, .. } => {
@@ -501,8 +499,8 @@ impl RecvOp {
     }
 }
 
-impl Transfer {
-    fn new(plan: WirePlan) -> Transfer {
+impl<L: Link> Transfer<L> {
+    fn new(plan: WirePlan) -> Transfer<L> {
         let body = if plan.body_messages() > 0 {
             Body::Unposted
         } else {
@@ -520,7 +518,7 @@ impl Transfer {
 
     /// Takes what has arrived: the body (its outcome, the unpacker's and the sender's) and
     /// the region messages.
-    fn collect(&mut self, worker: &Worker, unpacker: &mut Unpacker, course: &mut Course) {
+    fn collect(&mut self, worker: &L, unpacker: &mut Unpacker, course: &mut Course) {
         let expected = self.plan.body_message_bytes();
         match &mut self.body {
             Body::Unpacking(req) => {
@@ -604,11 +602,11 @@ pub(super) fn decode_table(
 }
 
 /// Posts a receive that drops the private message `m` matches, into `sink` (made on first use).
-fn post_drain(
+fn post_drain<L: Link>(
     sink: &mut Option<Box<Collector>>,
-    worker: &Worker,
+    worker: &L,
     m: TagMatch,
-) -> Result<UcxRequest> {
+) -> Result<L::Request> {
     let sink = sink.get_or_insert_with(Box::default);
     // SAFETY: the drain sink is boxed in the op, never replaced, and outlives the request.
     unsafe { worker.tag_recv_collect(&mut **sink, m) }

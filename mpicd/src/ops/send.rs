@@ -9,12 +9,12 @@
 //! messages, which the receiver reads as "the sender failed"); a stopped one posts nothing more
 //! and, when its peer died, leaves what is in flight to the engine at once.
 
-use super::{Context, Course};
+use super::{Context, Course, Link};
 use crate::error::{class, Error, Result};
 use crate::plan::{choose, PackState, RawRegion, Reach, RegionList, StreamWriter};
 use crate::status::Status;
 use crate::tag::{private_tag, MessageKind, UserTag};
-use crate::transport::{Endpoint, StreamEnd, StreamPort, UcxRequest, Worker};
+use crate::transport::{StreamEnd, StreamPort, Worker};
 use crate::wire::{RegionShape, Shape, WirePlan};
 use std::collections::VecDeque;
 use std::task::Poll;
@@ -73,13 +73,13 @@ impl StreamEnd for Packer {
     }
 }
 
-pub(crate) struct SendOp {
+pub(crate) struct SendOp<L: Link = Worker> {
     // Requests first: they must be released before the memory they point to.
-    lead_req: Option<UcxRequest>,
-    table_req: Option<UcxRequest>,
-    body_req: Option<UcxRequest>,
+    lead_req: Option<L::Request>,
+    table_req: Option<L::Request>,
+    body_req: Option<L::Request>,
     /// Zero-copy region sends in flight (at most `zcopy_depth`).
-    region_reqs: VecDeque<Option<UcxRequest>>,
+    region_reqs: VecDeque<Option<L::Request>>,
     lead: Vec<u8>,
     /// The region table, when it travels apart from the lead.
     table: Vec<u8>,
@@ -109,16 +109,16 @@ pub(crate) struct Destination {
     pub reach: Reach,
 }
 
-impl SendOp {
+impl<L: Link> SendOp<L> {
     /// Plans the message and sends its lead, its body and the first region messages (the
     /// context's endpoint is the destination's). A failure here (a callback error before
     /// anything left) fails the send after a failure lead.
     pub(crate) fn start(
-        ctx: &mut Context<'_>,
+        ctx: &mut Context<'_, L>,
         dest: Destination,
         mut state: Box<dyn PackState>,
         synchronous: bool,
-    ) -> Result<SendOp> {
+    ) -> Result<SendOp<L>> {
         let ep = ctx.endpoint.ok_or(Error::ProcFailed {
             rank: dest.rank as i32,
         })?;
@@ -180,7 +180,7 @@ impl SendOp {
     /// Queries the state, chooses the plan, and packs the lead's inline bytes.
     #[allow(clippy::type_complexity)]
     fn prepare(
-        ctx: &mut Context<'_>,
+        ctx: &mut Context<'_, L>,
         state: &mut dyn PackState,
         reach: Reach,
     ) -> Result<(WirePlan, StreamWriter, Vec<u8>, Vec<RawRegion>)> {
@@ -219,7 +219,7 @@ impl SendOp {
         lead: Vec<u8>,
         regions: Vec<RawRegion>,
         state: Box<dyn PackState>,
-    ) -> SendOp {
+    ) -> SendOp<L> {
         let packer = Box::new(Packer {
             writer,
             plan,
@@ -251,7 +251,7 @@ impl SendOp {
 
     /// Sends the body message: UCX calls the packer as it sends it (some of it during this
     /// call). After an error, an empty message tells the receiver instead.
-    fn send_body(&mut self, worker: &Worker, ep: &Endpoint, tag: u64) {
+    fn send_body(&mut self, worker: &L, ep: &L::Endpoint, tag: u64) {
         let mut sent = Err(Error::Cancelled);
         if self.course.is_running() {
             let end: *mut dyn StreamEnd = &mut *self.packer as *mut Packer;
@@ -277,7 +277,7 @@ impl SendOp {
     /// Sends the next zero-copy regions, in order, while fewer than `zcopy_depth` are in
     /// flight. After an error each remaining region tag gets an empty message instead, which
     /// the receiver reads as "the sender failed"; once stopped, nothing more is sent.
-    fn pump_regions(&mut self, ctx: &Context<'_>) {
+    fn pump_regions(&mut self, ctx: &Context<'_, L>) {
         if self.course.is_stopped() {
             return;
         }
@@ -326,7 +326,7 @@ impl SendOp {
 
     /// Advances the message; ready when every message has left (at once, when the peer died:
     /// what is still in flight is stranded).
-    pub(crate) fn poll(&mut self, ctx: &mut Context<'_>) -> Poll<Result<Status>> {
+    pub(crate) fn poll(&mut self, ctx: &mut Context<'_, L>) -> Poll<Result<Status>> {
         if self.course.peer_lost() {
             self.strand(ctx);
             return Poll::Ready(self.course.outcome(Status::empty()));
@@ -362,7 +362,7 @@ impl SendOp {
     }
 
     /// Hands every request still in flight, with the memory it uses, to the engine.
-    fn strand(&mut self, ctx: &mut Context<'_>) {
+    fn strand(&mut self, ctx: &mut Context<'_, L>) {
         let lead = std::mem::take(&mut self.lead);
         if let Some(r) = self.lead_req.take() {
             ctx.strand(r, Box::new(lead));
@@ -384,7 +384,7 @@ impl SendOp {
 
     /// Stops early: cancels what is in flight; completes with `error` (at once when the peer
     /// died, without waiting for sends that UCX may never complete).
-    pub(crate) fn abort(&mut self, worker: &Worker, error: Error) {
+    pub(crate) fn abort(&mut self, worker: &L, error: Error) {
         self.course.stop(error);
         for r in self
             .lead_req
