@@ -68,15 +68,19 @@ impl CustomRecv for Packed {
 }
 
 fn custom_self<S: CustomSend, R: CustomRecv>(w: &Communicator, out: &S, inc: &mut R) {
-    let r = w.irecv_custom(inc, 0, TAG).expect("irecv_custom");
-    w.send_custom(out, 0, TAG).expect("send_custom");
-    r.wait().expect("wait");
+    mpicd::scope(|s| {
+        let r = w.irecv_custom(s, inc, 0, TAG).expect("irecv_custom");
+        w.send_custom(out, 0, TAG).expect("send_custom");
+        r.wait().expect("wait");
+    });
 }
 
 fn contiguous_self(w: &Communicator, out: &[u8], inc: &mut [u8]) {
-    let r = w.irecv(inc, 0, TAG).expect("irecv");
-    w.send(out, 0, TAG).expect("send");
-    r.wait().expect("wait");
+    mpicd::scope(|s| {
+        let r = w.irecv(s, inc, 0, TAG).expect("irecv");
+        w.send(out, 0, TAG).expect("send");
+        r.wait().expect("wait");
+    });
 }
 
 fn overhead(c: &mut Criterion, w: &Communicator) {

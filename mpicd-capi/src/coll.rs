@@ -290,43 +290,97 @@ impl Layout {
     }
 }
 
+/// A block's C arguments: `count` elements of `datatype` at `buf`.
+#[derive(Clone, Copy)]
+struct Block {
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+}
+
+impl Block {
+    fn new(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Block {
+        Block {
+            buf,
+            count,
+            datatype,
+        }
+    }
+
+    /// The block's bytes.
+    ///
+    /// # Safety
+    /// `buf` must hold the block while the slice lives.
+    unsafe fn bytes<'a>(&self) -> CResult<&'a [u8]> {
+        let len = byte_len(count(self.count)?, get_basic(self.datatype)?)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { bytes(self.buf, len) }
+    }
+}
+
+/// How blocks are counted: all alike, or each with its count and displacement (in elements).
+#[derive(Clone, Copy)]
+enum Counts {
+    Uniform(c_int),
+    Varying(*const c_int, *const c_int),
+}
+
+/// One block per member at `buf`, of `datatype` elements, laid out as `counts` says.
+#[derive(Clone, Copy)]
+struct Blocks {
+    buf: *mut c_void,
+    counts: Counts,
+    datatype: MPI_Datatype,
+}
+
+impl Blocks {
+    fn new(buf: *const c_void, counts: Counts, datatype: MPI_Datatype) -> Blocks {
+        let buf = buf as *mut c_void;
+        Blocks {
+            buf,
+            counts,
+            datatype,
+        }
+    }
+
+    /// The byte layout of `n` blocks.
+    ///
+    /// # Safety
+    /// Varying counts and displacements must hold `n` entries each.
+    unsafe fn layout(&self, n: usize) -> CResult<Layout> {
+        let b = get_basic(self.datatype)?;
+        match self.counts {
+            Counts::Uniform(count) => Layout::uniform(n, count, b),
+            // SAFETY: forwarded from the caller.
+            Counts::Varying(counts, displs) => unsafe { Layout::varying(n, counts, displs, b) },
+        }
+    }
+}
+
 /// Shared body of Gather and Gatherv.
 ///
 /// # Safety
-/// Buffers as MPI_Gather requires.
-#[allow(clippy::too_many_arguments)]
-unsafe fn gather(
-    c: &Communicator,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    layout: impl FnOnce(Basic) -> CResult<Layout>,
-    recvtype: MPI_Datatype,
-    root: c_int,
-) -> CResult<()> {
+/// Buffers and arrays as MPI_Gather(v) requires.
+unsafe fn gather(c: &Communicator, send: Block, recv: Blocks, root: c_int) -> CResult<()> {
     check_root(c, root)?;
     let at_root = c.rank() == root;
-    let recv = if at_root {
-        let rb = get_basic(recvtype)?;
-        Some(layout(rb)?)
+    let layout = if at_root {
+        // SAFETY: forwarded from the caller.
+        Some(unsafe { recv.layout(c.size() as usize) }?)
     } else {
         None
     };
-    let mine = match (&recv, in_place(sendbuf) && at_root) {
+    let mine = match (&layout, in_place(send.buf) && at_root) {
         // SAFETY: the root's own block of recvbuf.
-        (Some(l), true) => unsafe { l.block(recvbuf, root as usize) }?,
-        _ => {
-            let len = byte_len(count(sendcount)?, get_basic(sendtype)?)?;
-            // SAFETY: MPI requires `sendcount` elements at sendbuf.
-            unsafe { bytes(sendbuf, len) }?
-        }
+        (Some(l), true) => unsafe { l.block(recv.buf, root as usize) }?,
+        // SAFETY: MPI requires `sendcount` elements at sendbuf.
+        _ => unsafe { send.bytes() }?,
     };
     let pieces = collective::gather(c, mine, root)?;
-    if let (Some(l), Some(pieces)) = (recv, pieces) {
-        let skip = in_place(sendbuf).then_some(root as usize);
+    if let (Some(l), Some(pieces)) = (layout, pieces) {
+        let skip = in_place(send.buf).then_some(root as usize);
         // SAFETY: MPI requires the root's recvbuf to hold every block.
-        unsafe { l.scatter_into(recvbuf, &pieces, skip) }?;
+        unsafe { l.scatter_into(recv.buf, &pieces, skip) }?;
     }
     Ok(())
 }
@@ -344,22 +398,10 @@ pub unsafe extern "C" fn MPI_Gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Gather", comm, |c| {
-        let n = c.size() as usize;
-        // SAFETY: buffers as MPI requires.
-        unsafe {
-            gather(
-                &c,
-                sendbuf,
-                sendcount,
-                sendtype,
-                recvbuf,
-                |b| Layout::uniform(n, recvcount, b),
-                recvtype,
-                root,
-            )
-        }
-    })
+    let send = Block::new(sendbuf, sendcount, sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Uniform(recvcount), recvtype);
+    // SAFETY: buffers as MPI requires.
+    run_on("Gather", comm, |c| unsafe { gather(&c, send, recv, root) })
 }
 
 /// Gathers blocks of varying sizes at `root`.
@@ -376,57 +418,36 @@ pub unsafe extern "C" fn MPI_Gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Gatherv", comm, |c| {
-        let n = c.size() as usize;
-        // SAFETY: buffers and arrays as MPI requires.
-        unsafe {
-            gather(
-                &c,
-                sendbuf,
-                sendcount,
-                sendtype,
-                recvbuf,
-                |b| Layout::varying(n, recvcounts, displs, b),
-                recvtype,
-                root,
-            )
-        }
-    })
+    let send = Block::new(sendbuf, sendcount, sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Varying(recvcounts, displs), recvtype);
+    // SAFETY: buffers and arrays as MPI requires.
+    run_on("Gatherv", comm, |c| unsafe { gather(&c, send, recv, root) })
 }
 
 /// Shared body of Scatter and Scatterv.
 ///
 /// # Safety
-/// Buffers as MPI_Scatter requires.
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatter(
-    c: &Communicator,
-    sendbuf: *const c_void,
-    layout: impl FnOnce(Basic) -> CResult<Layout>,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    root: c_int,
-) -> CResult<()> {
+/// Buffers and arrays as MPI_Scatter(v) requires.
+unsafe fn scatter(c: &Communicator, send: Blocks, recv: Block, root: c_int) -> CResult<()> {
     check_root(c, root)?;
     let at_root = c.rank() == root;
     let pieces: Option<Vec<&[u8]>> = if at_root {
-        let l = layout(get_basic(sendtype)?)?;
+        // SAFETY: forwarded from the caller.
+        let l = unsafe { send.layout(c.size() as usize) }?;
         let mut all = Vec::with_capacity(c.size() as usize);
         for i in 0..c.size() as usize {
             // SAFETY: MPI requires the root's sendbuf to hold every block.
-            all.push(unsafe { l.block(sendbuf, i) }?);
+            all.push(unsafe { l.block(send.buf, i) }?);
         }
         Some(all)
     } else {
         None
     };
     let mine = collective::scatter(c, pieces.as_deref(), root)?;
-    if at_root && in_place(recvbuf) {
+    if at_root && in_place(recv.buf) {
         return Ok(());
     }
-    let len = byte_len(count(recvcount)?, get_basic(recvtype)?)?;
+    let len = byte_len(count(recv.count)?, get_basic(recv.datatype)?)?;
     if mine.len() > len {
         return Err(fail(
             MPI_ERR_TRUNCATE,
@@ -434,7 +455,7 @@ unsafe fn scatter(
         ));
     }
     // SAFETY: MPI requires `recvcount` elements at recvbuf.
-    unsafe { bytes_mut(recvbuf, mine.len()) }?.copy_from_slice(&mine);
+    unsafe { bytes_mut(recv.buf as *mut c_void, mine.len()) }?.copy_from_slice(&mine);
     Ok(())
 }
 
@@ -451,21 +472,11 @@ pub unsafe extern "C" fn MPI_Scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Scatter", comm, |c| {
-        let n = c.size() as usize;
-        // SAFETY: buffers as MPI requires.
-        unsafe {
-            scatter(
-                &c,
-                sendbuf,
-                |b| Layout::uniform(n, sendcount, b),
-                sendtype,
-                recvbuf,
-                recvcount,
-                recvtype,
-                root,
-            )
-        }
+    let send = Blocks::new(sendbuf, Counts::Uniform(sendcount), sendtype);
+    let recv = Block::new(recvbuf, recvcount, recvtype);
+    // SAFETY: buffers as MPI requires.
+    run_on("Scatter", comm, |c| unsafe {
+        scatter(&c, send, recv, root)
     })
 }
 
@@ -483,48 +494,31 @@ pub unsafe extern "C" fn MPI_Scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Scatterv", comm, |c| {
-        let n = c.size() as usize;
-        // SAFETY: buffers and arrays as MPI requires.
-        unsafe {
-            scatter(
-                &c,
-                sendbuf,
-                |b| Layout::varying(n, sendcounts, displs, b),
-                sendtype,
-                recvbuf,
-                recvcount,
-                recvtype,
-                root,
-            )
-        }
+    let send = Blocks::new(sendbuf, Counts::Varying(sendcounts, displs), sendtype);
+    let recv = Block::new(recvbuf, recvcount, recvtype);
+    // SAFETY: buffers and arrays as MPI requires.
+    run_on("Scatterv", comm, |c| unsafe {
+        scatter(&c, send, recv, root)
     })
 }
 
 /// Shared body of Allgather and Allgatherv.
 ///
 /// # Safety
-/// Buffers as MPI_Allgather requires.
-unsafe fn allgather(
-    c: &Communicator,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    recvbuf: *mut c_void,
-    l: Layout,
-) -> CResult<()> {
-    let me = c.rank() as usize;
-    let mine = if in_place(sendbuf) {
+/// Buffers and arrays as MPI_Allgather(v) requires.
+unsafe fn allgather(c: &Communicator, send: Block, recv: Blocks) -> CResult<()> {
+    // SAFETY: forwarded from the caller.
+    let l = unsafe { recv.layout(c.size() as usize) }?;
+    let mine = if in_place(send.buf) {
         // SAFETY: this rank's block of recvbuf.
-        unsafe { l.block(recvbuf, me) }?.to_vec()
+        unsafe { l.block(recv.buf, c.rank() as usize) }?.to_vec()
     } else {
-        let len = byte_len(count(sendcount)?, get_basic(sendtype)?)?;
         // SAFETY: MPI requires `sendcount` elements at sendbuf.
-        unsafe { bytes(sendbuf, len) }?.to_vec()
+        unsafe { send.bytes() }?.to_vec()
     };
     let pieces = collective::allgather(c, &mine)?;
     // SAFETY: MPI requires recvbuf to hold every block.
-    unsafe { l.scatter_into(recvbuf, &pieces, None) }
+    unsafe { l.scatter_into(recv.buf, &pieces, None) }
 }
 
 /// Every member gets every member's block.
@@ -539,11 +533,10 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Allgather", comm, |c| {
-        let l = Layout::uniform(c.size() as usize, recvcount, get_basic(recvtype)?)?;
-        // SAFETY: buffers as MPI requires.
-        unsafe { allgather(&c, sendbuf, sendcount, sendtype, recvbuf, l) }
-    })
+    let send = Block::new(sendbuf, sendcount, sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Uniform(recvcount), recvtype);
+    // SAFETY: buffers as MPI requires.
+    run_on("Allgather", comm, |c| unsafe { allgather(&c, send, recv) })
 }
 
 /// Every member gets every member's block, of varying sizes.
@@ -559,50 +552,43 @@ pub unsafe extern "C" fn MPI_Allgatherv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Allgatherv", comm, |c| {
-        let b = get_basic(recvtype)?;
-        // SAFETY: arrays as MPI requires.
-        let l = unsafe { Layout::varying(c.size() as usize, recvcounts, displs, b) }?;
-        // SAFETY: buffers as MPI requires.
-        unsafe { allgather(&c, sendbuf, sendcount, sendtype, recvbuf, l) }
-    })
+    let send = Block::new(sendbuf, sendcount, sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Varying(recvcounts, displs), recvtype);
+    // SAFETY: buffers and arrays as MPI requires.
+    run_on("Allgatherv", comm, |c| unsafe { allgather(&c, send, recv) })
 }
 
 /// Shared body of Alltoall and Alltoallv.
 ///
 /// # Safety
-/// Buffers as MPI_Alltoall requires.
-unsafe fn alltoall(
-    c: &Communicator,
-    sendbuf: *const c_void,
-    send: Option<Layout>,
-    recvbuf: *mut c_void,
-    recv: Layout,
-) -> CResult<()> {
+/// Buffers and arrays as MPI_Alltoall(v) requires.
+unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> {
     let n = c.size() as usize;
+    // SAFETY: forwarded from the caller.
+    let recv_layout = unsafe { recv.layout(n) }?;
     let copy: Vec<u8>;
-    let (sendbuf, send) = match send {
-        Some(s) if !in_place(sendbuf) => (sendbuf, s),
-        _ => {
-            // SAFETY: MPI requires recvbuf to hold every block.
-            copy = unsafe { bytes(recvbuf, recv.end()) }?.to_vec();
-            let l = Layout {
-                offsets: recv.offsets.clone(),
-                lens: recv.lens.clone(),
-            };
-            (copy.as_ptr() as *const c_void, l)
-        }
+    let (sendbuf, send_layout) = if in_place(send.buf) {
+        // SAFETY: MPI requires recvbuf to hold every block.
+        copy = unsafe { bytes(recv.buf, recv_layout.end()) }?.to_vec();
+        let l = Layout {
+            offsets: recv_layout.offsets.clone(),
+            lens: recv_layout.lens.clone(),
+        };
+        (copy.as_ptr() as *const c_void, l)
+    } else {
+        // SAFETY: forwarded from the caller.
+        (send.buf as *const c_void, unsafe { send.layout(n) }?)
     };
     let mut outgoing = Vec::with_capacity(n);
     for i in 0..n {
         // SAFETY: MPI requires sendbuf to hold every block.
-        outgoing.push(unsafe { send.block(sendbuf, i) }?);
+        outgoing.push(unsafe { send_layout.block(sendbuf, i) }?);
     }
-    let mut incoming: Vec<Vec<u8>> = recv.lens.iter().map(|&l| vec![0u8; l]).collect();
+    let mut incoming: Vec<Vec<u8>> = recv_layout.lens.iter().map(|&l| vec![0u8; l]).collect();
     let mut slots: Vec<&mut [u8]> = incoming.iter_mut().map(|v| &mut v[..]).collect();
     collective::alltoall(c, &outgoing, &mut slots)?;
     // SAFETY: MPI requires recvbuf to hold every block.
-    unsafe { recv.scatter_into(recvbuf, &incoming, None) }
+    unsafe { recv_layout.scatter_into(recv.buf, &incoming, None) }
 }
 
 /// Each member sends block i to member i.
@@ -617,17 +603,10 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Alltoall", comm, |c| {
-        let n = c.size() as usize;
-        let recv = Layout::uniform(n, recvcount, get_basic(recvtype)?)?;
-        let send = if in_place(sendbuf) {
-            None
-        } else {
-            Some(Layout::uniform(n, sendcount, get_basic(sendtype)?)?)
-        };
-        // SAFETY: buffers as MPI requires.
-        unsafe { alltoall(&c, sendbuf, send, recvbuf, recv) }
-    })
+    let send = Blocks::new(sendbuf, Counts::Uniform(sendcount), sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Uniform(recvcount), recvtype);
+    // SAFETY: buffers as MPI requires.
+    run_on("Alltoall", comm, |c| unsafe { alltoall(&c, send, recv) })
 }
 
 /// Each member sends block i (of varying size) to member i.
@@ -644,17 +623,8 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> c_int {
-    run_on("Alltoallv", comm, |c| {
-        let n = c.size() as usize;
-        // SAFETY: arrays as MPI requires.
-        let recv = unsafe { Layout::varying(n, recvcounts, rdispls, get_basic(recvtype)?) }?;
-        let send = if in_place(sendbuf) {
-            None
-        } else {
-            // SAFETY: as above.
-            Some(unsafe { Layout::varying(n, sendcounts, sdispls, get_basic(sendtype)?) }?)
-        };
-        // SAFETY: buffers as MPI requires.
-        unsafe { alltoall(&c, sendbuf, send, recvbuf, recv) }
-    })
+    let send = Blocks::new(sendbuf, Counts::Varying(sendcounts, sdispls), sendtype);
+    let recv = Blocks::new(recvbuf, Counts::Varying(recvcounts, rdispls), recvtype);
+    // SAFETY: buffers and arrays as MPI requires.
+    run_on("Alltoallv", comm, |c| unsafe { alltoall(&c, send, recv) })
 }

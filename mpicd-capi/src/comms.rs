@@ -2,7 +2,7 @@
 //! values), each communicator's error handler, and the communicator calls.
 
 use crate::abi::*;
-use crate::env::{check_live, out};
+use crate::env::{check_live, out, require};
 use crate::errors::{fail, run, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
 use mpicd::Communicator;
@@ -78,9 +78,7 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
-        if newcomm.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null newcomm"));
-        }
+        require(newcomm, "newcomm")?;
         let dup = c.dup()?;
         out(newcomm, insert(dup, errh(comm)))
     })
@@ -95,9 +93,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_split", comm, |c| {
-        if newcomm.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null newcomm"));
-        }
+        require(newcomm, "newcomm")?;
         if color < 0 && color != MPI_UNDEFINED {
             return Err(fail(MPI_ERR_ARG, format!("negative color {color}")));
         }

@@ -9,7 +9,7 @@
 
 use crate::abi::*;
 use crate::comms::default_errh;
-use crate::env::out;
+use crate::env::{out, require};
 use crate::errors::{fail, run};
 use crate::types::{self, TYPES};
 use mpicd::custom::{PackState, RawRegion, RawRegionMut, Shape, UnpackState};
@@ -375,9 +375,7 @@ pub unsafe extern "C" fn MPI_Type_create_custom(
 ) -> c_int {
     run("Type_create_custom", default_errh(), |_| {
         crate::env::check_live()?;
-        if r#type.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null type"));
-        }
+        require(r#type, "type")?;
         let _ = inorder;
         let ty = CustomType {
             statefn,

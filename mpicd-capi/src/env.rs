@@ -114,20 +114,22 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     })
 }
 
-/// Shuts MPI down. Requests never completed are abandoned and reported as MPI_ERR_PENDING.
+/// Shuts MPI down. Requests never completed are cancelled and reported as MPI_ERR_PENDING.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     run("Finalize", comms::default_errh(), |_| {
         check_live()?;
-        crate::requests::abandon_all();
+        crate::requests::free_all();
         crate::probe::discard_all();
         drop(comms::COMMS.drain());
         crate::types::free_all();
         let rt = runtime().take();
-        match rt {
+        let finalized = match rt {
             Some(rt) => rt.finalize().map_err(Into::into),
             None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
-        }
+        };
+        crate::requests::release_detached();
+        finalized
     })
 }
 
@@ -221,6 +223,21 @@ pub extern "C" fn MPI_Wtime() -> c_double {
 #[no_mangle]
 pub extern "C" fn MPI_Wtick() -> c_double {
     1e-9
+}
+
+/// Fails with MPI_ERR_ARG ("null `what`") if `ptr` is null.
+pub(crate) fn require<T>(ptr: *const T, what: &str) -> CResult<()> {
+    if ptr.is_null() {
+        return Err(fail(MPI_ERR_ARG, format!("null {what}")));
+    }
+    Ok(())
+}
+
+/// Reads a non-null in-argument (a handle passed by pointer).
+pub(crate) fn read_arg<T: Copy>(ptr: *const T, what: &str) -> CResult<T> {
+    require(ptr, what)?;
+    // SAFETY: non-null; MPI requires such arguments to point to a readable value.
+    Ok(unsafe { ptr.read() })
 }
 
 /// Writes `value` to a non-null out-parameter.

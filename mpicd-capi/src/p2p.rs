@@ -5,14 +5,14 @@
 use crate::abi::*;
 use crate::comms::{errh, run_on};
 use crate::custom::Operation;
-use crate::env::out;
+use crate::env::{out, require};
 use crate::errors::{fail, CResult};
 use crate::requests::{complete_now, insert, outcome_to_c};
 use crate::types::{self, byte_len, Dtype};
 use mpicd::{Communicator, Request, SendMode};
 use std::ffi::{c_int, c_void};
 
-fn check_buf(buf: *const c_void, len: usize) -> CResult<()> {
+pub(crate) fn check_buf(buf: *const c_void, len: usize) -> CResult<()> {
     if buf.is_null() && len > 0 {
         return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
     }
@@ -35,67 +35,115 @@ pub(crate) fn recv_tag(tag: c_int) -> CResult<c_int> {
     }
 }
 
-fn count_of(count: i64) -> CResult<i64> {
+pub(crate) fn count_of(count: i64) -> CResult<i64> {
     if count < 0 {
         return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
     }
     Ok(count)
 }
 
-/// Starts a send of `count` elements of `datatype` at `buf`.
-///
-/// # Safety
-/// `buf` must hold the data and stay unchanged until the request completes.
-pub(crate) unsafe fn start_send(
-    comm: &Communicator,
+/// What a send's C arguments describe: `count` elements of `datatype` at `buf`, for `dest`
+/// with `tag`.
+#[derive(Clone, Copy)]
+struct Outgoing {
     buf: *const c_void,
     count: i64,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
-    mode: SendMode,
-) -> CResult<Request<'static>> {
-    let tag = send_tag(tag)?;
-    match types::get(datatype)? {
-        Dtype::Basic(b) => {
-            let len = byte_len(count, b)?;
-            check_buf(buf, len)?;
-            // SAFETY: forwarded from the caller.
-            Ok(unsafe { comm.isend_raw(buf as *const u8, len, dest, tag, mode) }?)
-        }
-        Dtype::Custom(t) => {
-            let op = Operation::start(t, buf as *mut c_void, count_of(count)?)?;
-            Ok(comm.isend_state(Box::new(op), dest, tag, mode)?)
+}
+
+impl Outgoing {
+    fn new(
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+    ) -> Outgoing {
+        let count = count as i64;
+        Outgoing {
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
         }
     }
 }
 
-/// Starts a receive of up to `count` elements of `datatype` into `buf`; also returns the count
-/// a custom-typed receive reports.
-///
-/// # Safety
-/// `buf` must be writable and untouched until the request completes.
-pub(crate) unsafe fn start_recv(
-    comm: &Communicator,
+/// What a receive's C arguments describe: room for `count` elements of `datatype` at `buf`,
+/// from `source` with `tag`.
+#[derive(Clone, Copy)]
+struct Incoming {
     buf: *mut c_void,
     count: i64,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
-) -> CResult<(Request<'static>, Option<i64>)> {
-    let tag = recv_tag(tag)?;
-    match types::get(datatype)? {
+}
+
+impl Incoming {
+    fn new(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+    ) -> Incoming {
+        let count = count as i64;
+        Incoming {
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+        }
+    }
+}
+
+/// Starts a send.
+///
+/// # Safety
+/// The send buffer must hold the data and stay unchanged until the request completes.
+unsafe fn start_send(
+    comm: &Communicator,
+    m: Outgoing,
+    mode: SendMode,
+) -> CResult<Request<'static>> {
+    let tag = send_tag(m.tag)?;
+    match types::get(m.datatype)? {
         Dtype::Basic(b) => {
-            let len = byte_len(count, b)?;
-            check_buf(buf, len)?;
+            let len = byte_len(m.count, b)?;
+            check_buf(m.buf, len)?;
             // SAFETY: forwarded from the caller.
-            let req = unsafe { comm.irecv_raw(buf as *mut u8, len, source, tag) }?;
+            Ok(unsafe { comm.isend_raw(m.buf as *const u8, len, m.dest, tag, mode) }?)
+        }
+        Dtype::Custom(t) => {
+            let op = Operation::start(t, m.buf as *mut c_void, count_of(m.count)?)?;
+            Ok(comm.isend_state(Box::new(op), m.dest, tag, mode)?)
+        }
+    }
+}
+
+/// Starts a receive; also returns the count a custom-typed receive reports.
+///
+/// # Safety
+/// The receive buffer must be writable and untouched until the request completes.
+unsafe fn start_recv(comm: &Communicator, m: Incoming) -> CResult<(Request<'static>, Option<i64>)> {
+    let tag = recv_tag(m.tag)?;
+    match types::get(m.datatype)? {
+        Dtype::Basic(b) => {
+            let len = byte_len(m.count, b)?;
+            check_buf(m.buf, len)?;
+            // SAFETY: forwarded from the caller.
+            let req = unsafe { comm.irecv_raw(m.buf as *mut u8, len, m.source, tag) }?;
             Ok((req, None))
         }
         Dtype::Custom(t) => {
-            let count = count_of(count)?;
-            let op = Operation::start(t, buf, count)?;
-            Ok((comm.irecv_state(Box::new(op), source, tag)?, Some(count)))
+            let count = count_of(m.count)?;
+            let op = Operation::start(t, m.buf, count)?;
+            Ok((comm.irecv_state(Box::new(op), m.source, tag)?, Some(count)))
         }
     }
 }
@@ -104,20 +152,10 @@ pub(crate) unsafe fn start_recv(
 ///
 /// # Safety
 /// As for [`start_send`], for the duration of the call.
-#[allow(clippy::too_many_arguments)]
-unsafe fn send_blocking(
-    name: &'static str,
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    mode: SendMode,
-) -> c_int {
+unsafe fn send_blocking(name: &'static str, m: Outgoing, comm: MPI_Comm, mode: SendMode) -> c_int {
     run_on(name, comm, |c| {
         // SAFETY: forwarded from the caller.
-        let req = unsafe { start_send(&c, buf, count as i64, datatype, dest, tag, mode) }?;
+        let req = unsafe { start_send(&c, m, mode) }?;
         req.wait()?;
         Ok(())
     })
@@ -127,24 +165,17 @@ unsafe fn send_blocking(
 ///
 /// # Safety
 /// As for [`start_send`], until the request completes.
-#[allow(clippy::too_many_arguments)]
 unsafe fn send_started(
     name: &'static str,
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
+    m: Outgoing,
     comm: MPI_Comm,
     request: *mut MPI_Request,
     mode: SendMode,
 ) -> c_int {
     run_on(name, comm, |c| {
-        if request.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null request pointer"));
-        }
+        require(request, "request pointer")?;
         // SAFETY: forwarded from the caller.
-        let req = unsafe { start_send(&c, buf, count as i64, datatype, dest, tag, mode) }?;
+        let req = unsafe { start_send(&c, m, mode) }?;
         out(request, insert(req, errh(comm), None))
     })
 }
@@ -159,19 +190,9 @@ pub unsafe extern "C" fn MPI_Send(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_blocking(
-            "Send",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            SendMode::Standard,
-        )
-    }
+    unsafe { send_blocking("Send", m, comm, SendMode::Standard) }
 }
 
 /// Sends; returns once the receiver has matched the message.
@@ -184,19 +205,9 @@ pub unsafe extern "C" fn MPI_Ssend(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_blocking(
-            "Ssend",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            SendMode::Synchronous,
-        )
-    }
+    unsafe { send_blocking("Ssend", m, comm, SendMode::Synchronous) }
 }
 
 /// Ready-mode send (a standard send in mpicd).
@@ -209,19 +220,9 @@ pub unsafe extern "C" fn MPI_Rsend(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_blocking(
-            "Rsend",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            SendMode::Standard,
-        )
-    }
+    unsafe { send_blocking("Rsend", m, comm, SendMode::Standard) }
 }
 
 /// Starts a send; complete it with a wait or test call.
@@ -235,20 +236,9 @@ pub unsafe extern "C" fn MPI_Isend(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_started(
-            "Isend",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            request,
-            SendMode::Standard,
-        )
-    }
+    unsafe { send_started("Isend", m, comm, request, SendMode::Standard) }
 }
 
 /// Starts a synchronous send.
@@ -262,20 +252,9 @@ pub unsafe extern "C" fn MPI_Issend(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_started(
-            "Issend",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            request,
-            SendMode::Synchronous,
-        )
-    }
+    unsafe { send_started("Issend", m, comm, request, SendMode::Synchronous) }
 }
 
 /// Starts a ready-mode send (a standard send in mpicd).
@@ -289,20 +268,9 @@ pub unsafe extern "C" fn MPI_Irsend(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    let m = Outgoing::new(buf, count, datatype, dest, tag);
     // SAFETY: MPI's rules for the buffer.
-    unsafe {
-        send_started(
-            "Irsend",
-            buf,
-            count,
-            datatype,
-            dest,
-            tag,
-            comm,
-            request,
-            SendMode::Standard,
-        )
-    }
+    unsafe { send_started("Irsend", m, comm, request, SendMode::Standard) }
 }
 
 /// Receives a message.
@@ -316,9 +284,10 @@ pub unsafe extern "C" fn MPI_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    let m = Incoming::new(buf, count, datatype, source, tag);
     run_on("Recv", comm, |c| {
         // SAFETY: the buffer is valid for the duration of this blocking call.
-        let (req, cc) = unsafe { start_recv(&c, buf, count as i64, datatype, source, tag) }?;
+        let (req, cc) = unsafe { start_recv(&c, m) }?;
         // SAFETY: MPI_STATUS_IGNORE or a writable status.
         unsafe { complete_now(req, cc, status) }
     })
@@ -335,12 +304,11 @@ pub unsafe extern "C" fn MPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    let m = Incoming::new(buf, count, datatype, source, tag);
     run_on("Irecv", comm, |c| {
-        if request.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null request pointer"));
-        }
+        require(request, "request pointer")?;
         // SAFETY: MPI requires the buffer to stay valid until completion.
-        let (req, cc) = unsafe { start_recv(&c, buf, count as i64, datatype, source, tag) }?;
+        let (req, cc) = unsafe { start_recv(&c, m) }?;
         out(request, insert(req, errh(comm), cc))
     })
 }
@@ -362,21 +330,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    let incoming = Incoming::new(recvbuf, recvcount, recvtype, source, recvtag);
+    let outgoing = Outgoing::new(sendbuf, sendcount, sendtype, dest, sendtag);
     run_on("Sendrecv", comm, |c| {
         // SAFETY: both buffers are valid for the duration of this blocking call.
-        let (recv, cc) =
-            unsafe { start_recv(&c, recvbuf, recvcount as i64, recvtype, source, recvtag) }?;
-        let send = unsafe {
-            start_send(
-                &c,
-                sendbuf,
-                sendcount as i64,
-                sendtype,
-                dest,
-                sendtag,
-                SendMode::Standard,
-            )
-        };
+        let (recv, cc) = unsafe { start_recv(&c, incoming) }?;
+        // SAFETY: as above.
+        let send = unsafe { start_send(&c, outgoing, SendMode::Standard) };
         let send = match send {
             Ok(s) => s,
             Err(f) => {
@@ -421,18 +381,9 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
         let tag = recv_tag(recvtag)?;
         // SAFETY: `incoming` outlives the request, which is waited for below.
         let recv = unsafe { c.irecv_raw(incoming.as_mut_ptr(), len, source, tag) }?;
+        let outgoing = Outgoing::new(buf, count, datatype, dest, sendtag);
         // SAFETY: `buf` is valid for this blocking call.
-        let send = unsafe {
-            start_send(
-                &c,
-                buf,
-                count as i64,
-                datatype,
-                dest,
-                sendtag,
-                SendMode::Standard,
-            )
-        }?;
+        let send = unsafe { start_send(&c, outgoing, SendMode::Standard) }?;
         let received = recv.wait();
         send.wait()?;
         let got = received?;

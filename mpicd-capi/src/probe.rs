@@ -5,10 +5,10 @@
 use crate::abi::*;
 use crate::comms::{default_errh, errh, run_on};
 use crate::custom::Operation;
-use crate::env::out;
+use crate::env::{out, read_arg, require};
 use crate::errors::{fail, run, CResult, Errh};
 use crate::handles::{Table, MESSAGE_BASE};
-use crate::p2p::recv_tag;
+use crate::p2p::{check_buf, count_of, recv_tag};
 use crate::requests::{complete_now, insert};
 use crate::status;
 use crate::types::{self, byte_len, Dtype};
@@ -38,9 +38,7 @@ pub unsafe extern "C" fn MPI_Iprobe(
     status: *mut MPI_Status,
 ) -> c_int {
     run_on("Iprobe", comm, |c| {
-        if flag.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null flag"));
-        }
+        require(flag, "flag")?;
         match c.iprobe(source, recv_tag(tag)?)? {
             Some(s) => {
                 // SAFETY: MPI_STATUS_IGNORE or a writable status.
@@ -112,9 +110,7 @@ pub unsafe extern "C" fn MPI_Mprobe(
     status: *mut MPI_Status,
 ) -> c_int {
     run_on("Mprobe", comm, |c| {
-        if message.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null message"));
-        }
+        require(message, "message")?;
         let (m, s) = c.mprobe(source, recv_tag(tag)?)?;
         out(message, message_handle(m, &s, errh(comm)))?;
         // SAFETY: MPI_STATUS_IGNORE or a writable status.
@@ -134,11 +130,7 @@ unsafe fn start_mrecv(
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
 ) -> CResult<Option<(Request<'static>, Option<i64>, Errh)>> {
-    if message.is_null() {
-        return Err(fail(MPI_ERR_ARG, "null message pointer"));
-    }
-    // SAFETY: checked non-null.
-    let h = unsafe { *message };
+    let h = read_arg(message, "message pointer")?;
     let dtype = types::get(datatype)?;
     if h == MPI_MESSAGE_NO_PROC {
         out(message, MPI_MESSAGE_NULL)?;
@@ -151,18 +143,14 @@ unsafe fn start_mrecv(
     let (req, cc) = match dtype {
         Dtype::Basic(b) => {
             let len = byte_len(count as i64, b)?;
-            if buf.is_null() && len > 0 {
-                return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
-            }
+            check_buf(buf, len)?;
             // SAFETY: forwarded from the caller.
             (unsafe { entry.msg.irecv_raw(buf as *mut u8, len) }?, None)
         }
         Dtype::Custom(t) => {
-            if count < 0 {
-                return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
-            }
-            let op = Operation::start(t, buf, count as i64)?;
-            (entry.msg.irecv_state(Box::new(op))?, Some(count as i64))
+            let count = count_of(count as i64)?;
+            let op = Operation::start(t, buf, count)?;
+            (entry.msg.irecv_state(Box::new(op))?, Some(count))
         }
     };
     Ok(Some((req, cc, entry.errh)))
@@ -210,9 +198,7 @@ pub unsafe extern "C" fn MPI_Imrecv(
     request: *mut MPI_Request,
 ) -> c_int {
     run("Imrecv", message_errh(message), |_| {
-        if request.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null request pointer"));
-        }
+        require(request, "request pointer")?;
         // SAFETY: MPI requires the buffer to stay valid until completion.
         let started = unsafe { start_mrecv(buf, count, datatype, message) }?;
         let h = match started {

@@ -3,13 +3,18 @@
 //! Testall that could not complete all, its outcome) and the error handler of its
 //! communicator.
 //!
+//! The core request is an [`Owned`]: its memory is the C caller's, valid until completion as
+//! MPI requires, or a state the engine owns. Dropped before completion (MPI_Request_free,
+//! MPI_Finalize) it is neither waited for nor leaked: it joins the detached requests, which
+//! every completion call progresses and releases once done, and which finalize ends.
+//!
 //! Progress is the core's: every test or wait progresses the whole engine (UCX and every
 //! custom-typed operation, waited on or not), so a blocking call waits for its own request
 //! only.
 
 use crate::abi::*;
 use crate::comms::default_errh;
-use crate::env::out;
+use crate::env::{out, read_arg, require};
 use crate::errors::{fail, run, CResult, Ctx, Errh, Fail};
 use crate::handles::{Table, REQUEST_BASE};
 use crate::status;
@@ -17,9 +22,50 @@ use mpicd::Request;
 use std::ffi::c_int;
 use std::sync::Mutex;
 
+type Outcome = mpicd::Result<mpicd::Status>;
+
 enum Slot {
-    Active(Request<'static>),
-    Done(mpicd::Result<mpicd::Status>),
+    Active(Owned),
+    Done(Outcome),
+}
+
+/// A started operation the C library owns, with MPI's free semantics (see the module docs).
+pub(crate) struct Owned(Option<Request<'static>>);
+
+impl Owned {
+    fn new(request: Request<'static>) -> Owned {
+        Owned(Some(request))
+    }
+
+    /// Tests for completion; once complete, nothing is left to detach.
+    fn test(&mut self) -> mpicd::Result<Option<mpicd::Status>> {
+        let Some(request) = self.0.as_mut() else {
+            return Ok(Some(mpicd::Status::empty()));
+        };
+        let polled = request.test();
+        if !matches!(polled, Ok(None)) {
+            self.0 = None;
+        }
+        polled
+    }
+
+    fn wait(mut self) -> Outcome {
+        self.0
+            .take()
+            .map_or(Ok(mpicd::Status::empty()), Request::wait)
+    }
+
+    fn cancel(&self) -> mpicd::Result<()> {
+        self.0.as_ref().map_or(Ok(()), Request::cancel)
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        if let Some(request) = self.0.take().filter(|r| !r.is_inactive()) {
+            detached().push(request);
+        }
+    }
 }
 
 /// A live request.
@@ -30,13 +76,17 @@ pub(crate) struct ReqEntry {
 }
 
 static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
-/// Requests freed by MPI_Request_free while still pending: progressed until they complete.
+/// Requests dropped unfinished (see [`Owned`]): progressed until they complete.
 static DETACHED: Mutex<Vec<Request<'static>>> = Mutex::new(Vec::new());
+
+fn detached() -> std::sync::MutexGuard<'static, Vec<Request<'static>>> {
+    DETACHED.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Makes a handle for a started operation.
 pub(crate) fn insert(req: Request<'static>, errh: Errh, custom_count: Option<i64>) -> MPI_Request {
     REQUESTS.insert(ReqEntry {
-        slot: Slot::Active(req),
+        slot: Slot::Active(Owned::new(req)),
         errh,
         custom_count,
     }) as MPI_Request
@@ -114,26 +164,23 @@ fn exists(h: MPI_Request) -> bool {
     h == MPI_REQUEST_NULL || REQUESTS.with(h as usize, |_| ()).is_some()
 }
 
-/// Progresses requests freed while pending; drops those that completed.
+/// Progresses detached requests; releases those that completed.
 fn sweep_detached() {
-    let mut list = std::mem::take(&mut *DETACHED.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut list = std::mem::take(&mut *detached());
     list.retain_mut(|r| matches!(r.test(), Ok(None)));
-    DETACHED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .extend(list);
+    detached().extend(list);
 }
 
-/// Forgets every request (finalize): their buffers may be gone, and the engine reports them.
-pub(crate) fn abandon_all() {
-    for e in REQUESTS.drain() {
-        if let Slot::Active(r) = e.slot {
-            std::mem::forget(r);
-        }
-    }
-    for r in std::mem::take(&mut *DETACHED.lock().unwrap_or_else(|p| p.into_inner())) {
-        std::mem::forget(r);
-    }
+/// Frees every request handle (finalize, before the engine's): the unfinished ones detach,
+/// and the engine's finalize then cancels and reports them.
+pub(crate) fn free_all() {
+    drop(REQUESTS.drain());
+}
+
+/// Releases the detached requests once the engine is gone (after finalize): nothing is left to
+/// wait for.
+pub(crate) fn release_detached() {
+    drop(std::mem::take(&mut *detached()));
 }
 
 fn requests<'a>(count: c_int, reqs: *mut MPI_Request) -> CResult<&'a mut [MPI_Request]> {
@@ -167,11 +214,7 @@ fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
 
 /// Completes the request of `*request`; its status and failure.
 fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<(MPI_Status, Option<Fail>)> {
-    if request.is_null() {
-        return Err(fail(MPI_ERR_ARG, "null request pointer"));
-    }
-    // SAFETY: checked non-null.
-    let h = unsafe { *request };
+    let h = read_arg(request, "request pointer")?;
     if h == MPI_REQUEST_NULL {
         return Ok((status::empty(), None));
     }
@@ -234,19 +277,29 @@ pub unsafe extern "C" fn MPI_Waitall(
 ) -> c_int {
     run("Waitall", default_errh(), |ctx| {
         let all = requests(count, array_of_requests)?;
-        let mut first: Option<Fail> = None;
-        for (i, h) in all.iter_mut().enumerate() {
-            let (s, failure) = wait_one(ctx, h)?;
-            store_at(array_of_statuses, i, s);
-            if first.is_none() {
-                first = failure;
-            }
-        }
-        match first {
-            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
-            None => Ok(()),
-        }
+        let every = (0..all.len()).map(|i| (i, i));
+        complete_picked(ctx, all, every, array_of_statuses)
     })
+}
+
+/// Completes `all[i]` for each `(k, i)` of `picked`, writing its status at `k`; any failure
+/// makes the call fail with MPI_ERR_IN_STATUS (each status's MPI_ERROR says which).
+fn complete_picked(
+    ctx: &mut Ctx,
+    all: &mut [MPI_Request],
+    picked: impl Iterator<Item = (usize, usize)>,
+    statuses: *mut MPI_Status,
+) -> CResult<()> {
+    let mut first: Option<Fail> = None;
+    for (k, i) in picked {
+        let (s, failure) = wait_one(ctx, &mut all[i])?;
+        store_at(statuses, k, s);
+        first = first.or(failure);
+    }
+    match first {
+        Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
+        None => Ok(()),
+    }
 }
 
 /// One pass over the active requests: the indices of those now complete.
@@ -285,18 +338,8 @@ pub unsafe extern "C" fn MPI_Testall(
             return out(flag, 0);
         }
         out(flag, 1)?;
-        let mut first: Option<Fail> = None;
-        for (i, h) in all.iter_mut().enumerate() {
-            let (s, failure) = wait_one(ctx, h)?;
-            store_at(array_of_statuses, i, s);
-            if first.is_none() {
-                first = failure;
-            }
-        }
-        match first {
-            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
-            None => Ok(()),
-        }
+        let every = (0..all.len()).map(|i| (i, i));
+        complete_picked(ctx, all, every, array_of_statuses)
     })
 }
 
@@ -310,9 +353,7 @@ fn any(
     status: *mut MPI_Status,
 ) -> CResult<()> {
     let all = requests(count, reqs)?;
-    if index.is_null() {
-        return Err(fail(MPI_ERR_ARG, "null index"));
-    }
+    require(index, "index")?;
     loop {
         sweep_detached();
         let (done, active) = poll_all(all);
@@ -365,9 +406,7 @@ pub unsafe extern "C" fn MPI_Testany(
     status: *mut MPI_Status,
 ) -> c_int {
     run("Testany", default_errh(), |ctx| {
-        if flag.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null flag"));
-        }
+        require(flag, "flag")?;
         any(ctx, count, array_of_requests, index, Some(flag), status)
     })
 }
@@ -395,21 +434,12 @@ fn some(
         if done.is_empty() && block {
             continue;
         }
-        let mut first: Option<Fail> = None;
         for (k, &i) in done.iter().enumerate() {
-            let (s, failure) = wait_one(ctx, &mut all[i])?;
             // SAFETY: MPI requires room for `count` indices.
             unsafe { indices.add(k).write(i as c_int) };
-            store_at(statuses, k, s);
-            if first.is_none() {
-                first = failure;
-            }
         }
         out(outcount, done.len() as c_int)?;
-        return match first {
-            Some(f) => Err(fail(MPI_ERR_IN_STATUS, f.msg)),
-            None => Ok(()),
-        };
+        return complete_picked(ctx, all, done.into_iter().enumerate(), statuses);
     }
 }
 
@@ -461,19 +491,12 @@ pub unsafe extern "C" fn MPI_Testsome(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
     run("Request_free", default_errh(), |ctx| {
-        if request.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null request pointer"));
-        }
-        // SAFETY: checked non-null.
-        let h = unsafe { *request };
+        let h = read_arg(request, "request pointer")?;
         if h == MPI_REQUEST_NULL {
             return Err(fail(MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be freed"));
         }
-        let entry = take(h)?;
-        ctx.errh = entry.errh;
-        if let Slot::Active(r) = entry.slot {
-            DETACHED.lock().unwrap_or_else(|p| p.into_inner()).push(r);
-        }
+        // Dropping the entry detaches its unfinished operation (see `Owned`).
+        ctx.errh = take(h)?.errh;
         out(request, MPI_REQUEST_NULL)
     })
 }
@@ -483,11 +506,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     run("Cancel", default_errh(), |ctx| {
-        if request.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null request pointer"));
-        }
-        // SAFETY: checked non-null.
-        let h = unsafe { *request };
+        let h = read_arg(request, "request pointer")?;
         let entry = take(h)?;
         ctx.errh = entry.errh;
         let outcome = match &entry.slot {

@@ -4,7 +4,7 @@
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::custom::CustomType;
-use crate::env::out;
+use crate::env::{out, read_arg};
 use crate::errors::{fail, run, CResult};
 use crate::handles::{Table, DATATYPE_BASE};
 use mpicd::ElementType;
@@ -215,11 +215,7 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
     run("Type_commit", default_errh(), |_| {
-        if datatype.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null datatype pointer"));
-        }
-        // SAFETY: checked non-null.
-        let h = unsafe { *datatype };
+        let h = read_arg(datatype, "datatype pointer")?;
         if basic(h).is_some() {
             return Ok(());
         }
@@ -233,11 +229,7 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     run("Type_free", default_errh(), |_| {
-        if datatype.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null datatype pointer"));
-        }
-        // SAFETY: checked non-null.
-        let h = unsafe { *datatype };
+        let h = read_arg(datatype, "datatype pointer")?;
         if basic(h).is_some() {
             return Err(fail(MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
         }

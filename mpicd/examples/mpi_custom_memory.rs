@@ -341,9 +341,5 @@ fn main() {
         println!("  skipped: region over 4 GiB (set MPICD_BIG_TEST=1; needs ~9 GiB free)");
     }
     let ok = common::run(&world, &cases);
-    let fin = mpi.finalize();
-    if let Err(e) = &fin {
-        eprintln!("finalize: {e}");
-    }
-    std::process::exit(if ok && fin.is_ok() { 0 } else { 1 });
+    common::finish(mpi, ok)
 }

@@ -8,6 +8,21 @@ mod common;
 use common::{pattern, CaseResult};
 use mpicd::{Communicator, Error, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 
+/// Posts a receive into `buf`, runs `between` (a blocking call), then waits for the receive.
+fn recv_around(
+    w: &Communicator,
+    buf: &mut [u8],
+    source: i32,
+    tag: i32,
+    between: impl FnOnce() -> mpicd::Result<()>,
+) -> mpicd::Result<mpicd::Status> {
+    mpicd::scope(|s| {
+        let r = w.irecv(s, buf, source, tag)?;
+        between()?;
+        r.wait()
+    })
+}
+
 fn ring_sizes(w: &Communicator) -> CaseResult {
     let (rank, size) = (w.rank(), w.size());
     let next = (rank + 1) % size;
@@ -18,9 +33,7 @@ fn ring_sizes(w: &Communicator) -> CaseResult {
     {
         let out = pattern(rank as u64 * 100 + i as u64, len);
         let mut inc = vec![0u8; len];
-        let r = w.irecv(&mut inc, prev, i as i32)?;
-        w.send(&out, next, i as i32)?;
-        let st = r.wait()?;
+        let st = recv_around(w, &mut inc, prev, i as i32, || w.send(&out, next, i as i32))?;
         check!(st.source == prev && st.tag == i as i32, "status {st:?}");
         check!(st.bytes == Some(len as u64));
         check!(
@@ -35,9 +48,7 @@ fn post_recv_then_blocking_send_to_self(w: &Communicator) -> CaseResult {
     for len in [16usize, 16 << 20] {
         let out = pattern(5, len);
         let mut inc = vec![0u8; len];
-        let r = w.irecv(&mut inc, w.rank(), 3)?;
-        w.send(&out, w.rank(), 3)?;
-        r.wait()?;
+        recv_around(w, &mut inc, w.rank(), 3, || w.send(&out, w.rank(), 3))?;
         check!(inc == out, "self message of {len} bytes");
     }
     Ok(())
@@ -70,11 +81,13 @@ fn non_overtaking(w: &Communicator) -> CaseResult {
     let size_of = |i: usize| if i % 3 == 0 { 100_000 } else { i * 10 };
     if w.rank() == 0 {
         let bufs: Vec<Vec<u8>> = (0..n).map(|i| pattern(i as u64, size_of(i))).collect();
-        let mut reqs = Vec::new();
-        for b in &bufs {
-            reqs.push(w.isend(b, 1, 9)?);
-        }
-        mpicd::wait_all(&mut reqs)?;
+        mpicd::scope(|s| {
+            let mut reqs = Vec::new();
+            for b in &bufs {
+                reqs.push(w.isend(s, b, 1, 9)?);
+            }
+            mpicd::wait_all(&mut reqs)
+        })?;
     } else if w.rank() == 1 {
         for i in 0..n {
             let mut b = vec![0u8; 100_000];
@@ -179,30 +192,32 @@ fn completion_calls(w: &Communicator) -> CaseResult {
     let peers: Vec<i32> = (0..size).filter(|r| *r != rank).collect();
     let mut inc = vec![[0u32; 4]; peers.len()];
     let out = [rank as u32; 4];
-    let mut recvs = Vec::new();
-    for (p, buf) in peers.iter().zip(inc.iter_mut()) {
-        recvs.push(w.irecv(buf, *p, 20)?);
-    }
-    let mut sends = Vec::new();
-    for p in &peers {
-        sends.push(w.isend(&out, *p, 20)?);
-    }
-    let mut got = 0;
-    while got < peers.len() {
-        if got % 2 == 0 {
-            let (i, st) = mpicd::wait_any(&mut recvs)?.ok_or("no active request")?;
-            check!(st.source == peers[i]);
-            got += 1;
-        } else {
-            for (_, r) in mpicd::wait_some(&mut recvs)? {
-                r?;
+    mpicd::scope(|s| -> CaseResult {
+        let mut recvs = Vec::new();
+        for (p, buf) in peers.iter().zip(inc.iter_mut()) {
+            recvs.push(w.irecv(s, buf, *p, 20)?);
+        }
+        let mut sends = Vec::new();
+        for p in &peers {
+            sends.push(w.isend(s, &out, *p, 20)?);
+        }
+        let mut got = 0;
+        while got < peers.len() {
+            if got % 2 == 0 {
+                let (i, st) = mpicd::wait_any(&mut recvs)?.ok_or("no active request")?;
+                check!(st.source == peers[i]);
                 got += 1;
+            } else {
+                for (_, r) in mpicd::wait_some(&mut recvs)? {
+                    r?;
+                    got += 1;
+                }
             }
         }
-    }
-    check!(mpicd::wait_any(&mut recvs)?.is_none(), "all inactive");
-    while mpicd::test_all(&mut sends)?.is_none() {}
-    drop(recvs);
+        check!(mpicd::wait_any(&mut recvs)?.is_none(), "all inactive");
+        while mpicd::test_all(&mut sends)?.is_none() {}
+        Ok(())
+    })?;
     for (p, b) in peers.iter().zip(&inc) {
         check!(*b == [*p as u32; 4]);
     }
@@ -211,13 +226,15 @@ fn completion_calls(w: &Communicator) -> CaseResult {
 
 fn cancel_receive(w: &Communicator) -> CaseResult {
     let mut b = [0u8; 8];
-    let mut r = w.irecv(&mut b, ANY_SOURCE, 999)?;
-    r.cancel()?;
-    let st = loop {
-        if let Some(st) = r.test()? {
-            break st;
+    let st = mpicd::scope(|s| {
+        let mut r = w.irecv(s, &mut b, ANY_SOURCE, 999)?;
+        r.cancel()?;
+        loop {
+            if let Some(st) = r.test()? {
+                return Ok::<_, Error>(st);
+            }
         }
-    };
+    })?;
     check!(st.cancelled);
     Ok(())
 }
@@ -262,12 +279,14 @@ fn communicators(w: &Communicator) -> CaseResult {
     let next = (rank + 1) % size;
     let prev = (rank + size - 1) % size;
     let (mut a, mut b) = ([0i32; 1], [0i32; 1]);
-    let ra = w.irecv(&mut a, prev, 1)?;
-    let rb = dup.irecv(&mut b, prev, 1)?;
-    dup.send(&[2], next, 1)?;
-    w.send(&[1], next, 1)?;
-    ra.wait()?;
-    rb.wait()?;
+    mpicd::scope(|s| {
+        let ra = w.irecv(s, &mut a, prev, 1)?;
+        let rb = dup.irecv(s, &mut b, prev, 1)?;
+        dup.send(&[2], next, 1)?;
+        w.send(&[1], next, 1)?;
+        ra.wait()?;
+        rb.wait()
+    })?;
     check!(
         a == [1] && b == [2],
         "messages crossed communicators: {a:?} {b:?}"
@@ -331,36 +350,26 @@ fn threads(w: &Communicator) -> CaseResult {
 }
 
 fn main() {
-    let mpi = mpicd::init().expect("init");
-    let world = mpi.world();
-    let ok = common::run(
-        &world,
-        &[
-            ("ring of sizes 0 B..8 MiB", &ring_sizes),
-            (
-                "post receive, blocking send to self",
-                &post_recv_then_blocking_send_to_self,
-            ),
-            ("ANY_SOURCE / ANY_TAG statuses", &any_source_any_tag),
-            ("non-overtaking order", &non_overtaking),
-            ("truncation", &truncation_is_an_error),
-            ("probe / improbe / matched receive", &probes),
-            ("PROC_NULL", &proc_null),
-            ("sendrecv ring", &sendrecv_ring),
-            (
-                "synchronous and zero-byte sends",
-                &synchronous_and_zero_bytes,
-            ),
-            ("waitany / waitsome / testall", &completion_calls),
-            ("cancel a receive", &cancel_receive),
-            ("argument errors", &argument_errors),
-            ("dup / split / free", &communicators),
-            ("serialized use from threads", &threads),
-        ],
-    );
-    let fin = mpi.finalize();
-    if let Err(e) = &fin {
-        eprintln!("finalize: {e}");
-    }
-    std::process::exit(if ok && fin.is_ok() { 0 } else { 1 });
+    common::main(&[
+        ("ring of sizes 0 B..8 MiB", &ring_sizes),
+        (
+            "post receive, blocking send to self",
+            &post_recv_then_blocking_send_to_self,
+        ),
+        ("ANY_SOURCE / ANY_TAG statuses", &any_source_any_tag),
+        ("non-overtaking order", &non_overtaking),
+        ("truncation", &truncation_is_an_error),
+        ("probe / improbe / matched receive", &probes),
+        ("PROC_NULL", &proc_null),
+        ("sendrecv ring", &sendrecv_ring),
+        (
+            "synchronous and zero-byte sends",
+            &synchronous_and_zero_bytes,
+        ),
+        ("waitany / waitsome / testall", &completion_calls),
+        ("cancel a receive", &cancel_receive),
+        ("argument errors", &argument_errors),
+        ("dup / split / free", &communicators),
+        ("serialized use from threads", &threads),
+    ])
 }

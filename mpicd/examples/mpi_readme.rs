@@ -79,10 +79,10 @@ fn main() -> Result<()> {
         // A Vec<Vec<T>> travels as regions, in one message.
         world.send_custom(&vec![vec![1, 2, 3], vec![], vec![4]], 1, 2)?;
     } else if world.rank() == 1 {
+        // A non-blocking receive borrows its buffer inside a scope, which completes it.
         let mut x = [0f64; 3];
-        let req = world.irecv(&mut x, 0, 0)?;
-        let status = req.wait()?;
-        assert_eq!(status.count::<f64>(), Some(3));
+        let status = mpicd::scope(|s| world.irecv(s, &mut x, 0, 0)?.wait())?;
+        assert_eq!((status.count::<f64>(), x), (Some(3), [1.0, 2.0, 3.0]));
         let mut v = StructVec {
             a: 0,
             b: 0,

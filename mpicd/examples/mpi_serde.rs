@@ -122,13 +122,12 @@ fn exchange<T: Serialize + serde::de::DeserializeOwned>(
 ) -> Result<(T, mpicd::Status), Box<dyn std::error::Error>> {
     let (next, prev) = next_prev(w);
     let mut buffer = SerdeBuffer::new();
-    let mut reqs = vec![
-        w.irecv_custom(&mut buffer, prev, tag)?,
-        w.isend_serde(out, next, tag)?,
-    ];
-    let statuses = mpicd::wait_all(&mut reqs)?;
-    drop(reqs);
-    Ok((buffer.decode()?, statuses[0].clone()))
+    let status = mpicd::scope(|s| {
+        let r = w.irecv_custom(s, &mut buffer, prev, tag)?;
+        mpicd::wait_all(&mut [r, w.isend_serde(out, next, tag)?])
+    })?
+    .remove(0);
+    Ok((buffer.decode()?, status))
 }
 
 fn nested_round_trip(w: &Communicator) -> CaseResult {
@@ -223,10 +222,7 @@ fn matched_probe(w: &Communicator) -> CaseResult {
     check!(shape.packed_bytes > 0 && shape.packed_bytes < 200);
     // Received through the matched message while the send is still pending: completed together.
     let mut buffer = SerdeBuffer::new();
-    let r = msg.irecv_custom(&mut buffer)?;
-    let mut reqs = vec![r, s];
-    mpicd::wait_all(&mut reqs)?;
-    drop(reqs);
+    mpicd::scope(|scope| mpicd::wait_all(&mut [msg.irecv_custom(scope, &mut buffer)?, s]))?;
     check!(buffer.decode::<Frame>()? == frame(prev as u64, 50_000));
 
     // Message::recv_serde, for a small message (its send completes on its own).
@@ -259,16 +255,17 @@ fn many_in_flight(w: &Communicator) -> CaseResult {
     let (next, prev) = next_prev(w);
     let n = 32;
     let mut buffers: Vec<SerdeBuffer> = (0..n).map(|_| SerdeBuffer::new()).collect();
-    let mut reqs = Vec::new();
-    for b in buffers.iter_mut() {
-        reqs.push(w.irecv_custom(b, prev, 8)?);
-    }
-    for i in 0..n {
-        let value = (i, frame(w.rank() as u64 * 100 + i as u64, i * 997));
-        reqs.push(w.isend_serde(&value, next, 8)?); // encoded now: `value` may go
-    }
-    mpicd::wait_all(&mut reqs)?;
-    drop(reqs);
+    mpicd::scope(|s| {
+        let mut reqs = Vec::new();
+        for b in buffers.iter_mut() {
+            reqs.push(w.irecv_custom(s, b, prev, 8)?);
+        }
+        for i in 0..n {
+            let value = (i, frame(w.rank() as u64 * 100 + i as u64, i * 997));
+            reqs.push(w.isend_serde(&value, next, 8)?); // encoded now: `value` may go
+        }
+        mpicd::wait_all(&mut reqs)
+    })?;
     for (i, b) in buffers.iter_mut().enumerate() {
         let (k, f): (usize, Frame) = b.decode()?;
         check!(k == i, "message {k} arrived as number {i}");
@@ -283,12 +280,10 @@ fn many_in_flight(w: &Communicator) -> CaseResult {
 fn type_mismatch_is_an_error(w: &Communicator) -> CaseResult {
     let (next, prev) = next_prev(w);
     let mut buffer = SerdeBuffer::new();
-    let mut reqs = vec![
-        w.irecv_custom(&mut buffer, prev, 9)?,
-        w.isend_serde(&frame(1, 10), next, 9)?,
-    ];
-    mpicd::wait_all(&mut reqs)?;
-    drop(reqs);
+    mpicd::scope(|s| {
+        let r = w.irecv_custom(s, &mut buffer, prev, 9)?;
+        mpicd::wait_all(&mut [r, w.isend_serde(&frame(1, 10), next, 9)?])
+    })?;
     let e = buffer.decode::<Document>();
     check!(
         matches!(e, Err(Error::InvalidDatatype(_))),
@@ -301,32 +296,22 @@ fn type_mismatch_is_an_error(w: &Communicator) -> CaseResult {
 }
 
 fn main() {
-    let mpi = mpicd::init().expect("init");
-    let world = mpi.world();
-    let ok = common::run(
-        &world,
-        &[
-            (
-                "nested structs, strings, maps, enums, Vec<f64>",
-                &nested_round_trip,
-            ),
-            (
-                "Region payloads (zero-copy and coalesced)",
-                &region_payloads,
-            ),
-            (
-                "blocking send_serde / recv_serde / Serde(&v)",
-                &blocking_calls,
-            ),
-            ("matched probe of a serde message", &matched_probe),
-            ("ANY_SOURCE serde receives", &any_source),
-            ("32 serde messages in flight", &many_in_flight),
-            ("type mismatch is an error", &type_mismatch_is_an_error),
-        ],
-    );
-    let fin = mpi.finalize();
-    if let Err(e) = &fin {
-        eprintln!("finalize: {e}");
-    }
-    std::process::exit(if ok && fin.is_ok() { 0 } else { 1 });
+    common::main(&[
+        (
+            "nested structs, strings, maps, enums, Vec<f64>",
+            &nested_round_trip,
+        ),
+        (
+            "Region payloads (zero-copy and coalesced)",
+            &region_payloads,
+        ),
+        (
+            "blocking send_serde / recv_serde / Serde(&v)",
+            &blocking_calls,
+        ),
+        ("matched probe of a serde message", &matched_probe),
+        ("ANY_SOURCE serde receives", &any_source),
+        ("32 serde messages in flight", &many_in_flight),
+        ("type mismatch is an error", &type_mismatch_is_an_error),
+    ])
 }

@@ -9,7 +9,7 @@ use crate::comm::Communicator;
 use crate::datatype::ElementType;
 use crate::engine::Matched;
 use crate::error::{Error, Result};
-use crate::request::Request;
+use crate::request::{scope, wait_all, Request, Scope};
 
 const BARRIER_TAG: i32 = 1;
 const GATHER_TAG: i32 = 2;
@@ -272,20 +272,34 @@ fn absolute(comm: &Communicator, vr: i32, root: i32) -> i32 {
     (vr + root) % comm.size()
 }
 
-/// Starts a send on the collective context.
-fn isend<'a>(comm: &Communicator, bytes: &'a [u8], dest: i32, tag: i32) -> Result<Request<'a>> {
+/// Starts a send on the collective context, in `scope`.
+fn isend<'s, 'a>(
+    scope: &'s Scope<'a>,
+    comm: &Communicator,
+    bytes: &'a [u8],
+    dest: i32,
+    tag: i32,
+) -> Result<Request<'s>> {
     let dest = comm.world_rank(dest)?;
-    // SAFETY: the request borrows `bytes` for 'a and waits for completion when dropped.
-    let id = comm.shared.with(|e| unsafe {
+    // SAFETY: `bytes` is borrowed for the scope's 'a, and the scope completes the operation
+    // before it returns.
+    let posted = comm.shared.with(|e| unsafe {
         e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
     })?;
-    Ok(Request::posted(&comm.shared, id))
+    Ok(scope.request(&comm.shared, posted))
 }
 
-/// Starts a receive of exactly `buf.len()` bytes on the collective context.
-fn irecv<'a>(comm: &Communicator, buf: &'a mut [u8], source: i32, tag: i32) -> Result<Request<'a>> {
+/// Starts a receive of exactly `buf.len()` bytes on the collective context, in `scope`.
+fn irecv<'s, 'a>(
+    scope: &'s Scope<'a>,
+    comm: &Communicator,
+    buf: &'a mut [u8],
+    source: i32,
+    tag: i32,
+) -> Result<Request<'s>> {
     let from = comm.world_rank(source)?;
-    // SAFETY: the request borrows `buf` exclusively for 'a and waits when dropped.
+    // SAFETY: `buf` is borrowed exclusively for the scope's 'a, and the scope completes the
+    // operation before it returns.
     let posted = comm.shared.with(|e| unsafe {
         e.post_recv(
             &comm.coll,
@@ -295,7 +309,7 @@ fn irecv<'a>(comm: &Communicator, buf: &'a mut [u8], source: i32, tag: i32) -> R
             buf.len(),
         )
     })?;
-    Ok(Request::posted(&comm.shared, posted))
+    Ok(scope.request(&comm.shared, posted))
 }
 
 /// Waits for a receive of `expected` bytes from `source` and checks its size.
@@ -311,7 +325,7 @@ fn finish_recv(request: Request<'_>, expected: usize, source: i32) -> Result<()>
 
 fn recv_into(comm: &Communicator, buf: &mut [u8], source: i32, tag: i32) -> Result<()> {
     let expected = buf.len();
-    finish_recv(irecv(comm, buf, source, tag)?, expected, source)
+    scope(|s| finish_recv(irecv(s, comm, buf, source, tag)?, expected, source))
 }
 
 /// Sends `out` to `dest` while receiving exactly `into.len()` bytes from `source`.
@@ -324,11 +338,13 @@ fn exchange(
     tag: i32,
 ) -> Result<()> {
     let expected = into.len();
-    let recv = irecv(comm, into, source, tag)?;
-    let send = isend(comm, out, dest, tag)?;
-    let received = finish_recv(recv, expected, source);
-    send.wait()?;
-    received
+    scope(|s| {
+        let recv = irecv(s, comm, into, source, tag)?;
+        let send = isend(s, comm, out, dest, tag)?;
+        let received = finish_recv(recv, expected, source);
+        send.wait()?;
+        received
+    })
 }
 
 /// Broadcasts `buf` from `root` to every member (binomial tree, ⌈log2 p⌉ rounds). Every member
@@ -345,20 +361,19 @@ pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
         }
         mask <<= 1;
     }
-    let mut sends = Vec::new();
-    mask >>= 1;
-    while mask > 0 {
-        if vr + mask < size {
-            sends.push(isend(
-                comm,
-                buf,
-                absolute(comm, vr + mask, root),
-                BCAST_DATA_TAG,
-            )?);
-        }
+    let buf: &[u8] = buf;
+    scope(|s| {
+        let mut sends = Vec::new();
         mask >>= 1;
-    }
-    crate::request::wait_all(&mut sends).map(drop)
+        while mask > 0 {
+            if vr + mask < size {
+                let child = absolute(comm, vr + mask, root);
+                sends.push(isend(s, comm, buf, child, BCAST_DATA_TAG)?);
+            }
+            mask >>= 1;
+        }
+        wait_all(&mut sends).map(drop)
+    })
 }
 
 /// Reduces every member's `send` with `op` into `recv` at `root` (binomial tree). `recv` is
@@ -380,7 +395,7 @@ pub fn reduce(
     while mask < size {
         if vr & mask != 0 {
             let parent = absolute(comm, vr - mask, root);
-            return isend(comm, &acc, parent, REDUCE_TAG)?.wait().map(drop);
+            return self::send(comm, &acc, parent, REDUCE_TAG);
         }
         if vr + mask < size {
             recv_into(
@@ -421,7 +436,7 @@ pub fn allreduce(
     let mut incoming = vec![0u8; buf.len()];
     let newrank = if rank < 2 * rem {
         if rank % 2 == 0 {
-            isend(comm, buf, rank + 1, ALLREDUCE_TAG)?.wait()?;
+            send(comm, buf, rank + 1, ALLREDUCE_TAG)?;
             None
         } else {
             recv_into(comm, &mut incoming, rank - 1, ALLREDUCE_TAG)?;
@@ -443,7 +458,7 @@ pub fn allreduce(
     }
     if rank < 2 * rem {
         if rank % 2 == 1 {
-            isend(comm, buf, rank - 1, ALLREDUCE_TAG)?.wait()?;
+            send(comm, buf, rank - 1, ALLREDUCE_TAG)?;
         } else {
             recv_into(comm, buf, rank + 1, ALLREDUCE_TAG)?;
         }
@@ -462,7 +477,7 @@ pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<
     while mask < size {
         if vr & mask != 0 {
             let parent = absolute(comm, vr - mask, root);
-            isend(comm, &gathered, parent, GATHERV_TAG)?.wait()?;
+            send(comm, &gathered, parent, GATHERV_TAG)?;
             return Ok(None);
         }
         if vr + mask < size {
@@ -514,11 +529,13 @@ pub fn scatter(comm: &Communicator, pieces: Option<&[&[u8]]>, root: i32) -> Resu
         }
         mask >>= 1;
     }
-    let mut sends = Vec::new();
-    for (child, out) in &outgoing {
-        sends.push(isend(comm, out, *child, SCATTERV_TAG)?);
-    }
-    crate::request::wait_all(&mut sends)?;
+    scope(|s| {
+        let mut sends = Vec::new();
+        for (child, out) in &outgoing {
+            sends.push(isend(s, comm, out, *child, SCATTERV_TAG)?);
+        }
+        wait_all(&mut sends)
+    })?;
     Ok(table[rank as usize].to_vec())
 }
 

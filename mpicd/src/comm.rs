@@ -1,13 +1,17 @@
 //! Communicators and their point-to-point calls. Every call checks its arguments here and
 //! returns a specific error before anything reaches the engine.
+//!
+//! Calls that borrow a buffer beyond their own return take a [`Scope`] (see
+//! [`crate::request`] for why); blocking calls wait before their borrows end and need none.
 
-use crate::custom::parts::RecvAdapter;
-use crate::custom::{CustomRecv, CustomSend, PackState, Shape, UnpackState};
+use crate::custom::parts::{pack_borrowed, unpack_borrowed};
+use crate::custom::{CustomRecv, CustomSend, PackState, UnpackState};
 use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
-use crate::engine::{Matched, OpId, Shared};
+use crate::engine::{Posted, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
-use crate::request::Request;
+use crate::message::Message;
+use crate::request::{Request, Scope};
 use crate::route::Route;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
@@ -28,14 +32,6 @@ pub struct Communicator {
     pub(crate) route: Route,
     pub(crate) coll: Route,
     pub(crate) rank: i32,
-}
-
-/// The source a receive accepts.
-#[derive(Debug, Clone, Copy)]
-enum Source {
-    Any,
-    Rank(u32),
-    Null,
 }
 
 impl Communicator {
@@ -70,21 +66,6 @@ impl Communicator {
         self.route.group.world_rank(rank)
     }
 
-    fn dest(&self, dest: i32) -> Result<Option<u32>> {
-        if dest == PROC_NULL {
-            return Ok(None);
-        }
-        self.route.group.world_rank(dest).map(Some)
-    }
-
-    fn source(&self, source: i32) -> Result<Source> {
-        match source {
-            ANY_SOURCE => Ok(Source::Any),
-            PROC_NULL => Ok(Source::Null),
-            r => self.route.group.world_rank(r).map(Source::Rank),
-        }
-    }
-
     fn send_tag(tag: i32) -> Result<i32> {
         if (0..=TAG_UB).contains(&tag) {
             Ok(tag)
@@ -101,23 +82,72 @@ impl Communicator {
         }
     }
 
-    fn source_filter(source: Source) -> Option<u32> {
-        match source {
-            Source::Rank(r) => Some(r),
-            _ => None,
-        }
+    /// A send's checked destination (world rank) and tag; `None` for the null process.
+    fn send_target(&self, dest: i32, tag: i32) -> Result<Option<(u32, i32)>> {
+        let tag = Self::send_tag(tag)?;
+        Ok(match dest {
+            PROC_NULL => None,
+            d => Some((self.route.group.world_rank(d)?, tag)),
+        })
     }
 
-    fn null_status() -> Status {
-        Status::empty()
+    /// A receive's checked source and tag filters (`None`: any); `None` for the null process.
+    fn recv_filter(&self, source: i32, tag: i32) -> Result<Option<(Option<u32>, Option<i32>)>> {
+        let tag = Self::recv_tag(tag)?;
+        Ok(match source {
+            PROC_NULL => None,
+            ANY_SOURCE => Some((None, tag)),
+            r => Some((Some(self.route.group.world_rank(r)?), tag)),
+        })
     }
 
     // ----- contiguous point-to-point -----
 
+    /// Posts a send of `len` bytes at `buf`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and unchanged until the operation completes.
+    unsafe fn post_send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Posted> {
+        let Some((dest, tag)) = self.send_target(dest, tag)? else {
+            return Ok(Posted::null());
+        };
+        if buf.is_null() && len > 0 {
+            return Err(Error::NullBuffer);
+        }
+        let sync = mode == SendMode::Synchronous;
+        // SAFETY: forwarded from the caller.
+        self.shared
+            .with(|e| unsafe { e.post_send(&self.route, dest, tag, buf, len, sync) })
+    }
+
+    /// Posts a receive of at most `len` bytes into `buf`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay valid and untouched until the operation completes.
+    unsafe fn post_recv(&self, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Posted> {
+        let Some((from, tag)) = self.recv_filter(source, tag)? else {
+            return Ok(Posted::null());
+        };
+        if buf.is_null() && len > 0 {
+            return Err(Error::NullBuffer);
+        }
+        // SAFETY: forwarded from the caller.
+        self.shared
+            .with(|e| unsafe { e.post_recv(&self.route, from, tag, buf, len) })
+    }
+
     /// Starts a send of `len` bytes at `buf` (the form the C library uses).
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid and unchanged until the request completes.
+    /// `buf..buf+len` must stay valid and unchanged until the request completes, whatever
+    /// happens to the request (forgetting it included).
     pub unsafe fn isend_raw(
         &self,
         buf: *const u8,
@@ -126,25 +156,16 @@ impl Communicator {
         tag: i32,
         mode: SendMode,
     ) -> Result<Request<'static>> {
-        let tag = Self::send_tag(tag)?;
-        let Some(dest) = self.dest(dest)? else {
-            return Ok(Request::done(&self.shared, Ok(Self::null_status())));
-        };
-        if buf.is_null() && len > 0 {
-            return Err(Error::NullBuffer);
-        }
-        let sync = mode == SendMode::Synchronous;
         // SAFETY: forwarded from the caller.
-        let id = self
-            .shared
-            .with(|e| unsafe { e.post_send(&self.route, dest, tag, buf, len, sync) })?;
-        Ok(Request::posted(&self.shared, id))
+        let posted = unsafe { self.post_send(buf, len, dest, tag, mode) }?;
+        Ok(Request::posted(&self.shared, posted))
     }
 
     /// Posts a receive of at most `len` bytes into `buf` (the form the C library uses).
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid and untouched until the request completes.
+    /// `buf..buf+len` must stay valid and untouched until the request completes, whatever
+    /// happens to the request (forgetting it included).
     pub unsafe fn irecv_raw(
         &self,
         buf: *mut u8,
@@ -152,79 +173,93 @@ impl Communicator {
         source: i32,
         tag: i32,
     ) -> Result<Request<'static>> {
-        let tag = Self::recv_tag(tag)?;
-        let source = self.source(source)?;
-        if let Source::Null = source {
-            return Ok(Request::done(&self.shared, Ok(Self::null_status())));
-        }
-        if buf.is_null() && len > 0 {
-            return Err(Error::NullBuffer);
-        }
-        let from = Self::source_filter(source);
         // SAFETY: forwarded from the caller.
-        let id = self
-            .shared
-            .with(|e| unsafe { e.post_recv(&self.route, from, tag, buf, len) })?;
-        Ok(Request::posted(&self.shared, id))
+        let posted = unsafe { self.post_recv(buf, len, source, tag) }?;
+        Ok(Request::posted(&self.shared, posted))
     }
 
-    /// Starts a standard-mode send of `buf`.
-    pub fn isend<'a, T: Primitive>(
+    /// Starts a standard-mode send of `buf` in `scope` (see [`crate::scope`]).
+    pub fn isend<'s, 'a, T: Primitive>(
         &self,
+        scope: &'s Scope<'a>,
         buf: &'a [T],
         dest: i32,
         tag: i32,
-    ) -> Result<Request<'a>> {
-        let bytes = bytes_of(buf);
-        // SAFETY: the request borrows `buf` for 'a, and dropping it waits for completion.
-        unsafe { self.isend_raw(bytes.as_ptr(), bytes.len(), dest, tag, SendMode::Standard) }
+    ) -> Result<Request<'s>> {
+        self.isend_in(scope, buf, dest, tag, SendMode::Standard)
     }
 
-    /// Starts a synchronous send of `buf`.
-    pub fn issend<'a, T: Primitive>(
+    /// Starts a synchronous send of `buf` in `scope`.
+    pub fn issend<'s, 'a, T: Primitive>(
         &self,
+        scope: &'s Scope<'a>,
         buf: &'a [T],
         dest: i32,
         tag: i32,
-    ) -> Result<Request<'a>> {
-        let bytes = bytes_of(buf);
-        // SAFETY: as in `isend`.
-        unsafe {
-            self.isend_raw(
-                bytes.as_ptr(),
-                bytes.len(),
-                dest,
-                tag,
-                SendMode::Synchronous,
-            )
-        }
+    ) -> Result<Request<'s>> {
+        self.isend_in(scope, buf, dest, tag, SendMode::Synchronous)
     }
 
-    /// Posts a receive into `buf`.
-    pub fn irecv<'a, T: Primitive>(
+    fn isend_in<'s, 'a, T: Primitive>(
         &self,
+        scope: &'s Scope<'a>,
+        buf: &'a [T],
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Request<'s>> {
+        let bytes = bytes_of(buf);
+        // SAFETY: `buf` is borrowed for the scope's 'a, and the scope completes the operation
+        // before it returns, even if the request is forgotten.
+        let posted = unsafe { self.post_send(bytes.as_ptr(), bytes.len(), dest, tag, mode) }?;
+        Ok(scope.request(&self.shared, posted))
+    }
+
+    /// Posts a receive into `buf` in `scope` (see [`crate::scope`]).
+    pub fn irecv<'s, 'a, T: Primitive>(
+        &self,
+        scope: &'s Scope<'a>,
         buf: &'a mut [T],
         source: i32,
         tag: i32,
-    ) -> Result<Request<'a>> {
+    ) -> Result<Request<'s>> {
         let bytes = bytes_of_mut(buf);
-        // SAFETY: the request borrows `buf` exclusively for 'a; dropping it cancels and waits.
-        unsafe { self.irecv_raw(bytes.as_mut_ptr(), bytes.len(), source, tag) }
+        // SAFETY: `buf` is borrowed exclusively for the scope's 'a, and the scope completes (or
+        // cancels) the receive before it returns, even if the request is forgotten.
+        let posted = unsafe { self.post_recv(bytes.as_mut_ptr(), bytes.len(), source, tag) }?;
+        Ok(scope.request(&self.shared, posted))
     }
 
     /// Sends `buf` to `dest` (standard mode).
     pub fn send<T: Primitive>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
-        self.isend(buf, dest, tag)?.wait().map(drop)
+        self.send_blocking(buf, dest, tag, SendMode::Standard)
     }
 
     /// Sends `buf` to `dest` and returns once the receiver has matched it.
     pub fn ssend<T: Primitive>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
-        self.issend(buf, dest, tag)?.wait().map(drop)
+        self.send_blocking(buf, dest, tag, SendMode::Synchronous)
+    }
+
+    fn send_blocking<T: Primitive>(
+        &self,
+        buf: &[T],
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<()> {
+        let bytes = bytes_of(buf);
+        // SAFETY: the request is waited for before `buf`'s borrow ends (or, on unwinding,
+        // dropped, which waits too).
+        let request = unsafe { self.isend_raw(bytes.as_ptr(), bytes.len(), dest, tag, mode) }?;
+        request.wait().map(drop)
     }
 
     /// Receives into `buf`.
     pub fn recv<T: Primitive>(&self, buf: &mut [T], source: i32, tag: i32) -> Result<Status> {
-        self.irecv(buf, source, tag)?.wait()
+        let bytes = bytes_of_mut(buf);
+        // SAFETY: as in `send_blocking`.
+        let request = unsafe { self.irecv_raw(bytes.as_mut_ptr(), bytes.len(), source, tag) }?;
+        request.wait()
     }
 
     /// Sends and receives at once (no deadlock whatever the order of the peers).
@@ -238,16 +273,48 @@ impl Communicator {
         source: i32,
         recv_tag: i32,
     ) -> Result<Status> {
-        let r = self.irecv(recv, source, recv_tag)?;
-        let s = self.isend(send, dest, send_tag)?;
-        let status = r.wait();
-        s.wait()?;
-        status
+        crate::request::scope(|s| {
+            let r = self.irecv(s, recv, source, recv_tag)?;
+            let s = self.isend(s, send, dest, send_tag)?;
+            let status = r.wait();
+            s.wait()?;
+            status
+        })
     }
 
-    // ----- wire-plan measurement (not part of the API) -----
-
     // ----- custom-typed point-to-point -----
+
+    /// Posts a send through a custom datatype state.
+    fn post_state_send(
+        &self,
+        state: Box<dyn PackState>,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Posted> {
+        let Some((dest, tag)) = self.send_target(dest, tag)? else {
+            return Ok(Posted::null());
+        };
+        let sync = mode == SendMode::Synchronous;
+        self.shared
+            .with(|e| e.post_custom_send(&self.route, dest, tag, state, sync))
+            .map(Posted::Pending)
+    }
+
+    /// Posts a receive through a custom datatype state.
+    fn post_state_recv(
+        &self,
+        state: Box<dyn UnpackState>,
+        source: i32,
+        tag: i32,
+    ) -> Result<Posted> {
+        let Some((from, tag)) = self.recv_filter(source, tag)? else {
+            return Ok(Posted::null());
+        };
+        self.shared
+            .with(|e| e.post_custom_recv(&self.route, from, tag, state))
+            .map(Posted::Pending)
+    }
 
     /// Starts a send through a custom datatype state (the form the C library uses).
     pub fn isend_state(
@@ -257,15 +324,8 @@ impl Communicator {
         tag: i32,
         mode: SendMode,
     ) -> Result<Request<'static>> {
-        let tag = Self::send_tag(tag)?;
-        let Some(dest) = self.dest(dest)? else {
-            return Ok(Request::done(&self.shared, Ok(Self::null_status())));
-        };
-        let sync = mode == SendMode::Synchronous;
-        let id = self
-            .shared
-            .with(|e| e.post_custom_send(&self.route, dest, tag, state, sync))?;
-        Ok(Request::pending(&self.shared, id))
+        let posted = self.post_state_send(state, dest, tag, mode)?;
+        Ok(Request::posted(&self.shared, posted))
     }
 
     /// Posts a receive through a custom datatype state (the form the C library uses).
@@ -275,32 +335,24 @@ impl Communicator {
         source: i32,
         tag: i32,
     ) -> Result<Request<'static>> {
-        let tag = Self::recv_tag(tag)?;
-        let source = self.source(source)?;
-        if let Source::Null = source {
-            return Ok(Request::done(&self.shared, Ok(Self::null_status())));
-        }
-        let from = Self::source_filter(source);
-        let id = self
-            .shared
-            .with(|e| e.post_custom_recv(&self.route, from, tag, state))?;
-        Ok(Request::pending(&self.shared, id))
+        let posted = self.post_state_recv(state, source, tag)?;
+        Ok(Request::posted(&self.shared, posted))
     }
 
-    /// Starts a send of a custom-typed value: one message, however many parts it has.
-    pub fn isend_custom<'a, S: CustomSend + ?Sized>(
+    /// Starts a send of a custom-typed value in `scope`: one message, however many parts it
+    /// has.
+    pub fn isend_custom<'s, 'a, S: CustomSend + ?Sized>(
         &self,
+        scope: &'s Scope<'a>,
         value: &'a S,
         dest: i32,
         tag: i32,
-    ) -> Result<Request<'a>> {
-        let parts = value.parts()?;
-        let state: Box<dyn PackState + 'a> = Box::new(parts);
-        // SAFETY: the state borrows `value` for 'a; the returned request carries 'a, and the
-        // engine drops the state when the operation completes, which dropping the request
-        // waits for.
-        let state: Box<dyn PackState> = unsafe { std::mem::transmute(state) };
-        self.isend_state(state, dest, tag, SendMode::Standard)
+    ) -> Result<Request<'s>> {
+        // SAFETY: `value` is borrowed for the scope's 'a, and the scope completes the operation
+        // (which drops the state) before it returns, even if the request is forgotten.
+        let state = unsafe { pack_borrowed(value) }?;
+        let posted = self.post_state_send(state, dest, tag, SendMode::Standard)?;
+        Ok(scope.request(&self.shared, posted))
     }
 
     /// Sends a custom-typed value.
@@ -310,20 +362,27 @@ impl Communicator {
         dest: i32,
         tag: i32,
     ) -> Result<()> {
-        self.isend_custom(value, dest, tag)?.wait().map(drop)
+        // SAFETY: the request is waited for before `value`'s borrow ends (or, on unwinding,
+        // dropped, which waits too).
+        let state = unsafe { pack_borrowed(value) }?;
+        self.isend_state(state, dest, tag, SendMode::Standard)?
+            .wait()
+            .map(drop)
     }
 
-    /// Posts a receive of a custom-typed value; a dynamic type resizes to what arrives.
-    pub fn irecv_custom<'a, R: CustomRecv + ?Sized>(
+    /// Posts a receive of a custom-typed value in `scope`; a dynamic type resizes to what
+    /// arrives.
+    pub fn irecv_custom<'s, 'a, R: CustomRecv + ?Sized>(
         &self,
+        scope: &'s Scope<'a>,
         value: &'a mut R,
         source: i32,
         tag: i32,
-    ) -> Result<Request<'a>> {
-        let state: Box<dyn UnpackState + 'a> = Box::new(RecvAdapter::new(value));
+    ) -> Result<Request<'s>> {
         // SAFETY: as in `isend_custom`, with an exclusive borrow.
-        let state: Box<dyn UnpackState> = unsafe { std::mem::transmute(state) };
-        self.irecv_state(state, source, tag)
+        let state = unsafe { unpack_borrowed(value) };
+        let posted = self.post_state_recv(state, source, tag)?;
+        Ok(scope.request(&self.shared, posted))
     }
 
     /// Receives a custom-typed value.
@@ -333,7 +392,9 @@ impl Communicator {
         source: i32,
         tag: i32,
     ) -> Result<Status> {
-        self.irecv_custom(value, source, tag)?.wait()
+        // SAFETY: as in `send_custom`.
+        let state = unsafe { unpack_borrowed(value) };
+        self.irecv_state(state, source, tag)?.wait()
     }
 
     // ----- probes -----
@@ -344,24 +405,15 @@ impl Communicator {
         tag: i32,
         remove: bool,
     ) -> Result<Option<(Status, Option<Message>)>> {
-        let tag = Self::recv_tag(tag)?;
-        let source = self.source(source)?;
-        if let Source::Null = source {
-            let message = remove.then(|| Message {
-                shared: Arc::clone(&self.shared),
-                matched: None,
-            });
-            return Ok(Some((Self::null_status(), message)));
-        }
-        let from = Self::source_filter(source);
+        let Some((from, tag)) = self.recv_filter(source, tag)? else {
+            let message = remove.then(|| Message::new(&self.shared, None));
+            return Ok(Some((Status::empty(), message)));
+        };
         let found = self
             .shared
             .with(|e| e.probe(&self.route, from, tag, remove))?;
         Ok(found.map(|(status, matched)| {
-            let message = matched.map(|m| Message {
-                shared: Arc::clone(&self.shared),
-                matched: Some(m),
-            });
+            let message = matched.map(|m| Message::new(&self.shared, Some(m)));
             (status, message)
         }))
     }
@@ -400,86 +452,4 @@ impl Communicator {
 
     /// Frees the communicator; its pending operations still complete.
     pub fn free(self) {}
-}
-
-/// A message taken by a matched probe. Receive it with [`Message::recv`] or
-/// [`Message::recv_custom`]; dropping it unreceived discards its data.
-pub struct Message {
-    shared: Arc<Shared>,
-    matched: Option<Matched>,
-}
-
-impl Message {
-    /// For a custom-typed message: the sender's packed size and region lengths, learned from
-    /// the message itself before any buffer is provided. `None` for a contiguous message.
-    pub fn shape(&self) -> Result<Option<Shape>> {
-        match &self.matched {
-            Some(Matched::Custom(id)) => self.shared.with(|e| e.matched_shape(*id)),
-            _ => Ok(None),
-        }
-    }
-
-    /// Receives a contiguous message into `buf`.
-    pub fn recv<T: Primitive>(self, buf: &mut [T]) -> Result<Status> {
-        self.irecv(buf)?.wait()
-    }
-
-    /// Starts receiving a contiguous message into `buf`.
-    pub fn irecv<'a, T: Primitive>(self, buf: &'a mut [T]) -> Result<Request<'a>> {
-        let bytes = bytes_of_mut(buf);
-        // SAFETY: the request borrows `buf` exclusively for 'a.
-        unsafe { self.irecv_raw(bytes.as_mut_ptr(), bytes.len()) }
-    }
-
-    /// Starts receiving a contiguous message into raw memory (the C library's form).
-    ///
-    /// # Safety
-    /// As for [`Communicator::irecv_raw`].
-    pub unsafe fn irecv_raw(mut self, buf: *mut u8, len: usize) -> Result<Request<'static>> {
-        let Some(matched) = self.matched.take() else {
-            return Ok(Request::done(&self.shared, Ok(Status::empty())));
-        };
-        if buf.is_null() && len > 0 {
-            self.matched = Some(matched);
-            return Err(Error::NullBuffer);
-        }
-        // SAFETY: forwarded from the caller.
-        let id = self
-            .shared
-            .with(|e| unsafe { e.post_mrecv(matched, buf, len) })?;
-        Ok(Request::pending(&self.shared, id))
-    }
-
-    /// Receives a custom-typed message; a dynamic type resizes to its shape.
-    pub fn recv_custom<R: CustomRecv + ?Sized>(self, value: &mut R) -> Result<Status> {
-        self.irecv_custom(value)?.wait()
-    }
-
-    /// Starts receiving a custom-typed message.
-    pub fn irecv_custom<'a, R: CustomRecv + ?Sized>(self, value: &'a mut R) -> Result<Request<'a>> {
-        let state: Box<dyn UnpackState + 'a> = Box::new(RecvAdapter::new(value));
-        // SAFETY: as in `Communicator::isend_custom`.
-        let state: Box<dyn UnpackState> = unsafe { std::mem::transmute(state) };
-        self.irecv_state(state)
-    }
-
-    /// Starts receiving a custom-typed message through a state (the C library's form).
-    pub fn irecv_state(mut self, state: Box<dyn UnpackState>) -> Result<Request<'static>> {
-        let Some(matched) = self.matched.take() else {
-            return Ok(Request::done(&self.shared, Ok(Status::empty())));
-        };
-        let id: OpId = self.shared.with(|e| e.post_custom_mrecv(matched, state))?;
-        Ok(Request::pending(&self.shared, id))
-    }
-}
-
-impl Drop for Message {
-    fn drop(&mut self) {
-        if let Some(matched) = self.matched.take() {
-            let _ = self.shared.with(|e| {
-                e.discard(matched);
-                Ok(())
-            });
-        }
-    }
 }

@@ -18,6 +18,24 @@
 //! # Ok::<(), mpicd::Error>(())
 //! ```
 //!
+//! Non-blocking calls that borrow buffers run inside a [`scope`], which completes every
+//! operation started in it before the buffers' borrows end, so no request, not even a
+//! forgotten one, outlives the memory it uses:
+//!
+//! ```no_run
+//! let mpi = mpicd::init()?;
+//! let world = mpi.world();
+//! let (size, rank) = (world.size(), world.rank());
+//! let out = [rank as f64; 4];
+//! let mut inc = [0.0f64; 4];
+//! mpicd::scope(|s| {
+//!     let r = world.irecv(s, &mut inc, (rank + size - 1) % size, 1)?;
+//!     world.isend(s, &out, (rank + 1) % size, 1)?.wait()?;
+//!     r.wait()
+//! })?;
+//! # Ok::<(), mpicd::Error>(())
+//! ```
+//!
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
 
@@ -28,7 +46,7 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
 //   engine        engine (request table, progress)
-//   top           comm, collective, newcomm, request, custom, runtime, serde_api
+//   top           request, comm, message, collective, newcomm, custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod comm;
@@ -39,6 +57,7 @@ mod engine;
 pub mod error;
 mod group;
 mod liveness;
+mod message;
 mod newcomm;
 mod ops;
 mod plan;
@@ -52,12 +71,14 @@ mod tag;
 mod transport;
 mod wire;
 
-pub use comm::{Communicator, Message, SendMode};
+pub use comm::{Communicator, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
 pub use error::{Error, Result};
+pub use message::Message;
 pub use request::{
-    test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some, Request,
+    scope, test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some,
+    Request, Scope,
 };
 pub use runtime::{init, is_finalized, is_initialized, Runtime};
 #[cfg(feature = "serde")]

@@ -1,67 +1,246 @@
-//! Requests of non-blocking operations and the MPI completion calls over them: wait, test and
-//! their all/any/some forms.
+//! Requests of non-blocking operations, the scopes that make requests over borrowed buffers
+//! sound, and the MPI completion calls: wait, test and their all/any/some forms.
 //!
-//! A [`Request`] borrows the buffer of its operation for `'a`. Dropping a request that has not
-//! completed waits for it (a receive is cancelled first), so a buffer is never freed while the
-//! transport still writes into it.
+//! # Borrowed buffers live in a scope
+//!
+//! Forgetting a value (`forget` in `std::mem`) is safe Rust, so no destructor of a value the
+//! user holds may be what keeps the transport from writing into freed memory. A non-blocking call that borrows a buffer
+//! ([`Communicator::isend`](crate::Communicator::isend) and its kin) therefore takes a
+//! [`Scope`]: only [`scope`] makes one, in its own stack frame, and it lends the scope to a
+//! closure by shared reference, so user code can neither move, drop nor forget it. Every
+//! operation started in the scope is recorded there until its request sees it complete. When the
+//! closure returns or unwinds, the scope cancels the receives whose requests were forgotten and
+//! progresses until every recorded operation has completed; only then do the buffers' borrows,
+//! which outlive the scope, end. The scope's lifetime parameter is invariant, so a buffer that
+//! lives inside the closure cannot be lent to it, and a scoped request borrows the scope itself,
+//! so none can leave the closure.
+//!
+//! Requests over memory the operation owns (a boxed [`PackState`](crate::custom::PackState) or
+//! [`UnpackState`](crate::custom::UnpackState)) or over raw memory the caller vouches for (the
+//! `unsafe` `*_raw` calls) are `Request<'static>` and need no scope.
+//!
+//! # Dropping a request
+//!
+//! Dropping a pending request cancels it if it is a receive, then waits for it; its outcome is
+//! lost. That is a convenience (the buffer is free again once the drop returns), not what
+//! soundness rests on: a forgotten scoped request is finished by its scope, and a
+//! `Request<'static>` borrows nothing.
+//!
+//! This module drives operations only through the engine's test, cancel and progress calls; it
+//! knows nothing of datatypes, communicators or wire formats.
 
 use crate::engine::{OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::status::Status;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-enum State {
-    Pending(OpId),
+/// Runs `f` with a [`Scope`] for non-blocking operations over borrowed buffers, and returns its
+/// result once every operation started in the scope has completed.
+///
+/// Buffers lent to the scope must live longer than the call (declare them before it); their
+/// borrows last until it returns. Requests the closure forgot are finished here: receives are
+/// cancelled, sends awaited.
+///
+/// ```no_run
+/// let mpi = mpicd::init()?;
+/// let world = mpi.world();
+/// let (out, mut inc) = ([1u8, 2, 3], [0u8; 3]);
+/// let (next, prev) = ((world.rank() + 1) % world.size(), (world.rank() + world.size() - 1) % world.size());
+/// mpicd::scope(|s| {
+///     let mut requests = vec![world.irecv(s, &mut inc, prev, 0)?, world.isend(s, &out, next, 0)?];
+///     mpicd::wait_all(&mut requests)
+/// })?;
+/// assert_eq!(inc, out);
+/// # Ok::<(), mpicd::Error>(())
+/// ```
+///
+/// Should finishing a forgotten operation panic, the process aborts: unwinding would free
+/// buffers the transport may still write into.
+pub fn scope<'a, R>(f: impl FnOnce(&Scope<'a>) -> R) -> R {
+    let scope = Scope {
+        registry: Registry::default(),
+        _buffers: PhantomData,
+    };
+    f(&scope)
+}
+
+/// Where non-blocking operations over borrowed buffers are started; made only by [`scope`].
+///
+/// `'a` is how long the buffers lent to the scope are borrowed: at least the whole [`scope`]
+/// call.
+pub struct Scope<'a> {
+    registry: Registry,
+    /// Invariant in `'a`: the scope cannot be shrunk to accept a buffer that dies inside it.
+    _buffers: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl Scope<'_> {
+    /// The request of an operation started in the scope: a pending operation is recorded until
+    /// the request sees it complete, and the request cannot outlive the scope.
+    pub(crate) fn request<'s>(&'s self, shared: &Arc<Shared>, posted: Posted) -> Request<'s> {
+        let state = match posted {
+            Posted::Pending(id) => State::Pending {
+                id,
+                _ticket: Some(self.registry.enter(shared, id)),
+            },
+            Posted::Done(outcome) => State::Done(outcome),
+        };
+        Request {
+            shared: Arc::clone(shared),
+            state,
+        }
+    }
+}
+
+impl Drop for Scope<'_> {
+    fn drop(&mut self) {
+        let forgotten = self.registry.take_all();
+        if forgotten.is_empty() {
+            return;
+        }
+        if catch_unwind(AssertUnwindSafe(|| finish(forgotten))).is_err() {
+            eprintln!("mpicd: finishing the operations of a request scope failed; aborting");
+            std::process::abort();
+        }
+    }
+}
+
+/// Finishes operations whose requests were forgotten: nobody will read what a receive brings,
+/// so receives are cancelled; then progress until each has completed or the engine is gone
+/// (finalized: no operation touches memory any more).
+fn finish(mut ops: Vec<(Arc<Shared>, OpId)>) {
+    for (shared, id) in &ops {
+        let _ = shared.with(|e| match e.is_receive(*id) {
+            true => e.cancel(*id),
+            false => Ok(()),
+        });
+    }
+    while !ops.is_empty() {
+        ops.retain(|(shared, id)| {
+            let step = shared.with(|e| {
+                let pending = e.test(*id)?.is_none();
+                if pending {
+                    e.progress();
+                }
+                Ok(pending)
+            });
+            matches!(step, Ok(true))
+        });
+    }
+}
+
+/// The operations of a scope still pending as far as their requests know.
+#[derive(Default)]
+struct Registry {
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    ops: Vec<Option<(Arc<Shared>, OpId)>>,
+    vacant: Vec<usize>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn enter(&self, shared: &Arc<Shared>, id: OpId) -> Ticket<'_> {
+        let mut entries = self.lock();
+        let entry = Some((Arc::clone(shared), id));
+        let index = match entries.vacant.pop() {
+            Some(i) => {
+                entries.ops[i] = entry;
+                i
+            }
+            None => {
+                entries.ops.push(entry);
+                entries.ops.len() - 1
+            }
+        };
+        Ticket {
+            registry: self,
+            index,
+        }
+    }
+
+    fn take_all(&mut self) -> Vec<(Arc<Shared>, OpId)> {
+        let entries = self.entries.get_mut().unwrap_or_else(|p| p.into_inner());
+        entries.vacant.clear();
+        entries.ops.drain(..).flatten().collect()
+    }
+}
+
+/// A scoped operation's entry in its scope; dropped (and the entry cleared) when the request
+/// sees the operation complete. A forgotten request keeps its entry for the scope to finish.
+struct Ticket<'s> {
+    registry: &'s Registry,
+    index: usize,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let mut entries = self.registry.lock();
+        entries.ops[self.index] = None;
+        entries.vacant.push(self.index);
+    }
+}
+
+enum State<'s> {
+    Pending {
+        id: OpId,
+        /// The operation's entry in its scope (none for a `'static` request), held for its drop.
+        _ticket: Option<Ticket<'s>>,
+    },
+    /// Completed, the outcome not yet reported.
     Done(Result<Status>),
     Inactive,
 }
 
-/// A non-blocking operation in flight.
+/// A non-blocking operation in flight. `'s` is the [`Scope`] it was started in, or `'static`
+/// when it borrows nothing. See the [module docs](self) for what dropping it does.
 #[must_use = "a request must be waited on or tested to completion"]
-pub struct Request<'a> {
+pub struct Request<'s> {
     shared: Arc<Shared>,
-    state: State,
-    _buffer: PhantomData<&'a mut [u8]>,
+    state: State<'s>,
 }
 
-impl<'a> Request<'a> {
-    pub(crate) fn pending(shared: &Arc<Shared>, id: OpId) -> Request<'a> {
+impl Request<'static> {
+    pub(crate) fn pending(shared: &Arc<Shared>, id: OpId) -> Request<'static> {
+        Request::posted(shared, Posted::Pending(id))
+    }
+
+    pub(crate) fn posted(shared: &Arc<Shared>, posted: Posted) -> Request<'static> {
         Request {
             shared: Arc::clone(shared),
-            state: State::Pending(id),
-            _buffer: PhantomData,
+            state: match posted {
+                Posted::Pending(id) => State::Pending { id, _ticket: None },
+                Posted::Done(outcome) => State::Done(outcome),
+            },
         }
     }
+}
 
-    pub(crate) fn posted(shared: &Arc<Shared>, posted: Posted) -> Request<'a> {
-        match posted {
-            Posted::Pending(id) => Request::pending(shared, id),
-            Posted::Done(outcome) => Request::done(shared, outcome),
-        }
-    }
-
-    pub(crate) fn done(shared: &Arc<Shared>, outcome: Result<Status>) -> Request<'a> {
-        Request {
-            shared: Arc::clone(shared),
-            state: State::Done(outcome),
-            _buffer: PhantomData,
-        }
-    }
-
-    /// Forgets the borrow of the request's buffers. For language bindings (the C library) that
-    /// track buffer lifetimes themselves.
+impl Request<'_> {
+    /// Detaches the request from its scope, which then no longer waits for the operation. For
+    /// language bindings (the C library) that track buffer lifetimes themselves.
     ///
     /// # Safety
-    /// The buffers of the operation must stay valid until the request completes.
-    pub unsafe fn into_static(self) -> Request<'static> {
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: fields are moved out exactly once from a value that is never dropped.
-        let (shared, state) = unsafe { (std::ptr::read(&me.shared), std::ptr::read(&me.state)) };
+    /// The buffers of the operation must stay valid, and a receive buffer untouched, until the
+    /// operation completes, whatever happens to the returned request (forgetting it included).
+    pub unsafe fn into_static(mut self) -> Request<'static> {
+        let state = match std::mem::replace(&mut self.state, State::Inactive) {
+            // Dropping the ticket takes the operation off the scope's record.
+            State::Pending { id, .. } => State::Pending { id, _ticket: None },
+            State::Done(outcome) => State::Done(outcome),
+            State::Inactive => State::Inactive,
+        };
         Request {
-            shared,
+            shared: Arc::clone(&self.shared),
             state,
-            _buffer: PhantomData,
         }
     }
 
@@ -70,31 +249,17 @@ impl<'a> Request<'a> {
         matches!(self.state, State::Inactive)
     }
 
-    /// One non-blocking check; on completion returns the outcome and makes the request inactive.
-    fn poll_once(&mut self) -> Result<Option<Result<Status>>> {
-        match std::mem::replace(&mut self.state, State::Inactive) {
-            State::Inactive => Ok(Some(Ok(Status::empty()))),
-            State::Done(outcome) => Ok(Some(outcome)),
-            State::Pending(id) => match self.shared.with(|e| e.test(id)) {
-                Ok(Some(outcome)) => Ok(Some(outcome)),
-                Ok(None) => {
-                    self.state = State::Pending(id);
-                    Ok(None)
-                }
-                Err(e) => Err(e),
-            },
-        }
-    }
-
     /// Tests for completion: `Some(status)` once done (the request is then inactive).
     pub fn test(&mut self) -> Result<Option<Status>> {
-        if matches!(self.state, State::Pending(_)) {
-            self.shared.with(|e| {
+        let state = &mut self.state;
+        let polled = match state {
+            State::Pending { .. } => self.shared.with(|e| {
                 e.progress();
-                Ok(())
-            })?;
-        }
-        self.poll_once()?.transpose()
+                Ok(settle(state, |id| e.test(id)))
+            }),
+            _ => Ok(take_outcome(state)),
+        };
+        self.fail_if_gone(polled)?.transpose()
     }
 
     /// Waits for completion.
@@ -103,35 +268,73 @@ impl<'a> Request<'a> {
     }
 
     fn wait_mut(&mut self) -> Result<Status> {
-        match std::mem::replace(&mut self.state, State::Inactive) {
-            State::Inactive => Ok(Status::empty()),
-            State::Done(outcome) => outcome,
-            State::Pending(id) => self.shared.progress_until(|e| e.test(id))?,
+        let state = &mut self.state;
+        let outcome = self
+            .shared
+            .progress_until(|e| Ok(settle(state, |id| e.test(id))));
+        self.fail_if_gone(outcome)?
+    }
+
+    /// An engine error (finalized) ends the request: no operation runs any more.
+    fn fail_if_gone<T>(&mut self, step: Result<T>) -> Result<T> {
+        if step.is_err() {
+            self.state = State::Inactive;
         }
+        step
     }
 
     /// Asks a pending receive to cancel; wait then reports `status.cancelled`. Sends cannot be
     /// cancelled.
     pub fn cancel(&self) -> Result<()> {
         match self.state {
-            State::Pending(id) => self.shared.with(|e| e.cancel(id)),
+            State::Pending { id, .. } => self.shared.with(|e| e.cancel(id)),
             _ => Ok(()),
+        }
+    }
+}
+
+/// One non-blocking check of a request's state with the engine's `test`; on completion returns
+/// the outcome and makes the request inactive (which clears its scope entry).
+fn settle(
+    state: &mut State<'_>,
+    test: impl FnOnce(OpId) -> Result<Option<Result<Status>>>,
+) -> Option<Result<Status>> {
+    if let State::Pending { id, .. } = *state {
+        match test(id) {
+            Ok(None) => return None,
+            Ok(Some(outcome)) => *state = State::Done(outcome),
+            // No such operation: it is gone, and so is its claim on memory.
+            Err(err) => *state = State::Done(Err(err)),
+        }
+    }
+    take_outcome(state)
+}
+
+/// The outcome of a request that is not pending (inactive: an empty status).
+fn take_outcome(state: &mut State<'_>) -> Option<Result<Status>> {
+    match std::mem::replace(state, State::Inactive) {
+        State::Done(outcome) => Some(outcome),
+        State::Inactive => Some(Ok(Status::empty())),
+        pending @ State::Pending { .. } => {
+            *state = pending;
+            None
         }
     }
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Pending(id) = self.state {
-            let receive = self.shared.with(|e| Ok(e.is_receive(id))).unwrap_or(false);
-            if receive {
-                let _ = self.cancel();
-            }
+        if let State::Pending { id, .. } = self.state {
+            let _ = self.shared.with(|e| match e.is_receive(id) {
+                true => e.cancel(id),
+                false => Ok(()),
+            });
             let _ = self.wait_mut();
         }
     }
 }
 
+/// Progresses the engine once (through any request: they share one engine).
 fn progress(requests: &[Request<'_>]) -> Result<()> {
     match requests.first() {
         Some(r) => r.shared.with(|e| {
@@ -150,40 +353,32 @@ pub fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
 /// Waits for all requests and returns each one's outcome (MPI_Waitall with MPI_ERR_IN_STATUS).
 /// Each step tests every pending request and progresses once, under one lock.
 pub fn wait_all_outcomes(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
-    let mut outcomes: Vec<Option<Result<Status>>> = Vec::with_capacity(requests.len());
-    let mut pending: Vec<(usize, OpId)> = Vec::new();
-    for (i, r) in requests.iter_mut().enumerate() {
-        outcomes.push(match std::mem::replace(&mut r.state, State::Inactive) {
-            State::Pending(id) => {
-                pending.push((i, id));
-                None
-            }
-            State::Done(outcome) => Some(outcome),
-            State::Inactive => Some(Ok(Status::empty())),
-        });
-    }
-    if let Some(shared) = requests.first().map(|r| Arc::clone(&r.shared)) {
-        while !pending.is_empty() {
-            let step = shared.with(|e| {
-                pending.retain(|(i, id)| match e.test(*id) {
-                    Ok(None) => true,
-                    Ok(Some(outcome)) => {
-                        outcomes[*i] = Some(outcome);
-                        false
-                    }
-                    Err(err) => {
-                        outcomes[*i] = Some(Err(err));
-                        false
-                    }
-                });
-                if !pending.is_empty() {
-                    e.progress();
+    let mut outcomes: Vec<Option<Result<Status>>> = requests
+        .iter_mut()
+        .map(|r| take_outcome(&mut r.state))
+        .collect();
+    let Some(shared) = requests.first().map(|r| Arc::clone(&r.shared)) else {
+        return Vec::new();
+    };
+    while outcomes.iter().any(Option::is_none) {
+        let step = shared.with(|e| {
+            let mut pending = false;
+            for (r, outcome) in requests.iter_mut().zip(outcomes.iter_mut()) {
+                if outcome.is_none() {
+                    *outcome = settle(&mut r.state, |id| e.test(id));
+                    pending |= outcome.is_none();
                 }
-                Ok(())
-            });
-            if let Err(err) = step {
-                for (i, _) in pending.drain(..) {
-                    outcomes[i] = Some(Err(err.clone()));
+            }
+            if pending {
+                e.progress();
+            }
+            Ok(())
+        });
+        if let Err(err) = step {
+            for (r, outcome) in requests.iter_mut().zip(outcomes.iter_mut()) {
+                if outcome.is_none() {
+                    r.state = State::Inactive;
+                    *outcome = Some(Err(err.clone()));
                 }
             }
         }
@@ -202,8 +397,8 @@ pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
     // caller nothing changes unless all are done.
     let mut all_done = true;
     for r in requests.iter_mut() {
-        if let State::Pending(_) = r.state {
-            match r.poll_once()? {
+        if let State::Pending { .. } = r.state {
+            match poll(r)? {
                 Some(outcome) => r.state = State::Done(outcome),
                 None => all_done = false,
             }
@@ -213,6 +408,13 @@ pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
         return Ok(None);
     }
     wait_all(requests).map(Some)
+}
+
+/// One check of one request without progress: its outcome once complete.
+fn poll(r: &mut Request<'_>) -> Result<Option<Result<Status>>> {
+    let state = &mut r.state;
+    let polled = r.shared.with(|e| Ok(settle(state, |id| e.test(id))));
+    r.fail_if_gone(polled)
 }
 
 /// Waits until one active request completes: its index and outcome. `None` if all are inactive.
@@ -246,7 +448,7 @@ fn test_any_once(requests: &mut [Request<'_>]) -> Result<Option<AnyOutcome>> {
             continue;
         }
         any_active = true;
-        if let Some(outcome) = r.poll_once()? {
+        if let Some(outcome) = poll(r)? {
             return Ok(Some(Some((i, outcome))));
         }
     }
@@ -271,7 +473,7 @@ pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Stat
         if r.is_inactive() {
             continue;
         }
-        if let Some(outcome) = r.poll_once()? {
+        if let Some(outcome) = poll(r)? {
             done.push((i, outcome));
         }
     }

@@ -85,9 +85,9 @@ impl Runtime {
     /// Shuts down: synchronizes with the other processes, flushes and closes connections, and
     /// reports operations that were still pending. Never hangs on a dead peer.
     pub fn finalize(self) -> Result<()> {
-        let engine = self.shared.take().ok_or(Error::Finalized)?;
-        LIFECYCLE.store(FINALIZED, Ordering::Release);
-        engine.finalize()
+        self.shared
+            .shut_down(finalize)
+            .unwrap_or(Err(Error::Finalized))
     }
 
     /// Terminates every process of the job with `code`.
@@ -98,9 +98,11 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        if let Some(engine) = self.shared.take() {
-            LIFECYCLE.store(FINALIZED, Ordering::Release);
-            let _ = engine.finalize();
-        }
+        let _ = self.shared.shut_down(finalize);
     }
+}
+
+fn finalize(engine: Engine) -> Result<()> {
+    LIFECYCLE.store(FINALIZED, Ordering::Release);
+    engine.finalize()
 }

@@ -234,40 +234,44 @@ impl<'w, M: BenchMessage> Bench<'w, M> {
     /// Rank 0: WINDOW non-blocking sends of the message, then the acknowledgement.
     fn send_window(&mut self) -> Result<()> {
         let (w, peer) = (self.w, self.peer);
-        let mut reqs: Vec<Request<'_>> = Vec::with_capacity(WINDOW);
-        match self.method {
-            Method::Custom => {
-                for _ in 0..WINDOW {
-                    reqs.push(w.isend_custom(&self.msg, peer, TAG)?);
+        let (method, msg, send_bufs) = (self.method, &self.msg, &mut self.send_bufs);
+        let (alt, payload) = (self.alt.as_ref(), &self.payload);
+        mpicd::scope(|s| {
+            let mut reqs: Vec<Request<'_>> = Vec::with_capacity(WINDOW);
+            match method {
+                Method::Custom => {
+                    for _ in 0..WINDOW {
+                        reqs.push(w.isend_custom(s, msg, peer, TAG)?);
+                    }
+                }
+                Method::Packed => {
+                    // Pack one message, start its send, pack the next: packing overlaps the
+                    // sends.
+                    for buf in send_bufs.iter_mut() {
+                        msg.pack(buf);
+                        let buf: &Vec<u8> = buf;
+                        reqs.push(w.isend(s, &buf[..], peer, TAG)?);
+                    }
+                }
+                Method::Serde => {
+                    for _ in 0..WINDOW {
+                        reqs.push(w.isend_serde(msg, peer, TAG)?);
+                    }
+                }
+                Method::SerdeRegion => {
+                    let alt = alt.expect("serde-region form");
+                    for _ in 0..WINDOW {
+                        reqs.push(w.isend_serde(alt, peer, TAG)?);
+                    }
+                }
+                Method::Bytes => {
+                    for _ in 0..WINDOW {
+                        reqs.push(w.isend(s, &payload[..], peer, TAG)?);
+                    }
                 }
             }
-            Method::Packed => {
-                // Pack one message, start its send, pack the next: packing overlaps the sends.
-                for buf in self.send_bufs.iter_mut() {
-                    self.msg.pack(buf);
-                    let buf: &Vec<u8> = buf;
-                    reqs.push(w.isend(&buf[..], peer, TAG)?);
-                }
-            }
-            Method::Serde => {
-                for _ in 0..WINDOW {
-                    reqs.push(w.isend_serde(&self.msg, peer, TAG)?);
-                }
-            }
-            Method::SerdeRegion => {
-                let alt = self.alt.as_ref().expect("serde-region form");
-                for _ in 0..WINDOW {
-                    reqs.push(w.isend_serde(alt, peer, TAG)?);
-                }
-            }
-            Method::Bytes => {
-                for _ in 0..WINDOW {
-                    reqs.push(w.isend(&self.payload[..], peer, TAG)?);
-                }
-            }
-        }
-        mpicd::wait_all(&mut reqs)?;
-        drop(reqs);
+            mpicd::wait_all(&mut reqs)
+        })?;
         let mut ack = [0u8; 4];
         w.recv(&mut ack, peer, ACK).map(drop)
     }
@@ -278,12 +282,14 @@ impl<'w, M: BenchMessage> Bench<'w, M> {
         let (w, peer) = (self.w, self.peer);
         match self.method {
             Method::Custom => {
-                let mut reqs = self
-                    .recv
-                    .iter_mut()
-                    .map(|r| w.irecv_custom(r, peer, TAG))
-                    .collect::<Result<Vec<_>>>()?;
-                mpicd::wait_all(&mut reqs)?;
+                let recv = &mut self.recv;
+                mpicd::scope(|s| {
+                    let mut reqs = recv
+                        .iter_mut()
+                        .map(|r| w.irecv_custom(s, r, peer, TAG))
+                        .collect::<Result<Vec<_>>>()?;
+                    mpicd::wait_all(&mut reqs)
+                })?;
             }
             Method::Packed | Method::Bytes => {
                 let mut reqs = Vec::with_capacity(WINDOW);
@@ -302,22 +308,27 @@ impl<'w, M: BenchMessage> Bench<'w, M> {
             Method::Serde | Method::SerdeRegion => {
                 let mut bufs: Vec<SerdeBuffer> = (0..WINDOW).map(|_| SerdeBuffer::new()).collect();
                 let base = bufs.as_mut_ptr();
-                let mut reqs = Vec::with_capacity(WINDOW);
-                for k in 0..WINDOW {
-                    // SAFETY: distinct elements of `bufs`, which outlives the requests; each
-                    // is touched again only after its request completed.
-                    reqs.push(w.irecv_custom(unsafe { &mut *base.add(k) }, peer, TAG)?);
-                }
-                for (k, req) in reqs.into_iter().enumerate() {
-                    req.wait()?;
-                    // SAFETY: the request that borrowed this element is complete and gone.
-                    let buf = unsafe { &mut *base.add(k) };
-                    if self.method == Method::Serde {
-                        self.recv[k] = buf.decode()?;
-                    } else {
-                        self.alt_recv[k] = Some(buf.decode()?);
+                let (method, recv, alt_recv) = (self.method, &mut self.recv, &mut self.alt_recv);
+                mpicd::scope(|s| {
+                    let mut reqs = Vec::with_capacity(WINDOW);
+                    for k in 0..WINDOW {
+                        // SAFETY: distinct elements of `bufs`, which outlives the scope; each
+                        // is touched again only after its request completed.
+                        reqs.push(w.irecv_custom(s, unsafe { &mut *base.add(k) }, peer, TAG)?);
                     }
-                }
+                    for (k, req) in reqs.into_iter().enumerate() {
+                        req.wait()?;
+                        // SAFETY: the receive into this element is complete (its state, which
+                        // borrowed the element, is gone).
+                        let buf = unsafe { &mut *base.add(k) };
+                        if method == Method::Serde {
+                            recv[k] = buf.decode()?;
+                        } else {
+                            alt_recv[k] = Some(buf.decode()?);
+                        }
+                    }
+                    Ok::<_, mpicd::Error>(())
+                })?;
             }
         }
         w.send(&[0u8; 4], peer, ACK)

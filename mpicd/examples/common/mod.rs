@@ -54,3 +54,19 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
         .map(|i| ((i as u64).wrapping_mul(31).wrapping_add(seed * 7) % 251) as u8)
         .collect()
 }
+
+/// Finalizes and exits: 0 only if every case passed (`ok`) and finalize succeeded.
+pub fn finish(mpi: mpicd::Runtime, ok: bool) -> ! {
+    let fin = mpi.finalize();
+    if let Err(e) = &fin {
+        eprintln!("finalize: {e}");
+    }
+    std::process::exit(if ok && fin.is_ok() { 0 } else { 1 });
+}
+
+/// The whole program of a test made only of cases: init, the cases, finalize, exit.
+pub fn main(cases: &[(&str, CaseFn<'_>)]) -> ! {
+    let mpi = mpicd::init().expect("init");
+    let ok = run(&mpi.world(), cases);
+    finish(mpi, ok)
+}

@@ -436,3 +436,28 @@ fn check_regions<T: Primitive>(shape: &Shape, count: Option<usize>) -> Result<()
         None => Ok(()),
     }
 }
+
+/// The send state of a borrowed custom-typed value, its borrow erased.
+///
+/// # Safety
+/// `value` must stay borrowed until the operation given the state has completed (the engine
+/// drops the state then).
+pub(crate) unsafe fn pack_borrowed<S: CustomSend + ?Sized>(
+    value: &S,
+) -> Result<Box<dyn PackState>> {
+    let state: Box<dyn PackState + '_> = Box::new(value.parts()?);
+    // SAFETY: only the lifetime changes; the caller keeps the borrow alive long enough.
+    Ok(unsafe { std::mem::transmute::<Box<dyn PackState + '_>, Box<dyn PackState>>(state) })
+}
+
+/// The receive state of a borrowed custom-typed value, its borrow erased.
+///
+/// # Safety
+/// As for [`pack_borrowed`], with an exclusive borrow.
+pub(crate) unsafe fn unpack_borrowed<R: CustomRecv + ?Sized>(
+    value: &mut R,
+) -> Box<dyn UnpackState> {
+    let state: Box<dyn UnpackState + '_> = Box::new(RecvAdapter::new(value));
+    // SAFETY: as in `pack_borrowed`.
+    unsafe { std::mem::transmute::<Box<dyn UnpackState + '_>, Box<dyn UnpackState>>(state) }
+}

@@ -274,6 +274,13 @@ pub(crate) enum Posted {
     Done(Result<Status>),
 }
 
+impl Posted {
+    /// What an operation with the null process comes to: done at once, moving nothing.
+    pub(crate) fn null() -> Posted {
+        Posted::Done(Ok(Status::empty()))
+    }
+}
+
 /// A message taken by a matched probe, waiting for its receive.
 pub(crate) enum Matched {
     Contiguous {
@@ -310,9 +317,12 @@ impl Shared {
         }
     }
 
-    /// Takes the engine out, for finalize.
-    pub(crate) fn take(&self) -> Option<Engine> {
-        self.lock().take()
+    /// Takes the engine out and runs `f` (finalize) on it while still holding the lock, so that
+    /// once any handle sees `Finalized` the engine is gone and no operation touches memory any
+    /// more (request scopes rely on this). `None` if it was already taken.
+    pub(crate) fn shut_down<R>(&self, f: impl FnOnce(Engine) -> R) -> Option<R> {
+        let mut engine = self.lock();
+        engine.take().map(f)
     }
 
     /// Progresses until `ready` returns a value.
