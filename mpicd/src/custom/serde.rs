@@ -28,7 +28,8 @@
 //!     assert_eq!(frame.samples.len(), 1 << 20);
 //!     // Non-blocking: a SerdeBuffer receives any serde message, decode() yields the value.
 //!     let mut buf = SerdeBuffer::new();
-//!     let _request = world.irecv_custom(&mut buf, 0, 1)?;
+//!     mpicd::scope(|s| world.irecv_custom(s, &mut buf, 0, 1)?.wait())?;
+//!     let _again: Frame = buf.decode()?;
 //! }
 //! # Ok::<(), mpicd::Error>(())
 //! ```
