@@ -23,12 +23,7 @@ const ALLTOALL_TAG: i32 = 15;
 
 /// Sends `bytes` to communicator rank `dest` on the collective context.
 fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
-    let dest = comm.world_rank(dest)?;
-    // SAFETY: the bytes outlive the request, which is waited for before returning.
-    let id = comm.shared.with(|e| unsafe {
-        e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
-    })?;
-    Request::posted(&comm.shared, id).wait().map(drop)
+    scope(|s| isend(s, comm, bytes, dest, tag)?.wait().map(drop))
 }
 
 /// Receives a message of any size from communicator rank `source` on the collective context.
@@ -56,26 +51,8 @@ pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
     let (rank, size) = (comm.rank(), comm.size());
     let mut distance = 1;
     while distance < size {
-        let to = comm.world_rank((rank + distance) % size)?;
-        let from = comm.world_rank((rank - distance).rem_euclid(size))?;
-        let empty: [u8; 0] = [];
-        let mut incoming: [u8; 0] = [];
-        // SAFETY: zero-byte buffers; both requests are waited for below.
-        let recv = comm.shared.with(|e| unsafe {
-            e.post_recv(
-                &comm.coll,
-                Some(from),
-                Some(BARRIER_TAG),
-                incoming.as_mut_ptr(),
-                0,
-            )
-        })?;
-        let recv = Request::posted(&comm.shared, recv);
-        let sent = comm.shared.with(|e| unsafe {
-            e.post_send(&comm.coll, to, BARRIER_TAG, empty.as_ptr(), 0, false)
-        })?;
-        Request::posted(&comm.shared, sent).wait()?;
-        recv.wait()?;
+        let (to, from) = ((rank + distance) % size, (rank - distance).rem_euclid(size));
+        exchange(comm, &[], to, &mut [], from, BARRIER_TAG)?;
         distance *= 2;
     }
     Ok(())
@@ -128,18 +105,11 @@ fn decode_records(mut buf: &[u8], size: usize) -> Result<Vec<Vec<u8>>> {
     let bad = || Error::Transport("malformed allgather record".into());
     let mut out = vec![Vec::new(); size];
     while !buf.is_empty() {
-        let rank = u32::from_le_bytes(
-            buf.get(0..4)
-                .ok_or_else(bad)?
-                .try_into()
-                .map_err(|_| bad())?,
-        ) as usize;
-        let len = u32::from_le_bytes(
-            buf.get(4..8)
-                .ok_or_else(bad)?
-                .try_into()
-                .map_err(|_| bad())?,
-        ) as usize;
+        let word = |at: usize| -> Result<usize> {
+            let bytes = buf.get(at..at + 4).ok_or_else(bad)?;
+            Ok(u32::from_le_bytes(bytes.try_into().map_err(|_| bad())?) as usize)
+        };
+        let (rank, len) = (word(0)?, word(4)?);
         let bytes = buf.get(8..8 + len).ok_or_else(bad)?;
         *out.get_mut(rank).ok_or_else(bad)? = bytes.to_vec();
         buf = &buf[8 + len..];
