@@ -572,7 +572,7 @@ int MPI_Initialized(int *flag);
 // Sets `*flag` to whether `MPI_Finalize` has been called.
 int MPI_Finalized(int *flag);
 
-// Shuts MPI down. Requests never completed are abandoned and reported as MPI_ERR_PENDING.
+// Shuts MPI down. Requests never completed are cancelled and reported as MPI_ERR_PENDING.
 int MPI_Finalize(void);
 
 // Ends every process of the job with `errorcode`.
