@@ -3,46 +3,14 @@
 //! (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers.
 
 use crate::abi::*;
+use crate::blocks::{bytes, bytes_mut, in_place, Block, Blocks, Counts};
 use crate::comms::run_on;
 use crate::errors::{fail, CResult};
+use crate::p2p::count_of;
 use crate::types::{byte_len, get_basic, Basic, Kind};
 use mpicd::collective::{self, ReduceOp};
 use mpicd::Communicator;
 use std::ffi::{c_int, c_void};
-
-fn in_place(p: *const c_void) -> bool {
-    std::ptr::eq(p, MPI_IN_PLACE)
-}
-
-/// A readable byte slice of `len` bytes at `p` (empty for len 0).
-///
-/// # Safety
-/// `p` must be readable for `len` bytes while the slice lives.
-unsafe fn bytes<'a>(p: *const c_void, len: usize) -> CResult<&'a [u8]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() || in_place(p) {
-        return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
-    }
-    // SAFETY: forwarded from the caller.
-    Ok(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
-}
-
-/// A writable byte slice of `len` bytes at `p`.
-///
-/// # Safety
-/// `p` must be writable for `len` bytes and not otherwise accessed while the slice lives.
-unsafe fn bytes_mut<'a>(p: *mut c_void, len: usize) -> CResult<&'a mut [u8]> {
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if p.is_null() || in_place(p) {
-        return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
-    }
-    // SAFETY: forwarded from the caller.
-    Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) })
-}
 
 fn check_root(c: &Communicator, root: c_int) -> CResult<()> {
     if (0..c.size()).contains(&root) {
@@ -94,13 +62,6 @@ fn reduce_op(op: MPI_Op, b: Basic) -> CResult<ReduceOp> {
     Ok(rop)
 }
 
-fn count(n: c_int) -> CResult<i64> {
-    if n < 0 {
-        return Err(fail(MPI_ERR_COUNT, format!("negative count {n}")));
-    }
-    Ok(n as i64)
-}
-
 /// Blocks until every member has called it.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
@@ -118,7 +79,7 @@ pub unsafe extern "C" fn MPI_Bcast(
 ) -> c_int {
     run_on("Bcast", comm, |c| {
         check_root(&c, root)?;
-        let len = byte_len(self::count(count)?, get_basic(datatype)?)?;
+        let len = byte_len(count_of(count as i64)?, get_basic(datatype)?)?;
         // SAFETY: MPI requires `count` elements at `buffer`.
         let buf = unsafe { bytes_mut(buffer, len) }?;
         collective::bcast(&c, buf, root).map_err(Into::into)
@@ -141,7 +102,7 @@ pub unsafe extern "C" fn MPI_Reduce(
         check_root(&c, root)?;
         let b = get_basic(datatype)?;
         let rop = reduce_op(op, b)?;
-        let len = byte_len(self::count(count)?, b)?;
+        let len = byte_len(count_of(count as i64)?, b)?;
         let at_root = c.rank() == root;
         let mine: Vec<u8>;
         let send = if at_root && in_place(sendbuf) {
@@ -175,7 +136,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
     run_on("Allreduce", comm, |c| {
         let b = get_basic(datatype)?;
         let rop = reduce_op(op, b)?;
-        let len = byte_len(self::count(count)?, b)?;
+        let len = byte_len(count_of(count as i64)?, b)?;
         if !in_place(sendbuf) {
             // SAFETY: MPI requires `count` elements at sendbuf, distinct from recvbuf.
             let send = unsafe { bytes(sendbuf, len) }?.to_vec();
@@ -186,175 +147,6 @@ pub unsafe extern "C" fn MPI_Allreduce(
         let buf = unsafe { bytes_mut(recvbuf, len) }?;
         collective::allreduce(&c, buf, b.elem, rop).map_err(Into::into)
     })
-}
-
-/// The byte offset and length of block `i` of a v-layout (or the uniform layout).
-struct Layout {
-    offsets: Vec<usize>,
-    lens: Vec<usize>,
-}
-
-impl Layout {
-    fn uniform(n: usize, count: c_int, b: Basic) -> CResult<Layout> {
-        let len = byte_len(self::count(count)?, b)?;
-        Ok(Layout {
-            offsets: (0..n).map(|i| i * len).collect(),
-            lens: vec![len; n],
-        })
-    }
-
-    /// # Safety
-    /// `counts` and `displs` must hold `n` entries each.
-    unsafe fn varying(
-        n: usize,
-        counts: *const c_int,
-        displs: *const c_int,
-        b: Basic,
-    ) -> CResult<Layout> {
-        if n > 0 && (counts.is_null() || displs.is_null()) {
-            return Err(fail(MPI_ERR_ARG, "null counts or displacements"));
-        }
-        let mut l = Layout {
-            offsets: Vec::with_capacity(n),
-            lens: Vec::with_capacity(n),
-        };
-        for i in 0..n {
-            // SAFETY: n entries per the caller.
-            let (c, d) = unsafe { (*counts.add(i), *displs.add(i)) };
-            if d < 0 {
-                return Err(fail(MPI_ERR_ARG, format!("negative displacement {d}")));
-            }
-            l.lens.push(byte_len(c as i64, b)?);
-            l.offsets.push(byte_len(d as i64, b)?);
-        }
-        Ok(l)
-    }
-
-    fn end(&self) -> usize {
-        self.offsets
-            .iter()
-            .zip(&self.lens)
-            .map(|(o, l)| o + l)
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// Copies the received pieces into `base` (pieces longer than their block: truncation).
-    ///
-    /// # Safety
-    /// `base` must be writable for `self.end()` bytes.
-    unsafe fn scatter_into(
-        &self,
-        base: *mut c_void,
-        pieces: &[Vec<u8>],
-        skip: Option<usize>,
-    ) -> CResult<()> {
-        for (i, piece) in pieces.iter().enumerate() {
-            if Some(i) == skip {
-                continue;
-            }
-            if piece.len() > self.lens[i] {
-                return Err(fail(
-                    MPI_ERR_TRUNCATE,
-                    format!(
-                        "rank {i} sent {} bytes for a {}-byte block",
-                        piece.len(),
-                        self.lens[i]
-                    ),
-                ));
-            }
-            // SAFETY: within `end()` bytes per the caller.
-            let dst = unsafe {
-                bytes_mut(
-                    (base as *mut u8).add(self.offsets[i]) as *mut c_void,
-                    piece.len(),
-                )
-            }?;
-            dst.copy_from_slice(piece);
-        }
-        Ok(())
-    }
-
-    /// The block `i` of `base`.
-    ///
-    /// # Safety
-    /// `base` must be readable for `self.end()` bytes.
-    unsafe fn block<'a>(&self, base: *const c_void, i: usize) -> CResult<&'a [u8]> {
-        // SAFETY: within `end()` bytes per the caller.
-        unsafe {
-            bytes(
-                (base as *const u8).add(self.offsets[i]) as *const c_void,
-                self.lens[i],
-            )
-        }
-    }
-}
-
-/// A block's C arguments: `count` elements of `datatype` at `buf`.
-#[derive(Clone, Copy)]
-struct Block {
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-}
-
-impl Block {
-    fn new(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Block {
-        Block {
-            buf,
-            count,
-            datatype,
-        }
-    }
-
-    /// The block's bytes.
-    ///
-    /// # Safety
-    /// `buf` must hold the block while the slice lives.
-    unsafe fn bytes<'a>(&self) -> CResult<&'a [u8]> {
-        let len = byte_len(count(self.count)?, get_basic(self.datatype)?)?;
-        // SAFETY: forwarded from the caller.
-        unsafe { bytes(self.buf, len) }
-    }
-}
-
-/// How blocks are counted: all alike, or each with its count and displacement (in elements).
-#[derive(Clone, Copy)]
-enum Counts {
-    Uniform(c_int),
-    Varying(*const c_int, *const c_int),
-}
-
-/// One block per member at `buf`, of `datatype` elements, laid out as `counts` says.
-#[derive(Clone, Copy)]
-struct Blocks {
-    buf: *mut c_void,
-    counts: Counts,
-    datatype: MPI_Datatype,
-}
-
-impl Blocks {
-    fn new(buf: *const c_void, counts: Counts, datatype: MPI_Datatype) -> Blocks {
-        let buf = buf as *mut c_void;
-        Blocks {
-            buf,
-            counts,
-            datatype,
-        }
-    }
-
-    /// The byte layout of `n` blocks.
-    ///
-    /// # Safety
-    /// Varying counts and displacements must hold `n` entries each.
-    unsafe fn layout(&self, n: usize) -> CResult<Layout> {
-        let b = get_basic(self.datatype)?;
-        match self.counts {
-            Counts::Uniform(count) => Layout::uniform(n, count, b),
-            // SAFETY: forwarded from the caller.
-            Counts::Varying(counts, displs) => unsafe { Layout::varying(n, counts, displs, b) },
-        }
-    }
 }
 
 /// Shared body of Gather and Gatherv.
@@ -447,7 +239,7 @@ unsafe fn scatter(c: &Communicator, send: Blocks, recv: Block, root: c_int) -> C
     if at_root && in_place(recv.buf) {
         return Ok(());
     }
-    let len = byte_len(count(recv.count)?, get_basic(recv.datatype)?)?;
+    let len = byte_len(count_of(recv.count as i64)?, get_basic(recv.datatype)?)?;
     if mine.len() > len {
         return Err(fail(
             MPI_ERR_TRUNCATE,
@@ -570,11 +362,7 @@ unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> 
     let (sendbuf, send_layout) = if in_place(send.buf) {
         // SAFETY: MPI requires recvbuf to hold every block.
         copy = unsafe { bytes(recv.buf, recv_layout.end()) }?.to_vec();
-        let l = Layout {
-            offsets: recv_layout.offsets.clone(),
-            lens: recv_layout.lens.clone(),
-        };
-        (copy.as_ptr() as *const c_void, l)
+        (copy.as_ptr() as *const c_void, recv_layout.clone())
     } else {
         // SAFETY: forwarded from the caller.
         (send.buf as *const c_void, unsafe { send.layout(n) }?)

@@ -187,8 +187,11 @@ impl Operation {
             .map_err(|_| Error::InvalidDatatype(format!("query callback gave size {size}")))
     }
 
-    /// The regions as (base, bytes, element type).
-    fn regions(&mut self) -> Result<Vec<(*mut u8, usize, mpicd::ElementType)>> {
+    /// The regions, each made by `region` from its base, length in bytes and element type.
+    fn regions_as<R>(
+        &mut self,
+        region: impl Fn(*mut u8, usize, mpicd::ElementType) -> R,
+    ) -> Result<Vec<R>> {
         let Some(count_fn) = self.ty.region_countfn else {
             return Ok(Vec::new());
         };
@@ -234,7 +237,7 @@ impl Operation {
             if bases[i].is_null() && bytes > 0 {
                 return Err(Error::NullBuffer);
             }
-            out.push((bases[i] as *mut u8, bytes, basic.elem));
+            out.push(region(bases[i] as *mut u8, bytes, basic.elem));
         }
         Ok(out)
     }
@@ -286,14 +289,11 @@ unsafe impl PackState for Operation {
     }
 
     fn regions(&mut self) -> Result<Vec<RawRegion>> {
-        Ok(Operation::regions(self)?
-            .into_iter()
-            .map(|(ptr, bytes, elem)| RawRegion {
-                ptr: ptr as *const u8,
-                bytes,
-                elem,
-            })
-            .collect())
+        self.regions_as(|ptr, bytes, elem| RawRegion {
+            ptr: ptr as *const u8,
+            bytes,
+            elem,
+        })
     }
 }
 
@@ -349,10 +349,7 @@ unsafe impl UnpackState for Operation {
     }
 
     fn regions(&mut self) -> Result<Vec<RawRegionMut>> {
-        Ok(Operation::regions(self)?
-            .into_iter()
-            .map(|(ptr, bytes, elem)| RawRegionMut { ptr, bytes, elem })
-            .collect())
+        self.regions_as(|ptr, bytes, elem| RawRegionMut { ptr, bytes, elem })
     }
 }
 

@@ -30,7 +30,7 @@ enum Slot {
 }
 
 /// A started operation the C library owns, with MPI's free semantics (see the module docs).
-pub(crate) struct Owned(Option<Request<'static>>);
+struct Owned(Option<Request<'static>>);
 
 impl Owned {
     fn new(request: Request<'static>) -> Owned {

@@ -114,7 +114,17 @@ pub unsafe extern "C" fn MPI_Get_count(
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> c_int {
-    run("Get_count", default_errh(), |_| {
+    int_count("Get_count", status, datatype, count)
+}
+
+/// Shared body of Get_count and Get_elements, which agree for the types mpicd has.
+fn int_count(
+    name: &'static str,
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    run(name, default_errh(), |_| {
         out(count, narrow(count_of(read(status)?, datatype)?))
     })
 }
@@ -138,9 +148,7 @@ pub unsafe extern "C" fn MPI_Get_elements(
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> c_int {
-    run("Get_elements", default_errh(), |_| {
-        out(count, narrow(count_of(read(status)?, datatype)?))
-    })
+    int_count("Get_elements", status, datatype, count)
 }
 
 /// Whether the operation of `status` was cancelled.

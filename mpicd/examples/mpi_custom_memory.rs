@@ -144,13 +144,19 @@ impl CustomRecv for PatternCheck {
     }
 }
 
-fn report(w: &Communicator, what: &str, growth: u64, limit: u64) {
+/// Prints this rank's peak RSS growth for `what` and checks it against `limit`.
+fn within_limit(w: &Communicator, what: &str, growth: u64, limit: u64) -> CaseResult {
     println!(
         "    [rank {}] {what}: peak RSS growth {:.2} MiB (limit {:.2} MiB)",
         w.rank(),
         growth as f64 / (1 << 20) as f64,
         limit as f64 / (1 << 20) as f64
     );
+    check!(
+        growth <= limit,
+        "peak RSS grew by {growth} bytes for {what}, over the bound {limit}"
+    );
+    Ok(())
 }
 
 fn packed_256_mib(w: &Communicator) -> CaseResult {
@@ -184,7 +190,6 @@ fn packed_256_mib(w: &Communicator) -> CaseResult {
         );
         check!(check.out_of_order == 0, "unpack offsets out of order");
     }
-    report(w, "256 MiB packed", growth, limit);
     if w.rank() == 0 {
         println!(
             "    config {cfg:?}: memory_bound {} bytes; {:.0} MiB/s",
@@ -192,11 +197,7 @@ fn packed_256_mib(w: &Communicator) -> CaseResult {
             256.0 / secs
         );
     }
-    check!(
-        growth <= limit,
-        "peak RSS grew by {growth} bytes, over the bound {limit}"
-    );
-    Ok(())
+    within_limit(w, "256 MiB packed", growth, limit)
 }
 
 fn region_256_mib(w: &Communicator) -> CaseResult {
@@ -222,12 +223,7 @@ fn region_256_mib(w: &Communicator) -> CaseResult {
         check!(buf.len() == REGION_BYTES);
         check!(mismatches(0, &buf) == 0, "the region arrived damaged");
     }
-    report(w, "256 MiB zero-copy region", growth, limit);
-    check!(
-        growth <= limit,
-        "peak RSS grew by {growth} bytes for a zero-copy region, over {limit}"
-    );
-    Ok(())
+    within_limit(w, "256 MiB zero-copy region", growth, limit)
 }
 
 /// Many regions just above the zero-copy threshold (their own messages, but small enough that
@@ -270,17 +266,8 @@ fn many_zero_copy_regions(w: &Communicator) -> CaseResult {
             );
         }
     }
-    report(
-        w,
-        &format!("{count} zero-copy regions of {len} bytes"),
-        growth,
-        limit,
-    );
-    check!(
-        growth <= limit,
-        "peak RSS grew by {growth} bytes for zero-copy regions, over {limit}"
-    );
-    Ok(())
+    let what = format!("{count} zero-copy regions of {len} bytes");
+    within_limit(w, &what, growth, limit)
 }
 
 fn region_over_4_gib(w: &Communicator) -> CaseResult {

@@ -36,7 +36,7 @@ fn forgotten_receive(w: &Communicator) -> CaseResult {
         if w.rank() == 1 {
             let mut forgotten = vec![UNTOUCHED; len];
             mpicd::scope(|s| {
-                // Never dropped, as if forgotten: its drop would have cancelled it.
+                // Forgotten (never dropped): its drop would have cancelled it.
                 let _request = ManuallyDrop::new(w.irecv(s, &mut forgotten, 0, tag)?);
                 Ok::<_, mpicd::Error>(())
             })?;
@@ -71,7 +71,7 @@ fn forgotten_custom_receive(w: &Communicator) -> CaseResult {
     if w.rank() == 1 {
         let mut forgotten = before.clone();
         mpicd::scope(|s| {
-            // Never dropped, as if forgotten.
+            // Forgotten (never dropped).
             let _request = ManuallyDrop::new(w.irecv_custom(s, &mut forgotten, 0, tag)?);
             Ok::<_, mpicd::Error>(())
         })?;
@@ -97,7 +97,7 @@ fn forgotten_send(w: &Communicator) -> CaseResult {
         if w.rank() == 0 {
             let mut out = sent.clone();
             mpicd::scope(|s| {
-                // Never dropped, as if forgotten: the scope waits for it.
+                // Forgotten (never dropped): the scope waits for it.
                 let _request = ManuallyDrop::new(w.isend(s, &out, 1, tag)?);
                 Ok::<_, mpicd::Error>(())
             })?;

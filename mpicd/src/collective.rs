@@ -30,12 +30,7 @@ impl Communicator {
 
 /// Sends `bytes` to communicator rank `dest` on the collective context.
 fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
-    let dest = comm.world_rank(dest)?;
-    // SAFETY: the bytes outlive the request, which is waited for before returning.
-    let id = comm.shared.with(|e| unsafe {
-        e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
-    })?;
-    Request::posted(&comm.shared, id).wait().map(drop)
+    scope(|s| isend(s, comm, bytes, dest, tag)?.wait().map(drop))
 }
 
 /// Receives a message of any size from communicator rank `source` on the collective context.
@@ -63,26 +58,8 @@ pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
     let (rank, size) = (comm.rank(), comm.size());
     let mut distance = 1;
     while distance < size {
-        let to = comm.world_rank((rank + distance) % size)?;
-        let from = comm.world_rank((rank - distance).rem_euclid(size))?;
-        let empty: [u8; 0] = [];
-        let mut incoming: [u8; 0] = [];
-        // SAFETY: zero-byte buffers; both requests are waited for below.
-        let recv = comm.shared.with(|e| unsafe {
-            e.post_recv(
-                &comm.coll,
-                Some(from),
-                Some(BARRIER_TAG),
-                incoming.as_mut_ptr(),
-                0,
-            )
-        })?;
-        let recv = Request::posted(&comm.shared, recv);
-        let sent = comm.shared.with(|e| unsafe {
-            e.post_send(&comm.coll, to, BARRIER_TAG, empty.as_ptr(), 0, false)
-        })?;
-        Request::posted(&comm.shared, sent).wait()?;
-        recv.wait()?;
+        let (to, from) = ((rank + distance) % size, (rank - distance).rem_euclid(size));
+        exchange(comm, &[], to, &mut [], from, BARRIER_TAG)?;
         distance *= 2;
     }
     Ok(())

@@ -146,8 +146,8 @@ impl Communicator {
     /// Starts a send of `len` bytes at `buf` (the form the C library uses).
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid and unchanged until the request completes, whatever
-    /// happens to the request (forgetting it included).
+    /// `buf..buf+len` must stay valid and unchanged until the request completes, even if the
+    /// request is forgotten (never dropped).
     pub unsafe fn isend_raw(
         &self,
         buf: *const u8,
@@ -164,8 +164,8 @@ impl Communicator {
     /// Posts a receive of at most `len` bytes into `buf` (the form the C library uses).
     ///
     /// # Safety
-    /// `buf..buf+len` must stay valid and untouched until the request completes, whatever
-    /// happens to the request (forgetting it included).
+    /// `buf..buf+len` must stay valid and untouched until the request completes, even if the
+    /// request is forgotten (never dropped).
     pub unsafe fn irecv_raw(
         &self,
         buf: *mut u8,

@@ -3,13 +3,13 @@
 //!
 //! # Borrowed buffers live in a scope
 //!
-//! Forgetting a value (`forget` in `std::mem`) is safe Rust, so no destructor of a value the
-//! user holds may be what keeps the transport from writing into freed memory. A non-blocking call that borrows a buffer
-//! ([`Communicator::isend`](crate::Communicator::isend) and its kin) therefore takes a
-//! [`Scope`]: only [`scope`] makes one, in its own stack frame, and it lends the scope to a
-//! closure by shared reference, so user code can neither move, drop nor forget it. Every
-//! operation started in the scope is recorded there until its request sees it complete. When the
-//! closure returns or unwinds, the scope cancels the receives whose requests were forgotten and
+//! Safe Rust may forget a value (never run its destructor), so no destructor of a value the user
+//! holds may be what keeps the transport from writing into freed memory. A non-blocking call
+//! that borrows a buffer ([`Communicator::isend`](crate::Communicator::isend) and its kin)
+//! therefore takes a [`Scope`]: only [`scope`] makes one, in its own stack frame, and it lends
+//! the scope to a closure by shared reference, so user code can neither move, drop nor forget
+//! it. Every operation started in the scope is recorded there until its request sees it
+//! complete. When the closure returns or unwinds, the scope cancels the receives whose requests were forgotten and
 //! progresses until every recorded operation has completed; only then do the buffers' borrows,
 //! which outlive the scope, end. The scope's lifetime parameter is invariant, so a buffer that
 //! lives inside the closure cannot be lent to it, and a scoped request borrows the scope itself,
@@ -46,13 +46,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// ```no_run
 /// let mpi = mpicd::init()?;
 /// let world = mpi.world();
+/// let (rank, size) = (world.rank(), world.size());
 /// let (out, mut inc) = ([1u8, 2, 3], [0u8; 3]);
-/// let (next, prev) = ((world.rank() + 1) % world.size(), (world.rank() + world.size() - 1) % world.size());
 /// mpicd::scope(|s| {
-///     let mut requests = vec![world.irecv(s, &mut inc, prev, 0)?, world.isend(s, &out, next, 0)?];
+///     let r = world.irecv(s, &mut inc, (rank + size - 1) % size, 0)?;
+///     let mut requests = [r, world.isend(s, &out, (rank + 1) % size, 0)?];
 ///     mpicd::wait_all(&mut requests)
 /// })?;
-/// assert_eq!(inc, out);
+/// assert_eq!(inc, out); // the borrows ended with the scope
 /// # Ok::<(), mpicd::Error>(())
 /// ```
 ///
@@ -230,7 +231,7 @@ impl Request<'_> {
     ///
     /// # Safety
     /// The buffers of the operation must stay valid, and a receive buffer untouched, until the
-    /// operation completes, whatever happens to the returned request (forgetting it included).
+    /// operation completes, even if the returned request is forgotten (never dropped).
     pub unsafe fn into_static(mut self) -> Request<'static> {
         let state = match std::mem::replace(&mut self.state, State::Inactive) {
             // Dropping the ticket takes the operation off the scope's record.

@@ -117,50 +117,36 @@ fn drained_during_send<T: Primitive, S: CustomSend + ?Sized>(
     })
 }
 
-/// Receives from `prev` into the custom `inc` while sending the bytes `out` to `next`: the
-/// outcomes, the receive's first.
-fn custom_of_contiguous<R: CustomRecv>(
-    w: &Communicator,
-    out: &[u8],
-    inc: &mut R,
-    tag: i32,
-) -> mpicd::Result<Vec<Outcome>> {
-    let (next, prev) = next_prev(w);
-    pair(|s| {
-        Ok([
-            w.irecv_custom(s, inc, prev, tag)?,
-            w.isend(s, out, next, tag)?,
-        ])
-    })
-}
-
 /// A custom receive that matches a contiguous message fails with a datatype mismatch without
 /// calling the type's callbacks, and the sender completes.
 pub fn custom_receive_of_contiguous(w: &Communicator) -> CaseResult {
     let tag = 41;
+    let (next, prev) = next_prev(w);
     for (i, len) in [0usize, 10, 5000, 9000, 100_000, 1 << 20]
         .into_iter()
         .enumerate()
     {
         let out = common::pattern(i as u64, len);
+        let exchange = |inc: &mut dyn CustomRecv| {
+            pair(|s| {
+                Ok([
+                    w.irecv_custom(s, inc, prev, tag)?,
+                    w.isend(s, &out, next, tag)?,
+                ])
+            })
+        };
         let mut inc = Collected::with_capacity(len + 5);
-        let outcome = custom_of_contiguous(w, &out, &mut inc, tag)?;
-        check!(
-            outcome[0] == Err(CONTIGUOUS_INTO_CUSTOM),
-            "{len} contiguous bytes into a custom receive got {:?}",
-            outcome[0]
-        );
-        check!(outcome[1].is_ok(), "sender got {:?}", outcome[1]);
-        check!(inc.calls == 0 && inc.data.is_empty(), "unpack was called");
-        // A dynamic receive is not resized.
         let mut dynamic: Vec<Vec<i32>> = Vec::new();
-        let outcome = custom_of_contiguous(w, &out, &mut dynamic, tag)?;
-        check!(
-            outcome[0] == Err(CONTIGUOUS_INTO_CUSTOM),
-            "{:?}",
-            outcome[0]
-        );
-        check!(outcome[1].is_ok(), "sender got {:?}", outcome[1]);
+        for receiver in [&mut inc as &mut dyn CustomRecv, &mut dynamic] {
+            let outcome = exchange(receiver)?;
+            check!(
+                outcome[0] == Err(CONTIGUOUS_INTO_CUSTOM),
+                "{len} contiguous bytes into a custom receive got {:?}",
+                outcome[0]
+            );
+            check!(outcome[1].is_ok(), "sender got {:?}", outcome[1]);
+        }
+        check!(inc.calls == 0 && inc.data.is_empty(), "unpack was called");
         check!(dynamic.is_empty(), "a dynamic receive was resized");
         follow_up_arrives(w, tag, 1100 + i as u64)?;
         contiguous_follow_up(w, tag, 1100 + i as u64, len)?;

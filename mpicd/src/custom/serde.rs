@@ -23,13 +23,14 @@
 //! if world.rank() == 0 {
 //!     let frame = Frame { name: "t0".into(), step: 1, samples: vec![0.5; 1 << 20].into() };
 //!     world.send_serde(&frame, 1, 0)?;                 // or send_custom(&Serde(&frame), 1, 0)
+//!     world.send_serde(&frame, 1, 1)?;
 //! } else if world.rank() == 1 {
 //!     let frame: Frame = world.recv_serde(0, 0)?;
 //!     assert_eq!(frame.samples.len(), 1 << 20);
 //!     // Non-blocking: a SerdeBuffer receives any serde message, decode() yields the value.
 //!     let mut buf = SerdeBuffer::new();
 //!     mpicd::scope(|s| world.irecv_custom(s, &mut buf, 0, 1)?.wait())?;
-//!     let _again: Frame = buf.decode()?;
+//!     assert_eq!(buf.decode::<Frame>()?, frame);
 //! }
 //! # Ok::<(), mpicd::Error>(())
 //! ```
@@ -58,9 +59,9 @@
 //! used directly, ...), so a type can use it and still be stored or logged as usual.
 
 use super::parts::{CustomRecv, CustomSend, RecvParts, SendParts};
+use super::{RegionShape, Shape};
 use crate::datatype::{ElementType, Primitive};
 use crate::error::{Error, Result};
-use crate::wire::{RegionShape, Shape};
 use ::serde::de::{DeserializeOwned, Error as _};
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::any::Any;
@@ -371,7 +372,7 @@ struct DecodeState {
 
 /// Receives any serde message (its buffers sized from the message itself); [`SerdeBuffer::decode`]
 /// then yields the value. For non-blocking receives and matched probes:
-/// `world.irecv_custom(&mut buffer, source, tag)` / `message.recv_custom(&mut buffer)`.
+/// `world.irecv_custom(scope, &mut buffer, source, tag)` / `message.recv_custom(&mut buffer)`.
 #[derive(Default)]
 pub struct SerdeBuffer {
     packed: Vec<u8>,
