@@ -9,9 +9,9 @@
 //! therefore takes a [`Scope`]: only [`scope`] makes one, in its own stack frame, and it lends
 //! the scope to a closure by shared reference, so user code can neither move, drop nor forget
 //! it. Every operation started in the scope is recorded there until its request sees it
-//! complete. When the closure returns or unwinds, the scope cancels the receives whose requests were forgotten and
-//! progresses until every recorded operation has completed; only then do the buffers' borrows,
-//! which outlive the scope, end. The scope's lifetime parameter is invariant, so a buffer that
+//! complete. When the closure returns or unwinds, the scope cancels the receives whose requests
+//! were forgotten and progresses until every recorded operation has completed; only then do the
+//! buffers' borrows, which outlive the scope, end. The scope's lifetime parameter is invariant, so a buffer that
 //! lives inside the closure cannot be lent to it, and a scoped request borrows the scope itself,
 //! so none can leave the closure.
 //!
