@@ -10,12 +10,11 @@
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::env::{out, require};
-use crate::errors::{fail, run};
-use crate::types::{self, TYPES};
+use crate::errors::run;
+use crate::types;
 use mpicd::custom::{PackState, RawRegion, RawRegionMut, Shape, UnpackState};
 use mpicd::{Error, Result};
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Creates the per-operation state from the buffer and count given to MPI.
@@ -109,7 +108,6 @@ pub(crate) struct CustomType {
     regionfn: MPI_Type_custom_region_function,
     resizefn: Mutex<MPIX_Type_custom_resize_function>,
     context: *mut c_void,
-    committed: AtomicBool,
 }
 
 // SAFETY: the callbacks and context belong to the application, which MPI requires to make
@@ -119,14 +117,6 @@ unsafe impl Send for CustomType {}
 unsafe impl Sync for CustomType {}
 
 impl CustomType {
-    pub(crate) fn is_committed(&self) -> bool {
-        self.committed.load(Ordering::Acquire)
-    }
-
-    pub(crate) fn commit(&self) {
-        self.committed.store(true, Ordering::Release);
-    }
-
     fn resizefn(&self) -> MPIX_Type_custom_resize_function {
         *self.resizefn.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -225,19 +215,37 @@ impl Operation {
         })?;
         let mut out = Vec::with_capacity(len);
         for i in 0..len {
-            let basic = types::basic(dtypes[i]).ok_or_else(|| {
-                Error::InvalidDatatype(format!("region {i} has no predefined datatype"))
-            })?;
-            let bytes = usize::try_from(lens[i])
-                .ok()
-                .and_then(|l| l.checked_mul(basic.size))
-                .ok_or_else(|| {
-                    Error::InvalidDatatype(format!("region {i} has length {}", lens[i]))
-                })?;
-            if bases[i].is_null() && bytes > 0 {
-                return Err(Error::NullBuffer);
+            let bad_len = || Error::InvalidDatatype(format!("region {i} has length {}", lens[i]));
+            let count = u64::try_from(lens[i]).map_err(|_| bad_len())?;
+            match types::get(dtypes[i]) {
+                Ok(types::Dtype::Basic(basic)) => {
+                    let bytes = usize::try_from(count)
+                        .ok()
+                        .and_then(|l| l.checked_mul(basic.size))
+                        .ok_or_else(bad_len)?;
+                    if bases[i].is_null() && bytes > 0 {
+                        return Err(Error::NullBuffer);
+                    }
+                    out.push(region(bases[i] as *mut u8, bytes, basic.elem));
+                }
+                // A derived region type: each of its runs is a region of its own.
+                Ok(types::Dtype::Derived(ty)) => {
+                    let elem = ty
+                        .homogeneous()
+                        .and_then(|b| types::basic(b.id as MPI_Datatype))
+                        .map_or(mpicd::ElementType::Byte, |b| b.elem);
+                    if bases[i].is_null() && count > 0 && ty.size() > 0 {
+                        return Err(Error::NullBuffer);
+                    }
+                    let typed = mpicd::TypedBuf::new(bases[i] as *const u8, count, &ty);
+                    typed.for_each_run(|p, l| out.push(region(p, l, elem)));
+                }
+                _ => {
+                    return Err(Error::InvalidDatatype(format!(
+                        "region {i} has neither a predefined nor a committed derived datatype"
+                    )))
+                }
             }
-            out.push(region(bases[i] as *mut u8, bytes, basic.elem));
         }
         Ok(out)
     }
@@ -354,8 +362,9 @@ unsafe impl UnpackState for Operation {
 }
 
 /// Creates a custom datatype from application callbacks (any may be NULL: no state, no packed
-/// part, no regions). Commit it before use. `inorder` is accepted; mpicd always delivers
-/// packed fragments in order.
+/// part, no regions). It is usable at once, as the paper's programs use it; `MPI_Type_commit`
+/// on it is allowed and does nothing more. `inorder` is accepted; mpicd always delivers packed
+/// fragments in order.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn MPI_Type_create_custom(
@@ -384,9 +393,8 @@ pub unsafe extern "C" fn MPI_Type_create_custom(
             regionfn,
             resizefn: Mutex::new(None),
             context,
-            committed: AtomicBool::new(false),
         };
-        out(r#type, TYPES.insert(Arc::new(ty)) as MPI_Datatype)
+        out(r#type, types::insert_custom(ty))
     })
 }
 
@@ -398,9 +406,7 @@ pub unsafe extern "C" fn MPIX_Type_custom_set_resize(
     resizefn: MPIX_Type_custom_resize_function,
 ) -> c_int {
     run("MPIX_Type_custom_set_resize", default_errh(), |_| {
-        let ty = TYPES
-            .with(r#type as usize, |t| Arc::clone(t))
-            .ok_or_else(|| fail(MPI_ERR_TYPE, "not a custom datatype"))?;
+        let ty = types::custom(r#type)?;
         *ty.resizefn.lock().unwrap_or_else(|p| p.into_inner()) = resizefn;
         Ok(())
     })

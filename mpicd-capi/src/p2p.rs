@@ -123,6 +123,11 @@ unsafe fn start_send(
             let op = Operation::start(t, m.buf as *mut c_void, count_of(m.count)?)?;
             Ok(comm.isend_state(Box::new(op), m.dest, tag, mode)?)
         }
+        Dtype::Derived(t) => {
+            let count = count_of(m.count)? as u64;
+            // SAFETY: forwarded from the caller.
+            Ok(unsafe { comm.isend_typed_raw(m.buf as *const u8, count, &t, m.dest, tag, mode) }?)
+        }
     }
 }
 
@@ -144,6 +149,12 @@ unsafe fn start_recv(comm: &Communicator, m: Incoming) -> CResult<(Request<'stat
             let count = count_of(m.count)?;
             let op = Operation::start(t, m.buf, count)?;
             Ok((comm.irecv_state(Box::new(op), m.source, tag)?, Some(count)))
+        }
+        Dtype::Derived(t) => {
+            let count = count_of(m.count)? as u64;
+            // SAFETY: forwarded from the caller.
+            let req = unsafe { comm.irecv_typed_raw(m.buf as *mut u8, count, &t, m.source, tag) }?;
+            Ok((req, None))
         }
     }
 }

@@ -152,6 +152,11 @@ unsafe fn start_mrecv(
             let op = Operation::start(t, buf, count)?;
             (entry.msg.irecv_state(Box::new(op))?, Some(count))
         }
+        Dtype::Derived(t) => {
+            let count = count_of(count as i64)? as u64;
+            // SAFETY: forwarded from the caller.
+            (unsafe { entry.msg.irecv_typed_raw(buf as *mut u8, count, &t) }?, None)
+        }
     };
     Ok(Some((req, cc, entry.errh)))
 }

@@ -82,24 +82,42 @@ fn read<'a>(status: *const MPI_Status) -> CResult<&'a MPI_Status> {
     Ok(unsafe { &*status })
 }
 
+/// What a count of received data counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// Whole elements of the datatype (`MPI_Get_count`).
+    Elements,
+    /// Basic elements (`MPI_Get_elements`): a partial element of a derived type counts the
+    /// basic elements it holds.
+    Basics,
+}
+
 /// Elements of `datatype` in the message of `status`, MPI_UNDEFINED if not whole or unknown.
 #[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
-fn count_of(status: &MPI_Status, datatype: MPI_Datatype) -> CResult<i64> {
+fn count_of(status: &MPI_Status, datatype: MPI_Datatype, unit: Unit) -> CResult<i64> {
     let flags = status.internal[2];
+    let bytes = halves(status.internal[0], status.internal[1]);
+    let whole = |size: u64| {
+        if size == 0 {
+            // A type without data: any number of them fits in nothing.
+            0
+        } else if bytes % size == 0 {
+            (bytes / size) as i64
+        } else {
+            MPI_UNDEFINED as i64
+        }
+    };
     match types::get(datatype)? {
         Dtype::Custom(_) if flags & CUSTOM != 0 => {
             Ok(halves(status.internal[3], status.internal[4]) as i64)
         }
         Dtype::Custom(_) => Ok(MPI_UNDEFINED as i64),
-        Dtype::Basic(_) if flags & SIZE_UNKNOWN != 0 => Ok(MPI_UNDEFINED as i64),
-        Dtype::Basic(b) => {
-            let bytes = halves(status.internal[0], status.internal[1]);
-            if bytes % b.size as u64 == 0 {
-                Ok((bytes / b.size as u64) as i64)
-            } else {
-                Ok(MPI_UNDEFINED as i64)
-            }
-        }
+        _ if flags & SIZE_UNKNOWN != 0 => Ok(MPI_UNDEFINED as i64),
+        Dtype::Basic(b) => Ok(whole(b.size as u64)),
+        Dtype::Derived(t) => match unit {
+            Unit::Elements => Ok(whole(t.size())),
+            Unit::Basics => Ok(t.elements_in(bytes) as i64),
+        },
     }
 }
 
@@ -107,25 +125,15 @@ fn narrow(n: i64) -> c_int {
     c_int::try_from(n).unwrap_or(MPI_UNDEFINED)
 }
 
-/// Number of received elements of `datatype`.
+/// Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_count(
     status: *const MPI_Status,
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> c_int {
-    int_count("Get_count", status, datatype, count)
-}
-
-/// Shared body of Get_count and Get_elements, which agree for the types mpicd has.
-fn int_count(
-    name: &'static str,
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut c_int,
-) -> c_int {
-    run(name, default_errh(), |_| {
-        out(count, narrow(count_of(read(status)?, datatype)?))
+    run("Get_count", default_errh(), |_| {
+        out(count, narrow(count_of(read(status)?, datatype, Unit::Elements)?))
     })
 }
 
@@ -137,7 +145,7 @@ pub unsafe extern "C" fn MPI_Get_count_c(
     count: *mut MPI_Count,
 ) -> c_int {
     run("Get_count_c", default_errh(), |_| {
-        out(count, count_of(read(status)?, datatype)?)
+        out(count, count_of(read(status)?, datatype, Unit::Elements)?)
     })
 }
 
@@ -148,7 +156,33 @@ pub unsafe extern "C" fn MPI_Get_elements(
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> c_int {
-    int_count("Get_elements", status, datatype, count)
+    run("Get_elements", default_errh(), |_| {
+        out(count, narrow(count_of(read(status)?, datatype, Unit::Basics)?))
+    })
+}
+
+/// [`MPI_Get_elements`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    run("Get_elements_c", default_errh(), |_| {
+        out(count, count_of(read(status)?, datatype, Unit::Basics)?)
+    })
+}
+
+/// [`MPI_Get_elements`] with an MPI_Count (the MPI-3 name).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_elements_x(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    run("Get_elements_x", default_errh(), |_| {
+        out(count, count_of(read(status)?, datatype, Unit::Basics)?)
+    })
 }
 
 /// Whether the operation of `status` was cancelled.

@@ -48,7 +48,7 @@ fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
     // SAFETY: `buf` outlives the request, which is waited for before returning.
     let id = comm
         .shared
-        .with(|e| unsafe { e.post_mrecv(matched, buf.as_mut_ptr(), buf.len()) })?;
+        .with(|e| unsafe { e.post_mrecv(matched, buf.as_mut_ptr(), buf.len(), None) })?;
     Request::pending(&comm.shared, id).wait()?;
     Ok(buf)
 }

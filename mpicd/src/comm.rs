@@ -83,7 +83,7 @@ impl Communicator {
     }
 
     /// A send's checked destination (world rank) and tag; `None` for the null process.
-    fn send_target(&self, dest: i32, tag: i32) -> Result<Option<(u32, i32)>> {
+    pub(crate) fn send_target(&self, dest: i32, tag: i32) -> Result<Option<(u32, i32)>> {
         let tag = Self::send_tag(tag)?;
         Ok(match dest {
             PROC_NULL => None,
@@ -92,7 +92,7 @@ impl Communicator {
     }
 
     /// A receive's checked source and tag filters (`None`: any); `None` for the null process.
-    fn recv_filter(&self, source: i32, tag: i32) -> Result<Option<(Option<u32>, Option<i32>)>> {
+    pub(crate) fn recv_filter(&self, source: i32, tag: i32) -> Result<Option<(Option<u32>, Option<i32>)>> {
         let tag = Self::recv_tag(tag)?;
         Ok(match source {
             PROC_NULL => None,

@@ -46,7 +46,8 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, collective, newcomm, custom, runtime, serde_api
+//   top           request, comm, message, typed, collective, newcomm, custom, runtime,
+//                 serde_api
 mod bootstrap;
 pub mod collective;
 pub mod comm;
@@ -69,6 +70,7 @@ pub mod serde_api;
 pub mod status;
 mod tag;
 mod transport;
+mod typed;
 mod wire;
 
 pub use comm::{Communicator, SendMode};
@@ -76,6 +78,9 @@ pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Sha
 pub use datatype::{ElementType, Primitive};
 pub use error::{Error, Result};
 pub use message::Message;
+pub use plan::derived::{
+    Basic, Constructor, Datatype, Distribution, Order, TypedBuf, DISTRIBUTE_DFLT_DARG,
+};
 pub use request::{
     scope, test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some,
     Request, Scope,

@@ -7,6 +7,7 @@ use crate::custom::{CustomRecv, Shape, UnpackState};
 use crate::datatype::{bytes_of_mut, Primitive};
 use crate::engine::{Matched, Posted, Shared};
 use crate::error::{Error, Result};
+use crate::plan::derived::TypedBuf;
 use crate::request::{Request, Scope};
 use crate::status::Status;
 use std::sync::Arc;
@@ -49,8 +50,29 @@ impl Message {
         }
         // SAFETY: forwarded from the caller.
         self.shared
-            .with(|e| unsafe { e.post_mrecv(matched, buf, len) })
+            .with(|e| unsafe { e.post_mrecv(matched, buf, len, None) })
             .map(Posted::Pending)
+    }
+
+    /// Receives the message into a derived-typed buffer (in place when it is one run).
+    ///
+    /// # Safety
+    /// Every byte of the buffer's type map must stay valid and untouched until the request
+    /// completes, even if the request is forgotten.
+    pub(crate) unsafe fn irecv_into(mut self, typed: TypedBuf) -> Result<Request<'static>> {
+        if let Some((at, len)) = typed.contiguous() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.irecv_raw(at, len) };
+        }
+        let Some(matched) = self.matched.take() else {
+            return Ok(Request::posted(&self.shared, Posted::null()));
+        };
+        let len = usize::try_from(typed.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
+        // SAFETY: forwarded from the caller.
+        let id = self
+            .shared
+            .with(|e| unsafe { e.post_mrecv(matched, std::ptr::null_mut(), len, Some(typed)) })?;
+        Ok(Request::posted(&self.shared, Posted::Pending(id)))
     }
 
     /// Posts the receive of the message through a custom datatype state.

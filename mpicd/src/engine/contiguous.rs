@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::ops::RecvOp;
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{MessageHandle, RecvInfo, RecvTarget};
+use crate::ops::TypedEnd;
+use crate::plan::derived::TypedBuf;
+use crate::transport::{MessageHandle, OwnedPort, RecvInfo, RecvTarget};
 use crate::wire::WirePlan;
 use std::task::Poll;
 
@@ -42,9 +44,77 @@ impl Engine {
             Some(r) => Posted::Pending(self.table.insert(Op::Send {
                 req: Some(r),
                 peer: dest,
+                port: None,
             })),
             None => Posted::Done(Ok(Status::empty())),
         })
+    }
+
+    /// Starts a send of a derived-typed buffer, packed as UCX asks for its fragments: one
+    /// contiguous-kind message, so any receive of the same type signature matches it.
+    ///
+    /// # Safety
+    /// The bytes of `buf`'s type map must stay valid and unchanged until the send completes.
+    pub(crate) unsafe fn post_send_typed(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        buf: TypedBuf,
+        synchronous: bool,
+    ) -> Result<Posted> {
+        let bits = UserTag {
+            kind: MessageKind::Contiguous,
+            context: route.context,
+            source: self.net.rank,
+            tag,
+        }
+        .encode();
+        self.net.connect(dest)?;
+        let ep = self
+            .net
+            .existing_endpoint(dest)
+            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
+        let mut port = OwnedPort::new(Box::new(TypedEnd(buf)));
+        // SAFETY: the port and its end live in the operation until the request completes, or
+        // are detached and stranded with it (`Engine::handle_failures`).
+        let req = unsafe { self.net.worker.tag_send_stream(ep, port.port(), bits, synchronous) }?;
+        Ok(match req {
+            Some(r) => Posted::Pending(self.table.insert(Op::Send {
+                req: Some(r),
+                peer: dest,
+                port: Some(port),
+            })),
+            None => Posted::Done(Ok(Status::empty())),
+        })
+    }
+
+    /// Posts a receive into a derived-typed buffer, placed as its fragments arrive. It settles
+    /// like a contiguous receive (truncation, a custom-typed message drained and refused).
+    ///
+    /// # Safety
+    /// The bytes of `buf`'s type map must stay valid and untouched until the receive completes.
+    pub(crate) unsafe fn post_recv_typed(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        buf: TypedBuf,
+    ) -> Result<Posted> {
+        let capacity = usize::try_from(buf.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
+        if let Some(peer) = source {
+            self.net.connect(peer)?;
+        }
+        let m = UserTag::matcher(route.context, source, tag);
+        let port = OwnedPort::new(Box::new(TypedEnd(buf)));
+        let (req, target) = self.net.worker.tag_recv_through(port, capacity, None, m)?;
+        Ok(Posted::Pending(self.table.insert(Op::Recv {
+            req: Some(req),
+            target,
+            capacity,
+            route: route.clone(),
+            peer: source,
+        })))
     }
 
     /// Posts a contiguous receive. It matches messages of both kinds (MPI matches on
@@ -130,7 +200,8 @@ impl Engine {
         })
     }
 
-    /// Receives a matched contiguous message into `buf`.
+    /// Receives a matched contiguous message into `buf..buf+len`, or into `typed` (a
+    /// derived-typed buffer of `len` bytes).
     ///
     /// # Safety
     /// As for [`Engine::post_recv`].
@@ -139,6 +210,7 @@ impl Engine {
         matched: Matched,
         buf: *mut u8,
         len: usize,
+        typed: Option<TypedBuf>,
     ) -> Result<OpId> {
         match matched {
             Matched::Contiguous {
@@ -147,13 +219,23 @@ impl Engine {
                 route,
             } => {
                 let peer = Status::from_tag(info.sender_tag, &route.group, None)?.source;
-                // SAFETY: forwarded from the caller.
-                let req = unsafe { self.net.worker.msg_recv(buf, len, handle) }?;
                 let peer = route.group.world_rank(peer).ok();
+                let (req, target) = match typed {
+                    None => {
+                        // SAFETY: forwarded from the caller.
+                        let req = unsafe { self.net.worker.msg_recv(buf, len, handle) }?;
+                        // SAFETY: forwarded from the caller.
+                        (req, unsafe { self.net.worker.direct_target(buf, len) })
+                    }
+                    Some(buf) => {
+                        let port = OwnedPort::new(Box::new(TypedEnd(buf)));
+                        let m = UserTag::matcher(route.context, None, None);
+                        self.net.worker.tag_recv_through(port, len, Some(handle), m)?
+                    }
+                };
                 Ok(self.table.insert(Op::Recv {
                     req: Some(req),
-                    // SAFETY: forwarded from the caller.
-                    target: unsafe { self.net.worker.direct_target(buf, len) },
+                    target,
                     capacity: len,
                     route,
                     peer,

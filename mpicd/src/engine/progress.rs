@@ -3,6 +3,7 @@
 
 use super::custom::FULL_CUSTOM_POLL;
 use super::{Engine, Net, Op, OpId};
+use crate::ops::Stranded;
 use crate::error::{Error, Result};
 use crate::status::Status;
 use std::task::Poll;
@@ -65,11 +66,17 @@ impl Engine {
                 }
                 match op {
                     Op::Recv { req: Some(r), .. } => worker.cancel(r),
-                    Op::Send { req, .. } => {
+                    Op::Send { req, port, .. } => {
                         // Released now (UCX frees a pending request when it completes); the
-                        // user's buffer is not kept: a dead peer reads nothing more.
-                        if let Some(r) = req.take() {
-                            worker.cancel(&r);
+                        // user's buffer is not kept: a dead peer reads nothing more. A stream
+                        // end is: UCX may still call it, so it is stranded, detached.
+                        match (req.take(), port.take()) {
+                            (Some(r), Some(p)) => self
+                                .net
+                                .stranded
+                                .push(Stranded::new(r, Box::new(p.detach()))),
+                            (Some(r), None) => worker.cancel(&r),
+                            _ => {}
                         }
                         *op = Op::Finished(Err(dead.clone()));
                     }
@@ -111,7 +118,7 @@ impl Engine {
             return Ok(outcome);
         }
         let outcome = match &mut op {
-            Op::Send { req, peer } => match self.net.worker.poll_send(req) {
+            Op::Send { req, peer, .. } => match self.net.worker.poll_send(req) {
                 Poll::Pending => None,
                 Poll::Ready(r) => Some(
                     r.map_err(|e| self.net.failed_peer(Some(*peer)).unwrap_or(e))

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ops::{RecvOp, SendOp};
 use crate::route::Route;
 use crate::status::Status;
-use crate::transport::{RecvTarget, UcxRequest};
+use crate::transport::{OwnedPort, RecvTarget, UcxRequest};
 
 /// The identity of an operation in the engine's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,6 +35,8 @@ pub(crate) enum Op {
     Send {
         req: Option<UcxRequest>,
         peer: u32,
+        /// The stream end a derived-typed send packs through (after the request, which uses it).
+        port: Option<OwnedPort>,
     },
     Recv {
         // The request first: it is released before the target it writes to.

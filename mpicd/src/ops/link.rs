@@ -111,7 +111,7 @@ impl Link for Worker {
         tag: u64,
     ) -> Result<Option<UcxRequest>> {
         // SAFETY: forwarded from the caller.
-        unsafe { Worker::tag_send_stream(self, ep, port, tag) }
+        unsafe { Worker::tag_send_stream(self, ep, port, tag, false) }
     }
 
     unsafe fn tag_recv(&self, buf: *mut u8, len: usize, m: TagMatch) -> Result<UcxRequest> {

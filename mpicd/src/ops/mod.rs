@@ -19,6 +19,7 @@ mod flows;
 mod link;
 mod recv;
 mod send;
+mod typed;
 #[cfg(test)]
 mod tests;
 mod unpacker;
@@ -27,6 +28,7 @@ pub(crate) use course::Course;
 pub(crate) use link::Link;
 pub(crate) use recv::RecvOp;
 pub(crate) use send::{Destination, SendOp};
+pub(crate) use typed::TypedEnd;
 
 use crate::plan::CustomConfig;
 use crate::transport::Worker;
@@ -58,10 +60,7 @@ impl<L: Link> Context<'_, L> {
 
     /// Leaves a request still in flight, with the memory it reads, to the engine.
     pub(crate) fn strand(&mut self, req: L::Request, keep: Box<dyn Any + Send>) {
-        self.stranded.push(Stranded {
-            req,
-            keep: ManuallyDrop::new(keep),
-        });
+        self.stranded.push(Stranded::new(req, keep));
     }
 }
 
@@ -75,6 +74,14 @@ pub(crate) struct Stranded<L: Link = Worker> {
 }
 
 impl<L: Link> Stranded<L> {
+    /// A request left in flight with the memory it may still use.
+    pub(crate) fn new(req: L::Request, keep: Box<dyn Any + Send>) -> Stranded<L> {
+        Stranded {
+            req,
+            keep: ManuallyDrop::new(keep),
+        }
+    }
+
     /// True (and the memory released) once UCX completed the request.
     pub(crate) fn release_if_done(&mut self, worker: &L) -> bool {
         if worker.is_pending(&self.req) {

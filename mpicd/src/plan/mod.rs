@@ -3,13 +3,15 @@
 //! its packed size and hands over its regions; [`choose`] turns that shape into a
 //! [`WirePlan`](crate::wire::WirePlan) (which regions go zero-copy, how much of the stream
 //! rides in the lead), and the stream [`StreamWriter`]/[`StreamReader`] produce and consume the
-//! packed stream piece by piece. Custom types compile into it today (the C callbacks, the Rust
-//! [`crate::custom`] traits, serde); derived types will too.
+//! packed stream piece by piece. Custom types compile into it (the C callbacks, the Rust [`crate::custom`] traits, serde),
+//! and so do derived types ([`derived`]: MPI's type constructors, compiled into flat plans of
+//! runs and loops).
 //!
 //! It knows the wire formats ([`crate::wire`]) and nothing below them: no UCX, no operation,
 //! no engine.
 
 mod choose;
+pub mod derived;
 mod stream;
 #[cfg(test)]
 mod tests;

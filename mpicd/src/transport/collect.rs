@@ -8,6 +8,7 @@
 //! and how large a lead buffer is, come from [`super::WorkerSettings`]: nothing here knows the
 //! format of a lead.
 
+use super::stream::{OwnedPort, StreamPort};
 use mpicd_ucx_sys as ucx;
 use std::ffi::c_void;
 use std::ptr;
@@ -87,6 +88,8 @@ pub(crate) struct RecvTarget {
     /// Bytes at the start of the message that [`RecvTarget::lead_header`] gives.
     header: usize,
     sink: Option<Box<Sink>>,
+    /// The stream end a derived-typed receive's sink hands its bytes to.
+    port: Option<OwnedPort>,
 }
 
 // SAFETY: used only under the engine's mutex; the buffer belongs to the receive's caller, who
@@ -102,6 +105,7 @@ impl RecvTarget {
             len,
             header,
             sink: None,
+            port: None,
         }
     }
 
@@ -112,7 +116,13 @@ impl RecvTarget {
             len,
             header,
             sink: Some(sink),
+            port: None,
         }
+    }
+
+    /// Keeps the port the sink hands bytes to, as long as the target.
+    pub(super) fn keep(&mut self, port: OwnedPort) {
+        self.port = Some(port);
     }
 
     /// The sink of a finished receive, for reuse.
@@ -141,9 +151,18 @@ impl RecvTarget {
     }
 }
 
-/// The receive buffer of a small contiguous receive, as a generic datatype sees it.
+/// Where a sink puts what fits.
+enum Aim {
+    /// `capacity` bytes at a pointer.
+    Buffer(*mut u8),
+    /// A stream end that places the bytes (a derived-typed receive), taking `capacity`.
+    Port(*mut StreamPort),
+}
+
+/// The receive buffer of a small contiguous receive, or the stream end of a derived-typed
+/// one, as a generic datatype sees it.
 pub(super) struct Sink {
-    buf: *mut u8,
+    aim: Aim,
     capacity: usize,
     /// The first bytes of the message, whatever the buffer's size (as many as the worker's
     /// `header_keep`).
@@ -154,7 +173,7 @@ impl Sink {
     /// A sink that keeps the first `header` bytes of a message.
     pub(super) fn new(header: usize) -> Sink {
         Sink {
-            buf: ptr::null_mut(),
+            aim: Aim::Buffer(ptr::null_mut()),
             capacity: 0,
             head: vec![0; header],
         }
@@ -162,7 +181,14 @@ impl Sink {
 
     /// Points the sink at `capacity` bytes at `buf`, with nothing of a message kept yet.
     pub(super) fn aim(&mut self, buf: *mut u8, capacity: usize) {
-        self.buf = buf;
+        self.aim = Aim::Buffer(buf);
+        self.capacity = capacity;
+        self.head.fill(0);
+    }
+
+    /// Points the sink at the end behind `port`, which takes `capacity` bytes.
+    pub(super) fn aim_port(&mut self, port: *mut StreamPort, capacity: usize) {
+        self.aim = Aim::Port(port);
         self.capacity = capacity;
         self.head.fill(0);
     }
@@ -194,9 +220,14 @@ unsafe extern "C" fn sink_unpack(
     }
     if offset < sink.capacity {
         let n = end.min(sink.capacity) - offset;
-        // SAFETY: offset + n <= capacity, and the buffer holds `capacity` writable bytes that
-        // the receive's caller keeps valid and untouched until the request completes.
-        unsafe { ptr::copy_nonoverlapping(src.as_ptr(), sink.buf.add(offset), n) };
+        match sink.aim {
+            // SAFETY: offset + n <= capacity, and the buffer holds `capacity` writable bytes
+            // that the receive's caller keeps valid and untouched until the request completes.
+            Aim::Buffer(buf) => unsafe { ptr::copy_nonoverlapping(src.as_ptr(), buf.add(offset), n) },
+            // SAFETY: the port and its end are kept by the receive's owner until the request
+            // completes (`tag_recv_through`).
+            Aim::Port(port) => unsafe { super::stream::unpack_into(port, offset, &src[..n]) },
+        }
     }
     ucx::UCS_OK
 }

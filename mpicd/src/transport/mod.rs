@@ -33,9 +33,10 @@
 //! Worker::mark_requests(Option<token>) -> previous       requests posted from now on notify token
 //! notices::take_into(&mut tokens) -> nothing dropped     tokens of completed marked requests
 //! unsafe Worker::tag_send(ep, buf, len, tag, synchronous) -> Option<req>
-//! unsafe Worker::tag_send_stream(ep, *StreamPort, tag) -> Option<req>
+//! unsafe Worker::tag_send_stream(ep, *StreamPort, tag, synchronous) -> Option<req>
 //! unsafe Worker::tag_recv(buf, len, m) -> req
 //! unsafe Worker::tag_recv_contiguous(buf, len, m) -> (req, RecvTarget)
+//! unsafe Worker::tag_recv_through(*StreamPort, len, Option<MessageHandle>, m) -> (req, RecvTarget)
 //! unsafe Worker::tag_recv_collect(*Collector, m) -> req
 //! unsafe Worker::tag_recv_stream(*StreamPort, m) -> req
 //! Worker::probe(m, remove) -> Option<(RecvInfo, Option<MessageHandle>)>
@@ -51,6 +52,7 @@
 //! Worker::recycle(&mut RecvTarget)                       after the receive is settled
 //! Worker::lead_buffer() -> Vec<u8> / recycle_lead(Vec<u8>)
 //! StreamPort(*mut dyn StreamEnd) / StreamPort::detach(port, length) -> DetachedPort
+//! OwnedPort::new(Box<dyn StreamEnd>) / .port() -> *StreamPort / .detach() -> DetachedPort
 //! ```
 //!
 //! The files, each importing only those listed before it: [`collect`] (receive buffers as UCX's
@@ -72,6 +74,6 @@ mod worker;
 pub(crate) use collect::{Collector, RecvTarget};
 pub(crate) use endpoint::Endpoint;
 pub(crate) use request::{RecvInfo, UcxRequest};
-pub(crate) use stream::{StreamEnd, StreamPort};
+pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;
 pub(crate) use worker::{Worker, WorkerSettings};

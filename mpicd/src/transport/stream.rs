@@ -61,6 +61,49 @@ impl StreamEnd for NullEnd {
     fn poisoned(&mut self) {}
 }
 
+/// A stream end and the port UCX holds for it, owned together by the operation that posted
+/// them (see [`OwnedPort::detach`] for one whose request may outlive it).
+pub(crate) struct OwnedPort {
+    // The port first: it points into the end.
+    port: Box<StreamPort>,
+    end: Box<dyn StreamEnd + Send>,
+}
+
+impl OwnedPort {
+    pub(crate) fn new(mut end: Box<dyn StreamEnd + Send>) -> OwnedPort {
+        let at: *mut (dyn StreamEnd + Send) = &mut *end;
+        OwnedPort {
+            port: Box::new(StreamPort(at as *mut dyn StreamEnd)),
+            end,
+        }
+    }
+
+    /// The port to hand to UCX (it stays put while `self` lives, wherever `self` moves).
+    pub(crate) fn port(&mut self) -> *mut StreamPort {
+        &mut *self.port
+    }
+
+    /// The port pointed at a [`NullEnd`] of the same length, for a request left in flight
+    /// after its operation ended; the real end is dropped.
+    pub(crate) fn detach(self) -> DetachedPort {
+        let length = self.end.length();
+        StreamPort::detach(self.port, length)
+    }
+}
+
+/// Hands `src` (the stream's bytes from `offset`) to the end behind `port` (a sink aimed at a
+/// port calls this).
+///
+/// # Safety
+/// `port` must be a live port whose end is not otherwise borrowed.
+pub(super) unsafe fn unpack_into(port: *mut StreamPort, offset: usize, src: &[u8]) {
+    // SAFETY: as the caller promises.
+    let end = unsafe { &mut *(*port).0 };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| end.unpack(offset, src))).is_err() {
+        end.poisoned();
+    }
+}
+
 /// The end behind a port that UCX handed back.
 ///
 /// # Safety

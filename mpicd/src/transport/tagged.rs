@@ -6,7 +6,7 @@
 use super::collect::{Collector, RecvTarget, Sink};
 use super::endpoint::Endpoint;
 use super::request::{RecvInfo, UcxRequest};
-use super::stream::StreamPort;
+use super::stream::{OwnedPort, StreamPort};
 use super::worker::Worker;
 use crate::error::Result;
 use crate::tag::TagMatch;
@@ -145,6 +145,45 @@ impl Worker {
         Ok((UcxRequest::of_recv(ptr)?, target))
     }
 
+    /// Posts a user's receive whose bytes go to `port`'s end (a derived-typed receive; with
+    /// `msg`, of the message a probe took), matching both kinds of user message like
+    /// [`Worker::tag_recv_contiguous`]: through a sink that gives the end the first `capacity`
+    /// bytes, counts the rest, and keeps the head of a custom-typed lead. The target keeps the
+    /// port; it must be kept until the request completes.
+    pub(crate) fn tag_recv_through(
+        &self,
+        mut port: OwnedPort,
+        capacity: usize,
+        msg: Option<MessageHandle>,
+        m: TagMatch,
+    ) -> Result<(UcxRequest, RecvTarget)> {
+        let mut params = Self::request_params(
+            ucx::UCP_OP_ATTR_FLAG_NO_IMM_CMPL
+                | ucx::UCP_OP_ATTR_FIELD_CALLBACK
+                | ucx::UCP_OP_ATTR_FIELD_USER_DATA
+                | ucx::UCP_OP_ATTR_FIELD_DATATYPE,
+        );
+        params.cb.recv = Some(contiguous_recv_done);
+        params.user_data = Arc::as_ptr(&self.custom_alert) as *mut c_void;
+        params.datatype = self.sink_dt;
+        let mut sink = self.spare_sink();
+        sink.aim_port(port.port(), capacity);
+        let at: *mut Sink = &mut *sink;
+        let mut target =
+            RecvTarget::through(sink, std::ptr::null_mut(), 0, self.settings.header_keep);
+        target.keep(port);
+        // SAFETY: the sink datatype's start_unpack treats the buffer as the Sink, boxed in the
+        // target (with the port it hands bytes to) that the caller keeps until the request
+        // completes. A message handle is consumed here once.
+        let ptr = unsafe {
+            match msg {
+                Some(h) => ucx::ucp_tag_msg_recv_nbx(self.worker, at as *mut c_void, 1, h.0, &params),
+                None => ucx::ucp_tag_recv_nbx(self.worker, at as *mut c_void, 1, m.tag, m.mask, &params),
+            }
+        };
+        Ok((UcxRequest::of_recv(ptr)?, target))
+    }
+
     /// Posts a tag receive whose bytes are appended to `sink` as they arrive, whatever their
     /// number (up to its `keep`): used for the lead message of a custom-typed message and,
     /// with nothing kept, to drain messages nobody wants.
@@ -173,12 +212,20 @@ impl Worker {
         ep: &Endpoint,
         port: *mut StreamPort,
         tag: u64,
+        synchronous: bool,
     ) -> Result<Option<UcxRequest>> {
         let mut params = self.send_params(ucx::UCP_OP_ATTR_FIELD_DATATYPE);
         params.datatype = self.stream_dt;
+        let buf = port as *const c_void;
         // SAFETY: for a generic datatype the buffer is handed to start_pack, which treats it
         // as the StreamPort the caller keeps alive.
-        let ptr = unsafe { ucx::ucp_tag_send_nbx(ep.ep, port as *const c_void, 1, tag, &params) };
+        let ptr = unsafe {
+            if synchronous {
+                ucx::ucp_tag_send_sync_nbx(ep.ep, buf, 1, tag, &params)
+            } else {
+                ucx::ucp_tag_send_nbx(ep.ep, buf, 1, tag, &params)
+            }
+        };
         UcxRequest::from_status_ptr(ptr)
     }
 

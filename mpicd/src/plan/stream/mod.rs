@@ -20,7 +20,7 @@ use std::ptr;
 /// # Safety
 /// `src` must be readable and `dst` writable for `n` bytes, and the two must not overlap.
 #[inline(always)]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+pub(in crate::plan) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY: every access below stays within the first `n` bytes of `src` and `dst` (the
     // pairs of loads and stores overlap each other, never the other buffer).
     unsafe {

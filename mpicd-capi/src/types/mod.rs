@@ -1,0 +1,221 @@
+//! Datatype handles: the table of created types (custom, and derived from the type
+//! constructors), what a handle stands for in communication ([`Dtype`]), and MPI_Type_size /
+//! get_extent / commit / free. The predefined types are in [`predefined`].
+
+mod predefined;
+
+pub(crate) use predefined::{basic, core_type, handle_of, is_predefined, Basic, Kind};
+
+use crate::abi::*;
+use crate::comms::default_errh;
+use crate::custom::CustomType;
+use crate::env::{out, read_arg};
+use crate::errors::{fail, run, CResult};
+use crate::handles::{Table, DATATYPE_BASE};
+use mpicd::Datatype;
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// A created datatype.
+pub(crate) enum Created {
+    /// From `MPI_Type_create_custom`: usable at once (the paper's programs never commit).
+    Custom(Arc<CustomType>),
+    /// From a type constructor: usable in communication once committed.
+    Derived { ty: Datatype, committed: bool },
+}
+
+/// A created datatype and its name (`MPI_Type_set_name`).
+pub(crate) struct Entry {
+    pub created: Created,
+    pub name: String,
+}
+
+pub(crate) static TYPES: Table<Entry> = Table::new(DATATYPE_BASE);
+
+/// What a datatype handle stands for in communication.
+pub(crate) enum Dtype {
+    /// A predefined element type: contiguous bytes.
+    Basic(Basic),
+    Custom(Arc<CustomType>),
+    /// A derived type, or a predefined pair type (a struct).
+    Derived(Datatype),
+}
+
+/// Stores a new derived type (uncommitted); its handle.
+pub(crate) fn insert_derived(ty: Datatype) -> MPI_Datatype {
+    TYPES.insert(Entry {
+        created: Created::Derived {
+            ty,
+            committed: false,
+        },
+        name: String::new(),
+    }) as MPI_Datatype
+}
+
+/// Stores a new custom type; its handle.
+pub(crate) fn insert_custom(ty: CustomType) -> MPI_Datatype {
+    TYPES.insert(Entry {
+        created: Created::Custom(Arc::new(ty)),
+        name: String::new(),
+    }) as MPI_Datatype
+}
+
+fn null_type() -> crate::errors::Fail {
+    fail(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype")
+}
+
+fn unknown_type() -> crate::errors::Fail {
+    fail(MPI_ERR_TYPE, "unknown or freed datatype")
+}
+
+/// Runs `f` on the created type of `h`.
+pub(crate) fn with_created<R>(h: MPI_Datatype, f: impl FnOnce(&mut Entry) -> R) -> CResult<R> {
+    if h == MPI_DATATYPE_NULL || h.is_null() {
+        return Err(null_type());
+    }
+    TYPES.with(h as usize, f).ok_or_else(unknown_type)
+}
+
+/// The datatype of a handle, for use in communication (a derived type must be committed).
+pub(crate) fn get(h: MPI_Datatype) -> CResult<Dtype> {
+    if let Some(basic) = basic(h) {
+        return Ok(Dtype::Basic(basic));
+    }
+    if let Some(pair) = core_type(h) {
+        return Ok(Dtype::Derived(pair));
+    }
+    with_created(h, |e| match &e.created {
+        Created::Custom(c) => Ok(Dtype::Custom(Arc::clone(c))),
+        Created::Derived { ty, committed: true } => Ok(Dtype::Derived(ty.clone())),
+        Created::Derived { .. } => Err(fail(
+            MPI_ERR_TYPE,
+            "the derived datatype was not committed (MPI_Type_commit)",
+        )),
+    })?
+}
+
+/// The core datatype of a predefined or derived handle, committed or not (what the type
+/// constructors and queries take). A custom type has none: `MPI_ERR_TYPE`.
+pub(crate) fn datatype(h: MPI_Datatype) -> CResult<Datatype> {
+    if let Some(t) = core_type(h) {
+        return Ok(t);
+    }
+    with_created(h, |e| match &e.created {
+        Created::Derived { ty, .. } => Ok(ty.clone()),
+        Created::Custom(_) => Err(fail(
+            MPI_ERR_TYPE,
+            "a custom datatype cannot be used here (only in point-to-point communication)",
+        )),
+    })?
+}
+
+/// The custom type of a handle.
+pub(crate) fn custom(h: MPI_Datatype) -> CResult<Arc<CustomType>> {
+    with_created(h, |e| match &e.created {
+        Created::Custom(c) => Ok(Arc::clone(c)),
+        Created::Derived { .. } => Err(fail(MPI_ERR_TYPE, "not a custom datatype")),
+    })?
+}
+
+/// A predefined element type, refusing others (the collectives that take only those).
+pub(crate) fn get_basic(h: MPI_Datatype) -> CResult<Basic> {
+    match get(h)? {
+        Dtype::Basic(b) => Ok(b),
+        Dtype::Custom(_) => Err(fail(
+            MPI_ERR_TYPE,
+            "custom datatypes are only supported in point-to-point calls",
+        )),
+        Dtype::Derived(_) => Err(fail(
+            MPI_ERR_TYPE,
+            "this call takes predefined datatypes only",
+        )),
+    }
+}
+
+/// `count` elements of `basic` in bytes.
+pub(crate) fn byte_len(count: i64, basic: Basic) -> CResult<usize> {
+    if count < 0 {
+        return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    (count as usize)
+        .checked_mul(basic.size)
+        .ok_or_else(|| fail(MPI_ERR_COUNT, format!("count {count} overflows")))
+}
+
+/// Drops every created type (finalize).
+pub(crate) fn free_all() {
+    drop(TYPES.drain());
+}
+
+/// Size in bytes of one element's data; MPI_UNDEFINED for a custom type.
+fn size_of(h: MPI_Datatype) -> CResult<i64> {
+    match datatype(h) {
+        Ok(t) => Ok(t.size() as i64),
+        Err(e) => custom(h).map(|_| MPI_UNDEFINED as i64).map_err(|_| e),
+    }
+}
+
+/// Size in bytes of the data of one element; MPI_UNDEFINED for a custom type.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
+    run("Type_size", default_errh(), |_| {
+        let n = size_of(datatype)?;
+        out(size, c_int::try_from(n).unwrap_or(MPI_UNDEFINED))
+    })
+}
+
+/// [`MPI_Type_size`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_size_c(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    run("Type_size_c", default_errh(), |_| out(size, size_of(datatype)?))
+}
+
+/// Lower bound and extent; a custom type reports lower bound 0 and extent 1 (its callbacks,
+/// not MPI, walk arrays of it).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_extent(
+    datatype: MPI_Datatype,
+    lb: *mut MPI_Aint,
+    extent: *mut MPI_Aint,
+) -> c_int {
+    run("Type_get_extent", default_errh(), |_| {
+        let (l, e) = match self::datatype(datatype) {
+            Ok(t) => (t.lb() as MPI_Aint, t.extent() as MPI_Aint),
+            Err(err) => custom(datatype).map(|_| (0, 1)).map_err(|_| err)?,
+        };
+        out(lb, l)?;
+        out(extent, e)
+    })
+}
+
+/// Commits a datatype: a derived type becomes usable in communication (its plan was compiled
+/// when it was made); predefined and custom types are always usable.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
+    run("Type_commit", default_errh(), |_| {
+        let h = read_arg(datatype, "datatype pointer")?;
+        if is_predefined(h) {
+            return Ok(());
+        }
+        with_created(h, |e| {
+            if let Created::Derived { committed, .. } = &mut e.created {
+                *committed = true;
+            }
+        })
+    })
+}
+
+/// Frees a created datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
+/// it, and types built on it, keep it alive as long as they need it.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
+    run("Type_free", default_errh(), |_| {
+        let h = read_arg(datatype, "datatype pointer")?;
+        if is_predefined(h) {
+            return Err(fail(MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
+        }
+        with_created(h, |_| ())?;
+        TYPES.remove(h as usize);
+        out(datatype, MPI_DATATYPE_NULL)
+    })
+}

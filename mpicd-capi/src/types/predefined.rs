@@ -1,0 +1,183 @@
+//! The predefined datatypes: each handle's size, alignment and element type, which reductions
+//! apply, and the core datatype it stands for (the pair types of MINLOC/MAXLOC are structs, as
+//! the standard defines them: `MPI_DOUBLE_INT` has size 12 and extent 16).
+
+use crate::abi::*;
+use mpicd::{Datatype, ElementType};
+use std::ffi::{c_char, c_long};
+
+/// Which reductions a predefined type takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// C integers: every predefined operation but the floating-point-only ones.
+    Integer,
+    /// Floating point: sum, product, max, min.
+    Float,
+    /// C booleans: the logical operations.
+    Bool,
+    /// MPI_BYTE: the bitwise operations.
+    Bytes,
+    /// Characters, complex numbers, pairs, long double: no reductions in mpicd.
+    Other,
+}
+
+/// A predefined datatype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Basic {
+    pub size: usize,
+    pub elem: ElementType,
+    pub kind: Kind,
+}
+
+const fn b(size: usize, elem: ElementType, kind: Kind) -> Option<Basic> {
+    Some(Basic { size, elem, kind })
+}
+
+const fn signed(size: usize) -> ElementType {
+    match size {
+        1 => ElementType::I8,
+        2 => ElementType::I16,
+        4 => ElementType::I32,
+        _ => ElementType::I64,
+    }
+}
+
+const fn unsigned(size: usize) -> ElementType {
+    match size {
+        1 => ElementType::U8,
+        2 => ElementType::U16,
+        4 => ElementType::U32,
+        _ => ElementType::U64,
+    }
+}
+
+/// The predefined type of a handle value.
+pub(crate) fn basic(h: MPI_Datatype) -> Option<Basic> {
+    use ElementType::*;
+    use Kind::*;
+    const LONG: usize = std::mem::size_of::<c_long>();
+    let char_elem = if c_char::MIN == 0 { U8 } else { I8 };
+    let t = |d: MPI_Datatype| d as usize;
+    match h as usize {
+        x if x == t(MPI_CHAR) => b(1, char_elem, Other),
+        x if x == t(MPI_SIGNED_CHAR) || x == t(MPI_INT8_T) => b(1, I8, Integer),
+        x if x == t(MPI_UNSIGNED_CHAR) || x == t(MPI_UINT8_T) => b(1, U8, Integer),
+        x if x == t(MPI_BYTE) => b(1, Byte, Bytes),
+        x if x == t(MPI_PACKED) => b(1, Byte, Other),
+        x if x == t(MPI_SHORT) || x == t(MPI_INT16_T) => b(2, I16, Integer),
+        x if x == t(MPI_UNSIGNED_SHORT) || x == t(MPI_UINT16_T) => b(2, U16, Integer),
+        x if x == t(MPI_INT) || x == t(MPI_INT32_T) => b(4, I32, Integer),
+        x if x == t(MPI_UNSIGNED) || x == t(MPI_UINT32_T) => b(4, U32, Integer),
+        x if x == t(MPI_LONG) => b(LONG, signed(LONG), Integer),
+        x if x == t(MPI_UNSIGNED_LONG) => b(LONG, unsigned(LONG), Integer),
+        x if x == t(MPI_LONG_LONG) || x == t(MPI_INT64_T) => b(8, I64, Integer),
+        x if x == t(MPI_UNSIGNED_LONG_LONG) || x == t(MPI_UINT64_T) => b(8, U64, Integer),
+        x if x == t(MPI_AINT) || x == t(MPI_COUNT) || x == t(MPI_OFFSET) => b(8, I64, Integer),
+        x if x == t(MPI_FLOAT) => b(4, F32, Float),
+        x if x == t(MPI_DOUBLE) => b(8, F64, Float),
+        x if x == t(MPI_C_BOOL) || x == t(MPI_CXX_BOOL) => b(1, U8, Bool),
+        x if x == t(MPI_WCHAR) => b(4, I32, Other),
+        x if x == t(MPI_LONG_DOUBLE) => b(16, Byte, Other),
+        x if x == t(MPI_C_FLOAT_COMPLEX) || x == t(MPI_CXX_FLOAT_COMPLEX) => b(8, F32, Other),
+        x if x == t(MPI_C_DOUBLE_COMPLEX) || x == t(MPI_CXX_DOUBLE_COMPLEX) => b(16, F64, Other),
+        x if x == t(MPI_C_LONG_DOUBLE_COMPLEX) || x == t(MPI_CXX_LONG_DOUBLE_COMPLEX) => {
+            b(32, Byte, Other)
+        }
+        _ => None,
+    }
+}
+
+/// Alignment of a predefined type in C.
+fn align_of(b: Basic) -> usize {
+    match b.kind {
+        // Complex numbers align as their parts.
+        Kind::Other if b.size == 8 || b.size == 16 && b.elem == ElementType::F64 => b.size / 2,
+        Kind::Other if b.size == 32 => 16,
+        _ => b.size,
+    }
+}
+
+/// The pair types (value, int) of MINLOC and MAXLOC: (first member, offset of the int).
+fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
+    let t = |d: MPI_Datatype| d as usize;
+    let long = std::mem::size_of::<c_long>() as i64;
+    Some(match h as usize {
+        x if x == t(MPI_FLOAT_INT) => (MPI_FLOAT, 4),
+        x if x == t(MPI_DOUBLE_INT) => (MPI_DOUBLE, 8),
+        x if x == t(MPI_LONG_INT) => (MPI_LONG, long),
+        x if x == t(MPI_2INT) => (MPI_INT, 4),
+        x if x == t(MPI_SHORT_INT) => (MPI_SHORT, 4),
+        x if x == t(MPI_LONG_DOUBLE_INT) => (MPI_LONG_DOUBLE, 16),
+        _ => return None,
+    })
+}
+
+/// The core datatype of a predefined handle (a basic element, or a pair's struct).
+pub(crate) fn core_type(h: MPI_Datatype) -> Option<Datatype> {
+    if let Some(b) = basic(h) {
+        let basic = mpicd::Basic {
+            id: h as usize,
+            size: b.size,
+            align: align_of(b),
+            parts: 1,
+        };
+        return Datatype::basic(basic).ok();
+    }
+    let (first, int_at) = pair(h)?;
+    let types = [core_type(first)?, core_type(MPI_INT)?];
+    Datatype::structure(&[1, 1], &[0, int_at], &types).ok()
+}
+
+/// True for a predefined handle of any kind.
+pub(crate) fn is_predefined(h: MPI_Datatype) -> bool {
+    basic(h).is_some() || pair(h).is_some()
+}
+
+/// The predefined type that stands for an element type (regions reported to C).
+pub(crate) fn handle_of(elem: ElementType) -> MPI_Datatype {
+    match elem {
+        ElementType::Byte => MPI_BYTE,
+        ElementType::I8 => MPI_INT8_T,
+        ElementType::U8 => MPI_UINT8_T,
+        ElementType::I16 => MPI_INT16_T,
+        ElementType::U16 => MPI_UINT16_T,
+        ElementType::I32 => MPI_INT32_T,
+        ElementType::U32 => MPI_UINT32_T,
+        ElementType::I64 => MPI_INT64_T,
+        ElementType::U64 => MPI_UINT64_T,
+        ElementType::F32 => MPI_FLOAT,
+        ElementType::F64 => MPI_DOUBLE,
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::c_int;
+
+    #[test]
+    fn predefined_types_have_c_sizes() {
+        let size = |h| basic(h).map(|b| b.size);
+        assert_eq!(size(MPI_INT), Some(std::mem::size_of::<c_int>()));
+        assert_eq!(size(MPI_LONG), Some(std::mem::size_of::<c_long>()));
+        assert_eq!(size(MPI_DOUBLE), Some(8));
+        assert_eq!(size(MPI_C_BOOL), Some(std::mem::size_of::<bool>()));
+        assert_eq!(size(MPI_DATATYPE_NULL), None);
+        for e in ElementType::ALL {
+            assert_eq!(basic(handle_of(e)).map(|b| b.elem), Some(e));
+        }
+    }
+
+    #[test]
+    fn pair_types_are_structs_of_c_layout() {
+        let t = |h| core_type(h).map(|d| (d.size(), d.extent()));
+        assert_eq!(t(MPI_DOUBLE_INT), Some((12, 16)));
+        assert_eq!(t(MPI_SHORT_INT), Some((6, 8)));
+        assert_eq!(t(MPI_2INT), Some((8, 8)));
+        assert_eq!(t(MPI_FLOAT_INT), Some((8, 8)));
+        assert_eq!(t(MPI_LONG_DOUBLE_INT), Some((20, 32)));
+        assert_eq!(t(MPI_LONG_DOUBLE), Some((16, 16)));
+        assert!(is_predefined(MPI_2INT) && !is_predefined(MPI_DATATYPE_NULL));
+    }
+}

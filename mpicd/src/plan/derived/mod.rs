@@ -1,0 +1,598 @@
+//! Derived datatypes: MPI's type constructors (contiguous, vector, indexed, struct, subarray,
+//! darray, resized, dup) over basic elements, their bounds (lower bound, extent, true extent),
+//! size and element counts as the MPI standard defines them, and the flat plan each compiles
+//! into ([`layout`]): runs of (displacement, length) in the type map's order, adjacent runs
+//! merged, repetitions kept as loops, so that a vector of 10^8 blocks is one loop, never a list
+//! of 10^8 entries. [`walk`] moves the bytes of `count` instances between memory and a packed
+//! stream from any offset, which is how a derived type travels: as one message whose bytes are
+//! its type signature's, so that it matches any receive of the same signature.
+
+mod grid;
+pub(crate) mod layout;
+#[cfg(test)]
+mod tests;
+pub(crate) mod walk;
+
+pub use grid::{Distribution, Order, DISTRIBUTE_DFLT_DARG};
+use layout::{Builder, Layout};
+pub use walk::TypedBuf;
+
+use crate::datatype::ElementType;
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+/// A basic element: the leaf of every datatype. `id` names it for the layer above (the C
+/// library uses the predefined handle's value); the core only needs its size and alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Basic {
+    pub id: usize,
+    pub size: usize,
+    pub align: usize,
+    /// Basic elements it counts as (2 for MPI's pair types such as `MPI_2INT`).
+    pub parts: usize,
+}
+
+impl Basic {
+    /// The basic element of a primitive element type (`id` is its wire code).
+    pub const fn element(e: ElementType) -> Basic {
+        Basic {
+            id: e.code() as usize,
+            size: e.size(),
+            align: e.size(),
+            parts: 1,
+        }
+    }
+}
+
+/// How a datatype was made: the constructor and its arguments (what `MPI_Type_get_contents`
+/// returns).
+#[derive(Debug, Clone)]
+pub enum Constructor {
+    Basic(Basic),
+    Contiguous { count: u64, old: Datatype },
+    /// `stride` in elements of `old`'s extent.
+    Vector { count: u64, blocklength: u64, stride: i64, old: Datatype },
+    /// `stride` in bytes.
+    Hvector { count: u64, blocklength: u64, stride: i64, old: Datatype },
+    /// Displacements in elements of `old`'s extent.
+    Indexed { blocklengths: Vec<u64>, displacements: Vec<i64>, old: Datatype },
+    /// Displacements in bytes.
+    Hindexed { blocklengths: Vec<u64>, displacements: Vec<i64>, old: Datatype },
+    IndexedBlock { blocklength: u64, displacements: Vec<i64>, old: Datatype },
+    HindexedBlock { blocklength: u64, displacements: Vec<i64>, old: Datatype },
+    Struct { blocklengths: Vec<u64>, displacements: Vec<i64>, types: Vec<Datatype> },
+    Subarray { sizes: Vec<u64>, subsizes: Vec<u64>, starts: Vec<u64>, order: Order, old: Datatype },
+    Darray {
+        size: u32,
+        rank: u32,
+        gsizes: Vec<u64>,
+        distribs: Vec<Distribution>,
+        dargs: Vec<i64>,
+        psizes: Vec<u32>,
+        order: Order,
+        old: Datatype,
+    },
+    Resized { lb: i64, extent: i64, old: Datatype },
+    Dup(Datatype),
+}
+
+/// What a type's basic elements are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaves {
+    /// No elements at all.
+    Empty,
+    /// All elements are of this one basic type.
+    One(Basic),
+    Mixed,
+}
+
+impl Leaves {
+    fn join(self, other: Leaves) -> Leaves {
+        match (self, other) {
+            (Leaves::Empty, x) | (x, Leaves::Empty) => x,
+            (Leaves::One(a), Leaves::One(b)) if a == b => Leaves::One(a),
+            _ => Leaves::Mixed,
+        }
+    }
+}
+
+struct Inner {
+    ctor: Constructor,
+    /// Bytes of data in one instance.
+    size: u64,
+    lb: i64,
+    extent: i64,
+    true_lb: i64,
+    true_ub: i64,
+    /// The largest alignment of its basic elements.
+    align: usize,
+    /// Bounds set explicitly (by `resized`, or a constructor the standard defines through it)
+    /// somewhere inside: a struct then adds no alignment padding.
+    explicit: bool,
+    /// Basic elements in one instance.
+    elements: u64,
+    leaves: Leaves,
+    layout: Arc<Layout>,
+    /// For a subarray or darray: the equivalent type built from the other constructors, as the
+    /// standard defines it (its plan, bounds and type map are this type's).
+    expansion: Option<Datatype>,
+}
+
+/// A datatype: a basic element or a derived type, shared (cloning is cheap; a type stays
+/// alive while any type built on it or any operation using it does).
+#[derive(Clone)]
+pub struct Datatype(Arc<Inner>);
+
+impl std::fmt::Debug for Datatype {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Datatype")
+            .field("size", &self.0.size)
+            .field("lb", &self.0.lb)
+            .field("extent", &self.0.extent)
+            .field("runs", &self.0.layout.len())
+            .finish()
+    }
+}
+
+/// Lower and upper bounds, true lower and upper bounds, accumulated over blocks.
+#[derive(Clone, Copy)]
+struct Bounds {
+    lb: i128,
+    ub: i128,
+    tlb: i128,
+    tub: i128,
+}
+
+impl Bounds {
+    fn union(a: Option<Bounds>, b: Bounds) -> Bounds {
+        match a {
+            None => b,
+            Some(a) => Bounds {
+                lb: a.lb.min(b.lb),
+                ub: a.ub.max(b.ub),
+                tlb: a.tlb.min(b.tlb),
+                tub: a.tub.max(b.tub),
+            },
+        }
+    }
+
+    /// Bounds of `count > 0` consecutive `old`s at `disp`.
+    fn block(old: &Datatype, count: u64, disp: i128) -> Bounds {
+        let o = &old.0;
+        let span = (count as i128 - 1) * o.extent as i128;
+        let (lo, hi) = (span.min(0), span.max(0));
+        Bounds {
+            lb: disp + o.lb as i128 + lo,
+            ub: disp + o.lb as i128 + o.extent as i128 + hi,
+            tlb: disp + o.true_lb as i128 + lo,
+            tub: disp + o.true_ub as i128 + hi,
+        }
+    }
+}
+
+fn fit(v: i128, what: &str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::InvalidArgument(format!("{what} overflows 64 bits")))
+}
+
+fn mul(a: u64, b: u64) -> Result<u64> {
+    a.checked_mul(b)
+        .ok_or_else(|| Error::InvalidArgument("datatype larger than 2^64 bytes".into()))
+}
+
+/// The parts of a type under construction: each block is `count` consecutive instances of a
+/// type at a byte displacement, in type-map order.
+struct Parts {
+    layout: Builder,
+    bounds: Option<Bounds>,
+    size: u64,
+    elements: u64,
+    align: usize,
+    explicit: bool,
+    leaves: Leaves,
+}
+
+impl Parts {
+    fn new() -> Parts {
+        Parts {
+            layout: Builder::default(),
+            bounds: None,
+            size: 0,
+            elements: 0,
+            align: 1,
+            explicit: false,
+            leaves: Leaves::Empty,
+        }
+    }
+
+    /// Adds `count` consecutive `old`s at byte displacement `disp`.
+    fn block(&mut self, old: &Datatype, count: u64, disp: i64) -> Result<()> {
+        self.blocks(old, count, disp, 1, 0)
+    }
+
+    /// Adds `n` blocks of `count` consecutive `old`s, the first at `disp`, each `stride` bytes
+    /// after the previous (a vector's blocks).
+    fn blocks(&mut self, old: &Datatype, count: u64, disp: i64, n: u64, stride: i64) -> Result<()> {
+        if count == 0 || n == 0 {
+            return Ok(());
+        }
+        let o = &old.0;
+        let first = Bounds::block(old, count, disp as i128);
+        let last = Bounds::block(old, count, disp as i128 + (n as i128 - 1) * stride as i128);
+        self.bounds = Some(Bounds::union(Some(Bounds::union(self.bounds, first)), last));
+        let total = mul(count, n)?;
+        self.size = self
+            .size
+            .checked_add(mul(total, o.size)?)
+            .ok_or_else(|| Error::InvalidArgument("datatype larger than 2^64 bytes".into()))?;
+        self.elements = self.elements.saturating_add(total.saturating_mul(o.elements));
+        self.align = self.align.max(o.align);
+        self.explicit |= o.explicit;
+        self.leaves = self.leaves.join(o.leaves);
+        if n == 1 {
+            self.layout.repeat(disp, count, o.extent, &o.layout);
+        } else {
+            let inner = Layout::repeated(&o.layout, count, o.extent);
+            self.layout.repeat(disp, n, stride, &inner);
+        }
+        Ok(())
+    }
+
+    fn finish(self, ctor: Constructor, pad: bool) -> Result<Datatype> {
+        let b = self.bounds.unwrap_or(Bounds {
+            lb: 0,
+            ub: 0,
+            tlb: 0,
+            tub: 0,
+        });
+        let mut extent = b.ub - b.lb;
+        if pad && !self.explicit && self.align > 1 {
+            let a = self.align as i128;
+            extent = (extent + a - 1) / a * a;
+        }
+        Ok(Datatype(Arc::new(Inner {
+            ctor,
+            size: self.size,
+            lb: fit(b.lb, "lower bound")?,
+            extent: fit(extent, "extent")?,
+            true_lb: fit(b.tlb, "true lower bound")?,
+            true_ub: fit(b.tub, "true upper bound")?,
+            align: self.align,
+            explicit: self.explicit,
+            elements: self.elements,
+            leaves: self.leaves,
+            layout: Arc::new(self.layout.finish()),
+            expansion: None,
+        })))
+    }
+}
+
+fn same_len(a: usize, b: usize) -> Result<()> {
+    if a != b {
+        return Err(Error::InvalidArgument(format!(
+            "{a} block lengths for {b} displacements"
+        )));
+    }
+    Ok(())
+}
+
+fn scaled(d: i64, extent: i64) -> Result<i64> {
+    d.checked_mul(extent)
+        .ok_or_else(|| Error::InvalidArgument("displacement overflows 64 bits".into()))
+}
+
+impl Datatype {
+    /// A basic element.
+    pub fn basic(b: Basic) -> Result<Datatype> {
+        if b.size == 0 || b.align == 0 {
+            return Err(Error::InvalidArgument("a basic element of size 0".into()));
+        }
+        let mut layout = Builder::default();
+        layout.run(0, b.size as u64);
+        Ok(Datatype(Arc::new(Inner {
+            ctor: Constructor::Basic(b),
+            size: b.size as u64,
+            lb: 0,
+            extent: b.size as i64,
+            true_lb: 0,
+            true_ub: b.size as i64,
+            align: b.align,
+            explicit: false,
+            elements: b.parts as u64,
+            leaves: Leaves::One(b),
+            layout: Arc::new(layout.finish()),
+            expansion: None,
+        })))
+    }
+
+    /// The basic type of a primitive element type.
+    pub fn of(e: ElementType) -> Datatype {
+        Datatype::basic(Basic::element(e)).expect("element types have a size")
+    }
+
+    /// `count` consecutive instances of `old`.
+    pub fn contiguous(count: u64, old: &Datatype) -> Result<Datatype> {
+        let mut p = Parts::new();
+        p.block(old, count, 0)?;
+        p.finish(Constructor::Contiguous { count, old: old.clone() }, false)
+    }
+
+    /// `count` blocks of `blocklength` instances of `old`, `stride` extents of `old` apart.
+    pub fn vector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
+        let mut p = Parts::new();
+        p.blocks(old, blocklength, 0, count, scaled(stride, old.0.extent)?)?;
+        let ctor = Constructor::Vector { count, blocklength, stride, old: old.clone() };
+        p.finish(ctor, false)
+    }
+
+    /// [`Datatype::vector`] with the stride in bytes.
+    pub fn hvector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
+        let mut p = Parts::new();
+        p.blocks(old, blocklength, 0, count, stride)?;
+        let ctor = Constructor::Hvector { count, blocklength, stride, old: old.clone() };
+        p.finish(ctor, false)
+    }
+
+    /// Blocks of `blocklengths[i]` instances of `old` at `displacements[i]` extents of `old`.
+    pub fn indexed(blocklengths: &[u64], displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+        same_len(blocklengths.len(), displacements.len())?;
+        let mut p = Parts::new();
+        for (&n, &d) in blocklengths.iter().zip(displacements) {
+            p.block(old, n, scaled(d, old.0.extent)?)?;
+        }
+        let ctor = Constructor::Indexed {
+            blocklengths: blocklengths.to_vec(),
+            displacements: displacements.to_vec(),
+            old: old.clone(),
+        };
+        p.finish(ctor, false)
+    }
+
+    /// [`Datatype::indexed`] with displacements in bytes.
+    pub fn hindexed(blocklengths: &[u64], displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+        same_len(blocklengths.len(), displacements.len())?;
+        let mut p = Parts::new();
+        for (&n, &d) in blocklengths.iter().zip(displacements) {
+            p.block(old, n, d)?;
+        }
+        let ctor = Constructor::Hindexed {
+            blocklengths: blocklengths.to_vec(),
+            displacements: displacements.to_vec(),
+            old: old.clone(),
+        };
+        p.finish(ctor, false)
+    }
+
+    /// Blocks of `blocklength` instances of `old` at `displacements[i]` extents of `old`.
+    pub fn indexed_block(blocklength: u64, displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+        let mut p = Parts::new();
+        for &d in displacements {
+            p.block(old, blocklength, scaled(d, old.0.extent)?)?;
+        }
+        let ctor = Constructor::IndexedBlock {
+            blocklength,
+            displacements: displacements.to_vec(),
+            old: old.clone(),
+        };
+        p.finish(ctor, false)
+    }
+
+    /// [`Datatype::indexed_block`] with displacements in bytes.
+    pub fn hindexed_block(blocklength: u64, displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+        let mut p = Parts::new();
+        for &d in displacements {
+            p.block(old, blocklength, d)?;
+        }
+        let ctor = Constructor::HindexedBlock {
+            blocklength,
+            displacements: displacements.to_vec(),
+            old: old.clone(),
+        };
+        p.finish(ctor, false)
+    }
+
+    /// Blocks of `blocklengths[i]` instances of `types[i]` at byte displacements
+    /// `displacements[i]`; the extent is padded to the largest alignment of its elements unless
+    /// a part has explicit bounds.
+    pub fn structure(blocklengths: &[u64], displacements: &[i64], types: &[Datatype]) -> Result<Datatype> {
+        same_len(blocklengths.len(), displacements.len())?;
+        same_len(blocklengths.len(), types.len())?;
+        let mut p = Parts::new();
+        for ((&n, &d), t) in blocklengths.iter().zip(displacements).zip(types) {
+            p.block(t, n, d)?;
+        }
+        let ctor = Constructor::Struct {
+            blocklengths: blocklengths.to_vec(),
+            displacements: displacements.to_vec(),
+            types: types.to_vec(),
+        };
+        p.finish(ctor, true)
+    }
+
+    /// `old` with lower bound `lb` and extent `extent`.
+    pub fn resized(old: &Datatype, lb: i64, extent: i64) -> Result<Datatype> {
+        let o = &old.0;
+        Ok(Datatype(Arc::new(Inner {
+            ctor: Constructor::Resized { lb, extent, old: old.clone() },
+            lb,
+            extent,
+            explicit: true,
+            layout: Arc::clone(&o.layout),
+            ..o.copy()
+        })))
+    }
+
+    /// A copy of `old` (same layout, bounds and contents, its own identity).
+    pub fn dup(old: &Datatype) -> Datatype {
+        let o = &old.0;
+        Datatype(Arc::new(Inner {
+            ctor: Constructor::Dup(old.clone()),
+            layout: Arc::clone(&o.layout),
+            ..o.copy()
+        }))
+    }
+
+    /// How this type was made.
+    pub fn constructor(&self) -> &Constructor {
+        &self.0.ctor
+    }
+
+    /// Bytes of data in one instance (`MPI_Type_size`).
+    pub fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    /// Lower bound (`MPI_Type_get_extent`).
+    pub fn lb(&self) -> i64 {
+        self.0.lb
+    }
+
+    /// Extent: the distance between consecutive instances.
+    pub fn extent(&self) -> i64 {
+        self.0.extent
+    }
+
+    /// The lowest byte of data (`MPI_Type_get_true_extent`).
+    pub fn true_lb(&self) -> i64 {
+        self.0.true_lb
+    }
+
+    /// The span from the lowest to one past the highest byte of data.
+    pub fn true_extent(&self) -> i64 {
+        self.0.true_ub - self.0.true_lb
+    }
+
+    /// Basic elements in one instance.
+    pub fn elements(&self) -> u64 {
+        self.0.elements
+    }
+
+    /// The one basic type all its elements are, if they are all of one.
+    pub fn homogeneous(&self) -> Option<Basic> {
+        match self.0.leaves {
+            Leaves::One(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// True for a predefined (basic) type.
+    pub fn is_basic(&self) -> bool {
+        matches!(self.0.ctor, Constructor::Basic(_))
+    }
+
+    /// Number of (displacement, length) runs of one instance in its compiled plan, loops
+    /// unrolled (a measure of how scattered it is; never materialised).
+    pub fn runs(&self) -> u64 {
+        self.0.layout.run_count()
+    }
+
+    /// Whether `count` instances are one contiguous run of bytes; then the byte offset of that
+    /// run from the buffer's start. (Such a message is sent and received in place.)
+    pub fn contiguous_at(&self, count: u64) -> Option<i64> {
+        let one = self.0.layout.single_run()?;
+        if count <= 1 || one.1 as i64 == self.0.extent {
+            Some(one.0)
+        } else {
+            None
+        }
+    }
+
+    /// Basic elements in the first `bytes` bytes of a sequence of instances (`MPI_Get_elements`:
+    /// a partial basic element is not counted).
+    pub fn elements_in(&self, bytes: u64) -> u64 {
+        let o = &self.0;
+        if o.size == 0 {
+            return 0;
+        }
+        let whole = bytes / o.size;
+        let rest = bytes % o.size;
+        whole.saturating_mul(o.elements) + if rest == 0 { 0 } else { self.elements_in_one(rest) }
+    }
+
+    /// Basic elements in the first `bytes` (< size) bytes of one instance.
+    fn elements_in_one(&self, mut bytes: u64) -> u64 {
+        let mut n = 0;
+        for (count, old) in self.parts() {
+            let s = old.size();
+            if s == 0 {
+                continue;
+            }
+            let group = count.saturating_mul(s);
+            if bytes >= group {
+                n += count * old.elements();
+                bytes -= group;
+                continue;
+            }
+            n += (bytes / s) * old.elements();
+            let rest = bytes % s;
+            return n + match old.constructor() {
+                Constructor::Basic(b) if b.parts > 1 => rest / (s / b.parts as u64),
+                Constructor::Basic(_) => 0,
+                _ => old.elements_in_one(rest),
+            };
+        }
+        n
+    }
+
+    /// The type map as groups of consecutive instances of a type, in order.
+    fn parts(&self) -> Vec<(u64, Datatype)> {
+        use Constructor::*;
+        match &self.0.ctor {
+            Basic(_) => Vec::new(),
+            Contiguous { count, old } => vec![(*count, old.clone())],
+            Vector { count, blocklength, old, .. } | Hvector { count, blocklength, old, .. } => {
+                vec![(count * blocklength, old.clone())]
+            }
+            Indexed { blocklengths, old, .. } | Hindexed { blocklengths, old, .. } => {
+                vec![(blocklengths.iter().sum(), old.clone())]
+            }
+            IndexedBlock { blocklength, displacements, old }
+            | HindexedBlock { blocklength, displacements, old } => {
+                vec![(blocklength * displacements.len() as u64, old.clone())]
+            }
+            Struct { blocklengths, types, .. } => {
+                blocklengths.iter().copied().zip(types.iter().cloned()).collect()
+            }
+            Subarray { .. } | Darray { .. } => self.0.expansion.iter().map(|e| (1, e.clone())).collect(),
+            Resized { old, .. } | Dup(old) => vec![(1, old.clone())],
+        }
+    }
+
+    /// The equivalent type of a subarray or darray.
+    fn expansion(&self) -> Option<&Datatype> {
+        self.0.expansion.as_ref()
+    }
+
+    /// `self`, made by `ctor` and standing for `expansion` (subarray, darray).
+    fn standing_for(expansion: Datatype, ctor: Constructor) -> Datatype {
+        let e = &expansion.0;
+        Datatype(Arc::new(Inner {
+            ctor,
+            expansion: Some(expansion.clone()),
+            ..e.copy()
+        }))
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+}
+
+impl Inner {
+    /// Its computed properties, for a type that shares them (resized, dup).
+    fn copy(&self) -> Inner {
+        Inner {
+            ctor: self.ctor.clone(),
+            size: self.size,
+            lb: self.lb,
+            extent: self.extent,
+            true_lb: self.true_lb,
+            true_ub: self.true_ub,
+            align: self.align,
+            explicit: self.explicit,
+            elements: self.elements,
+            leaves: self.leaves,
+            layout: Arc::clone(&self.layout),
+            expansion: self.expansion.clone(),
+        }
+    }
+}
