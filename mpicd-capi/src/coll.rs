@@ -1,13 +1,13 @@
-//! Collective calls on predefined datatypes: Barrier, Bcast, Reduce, Allreduce, Gather(v),
-//! Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the core's
-//! (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers.
+//! Collective calls on predefined and derived datatypes: Barrier, Bcast, Reduce, Allreduce,
+//! Gather(v), Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the
+//! core's (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers
+//! ([`crate::blocks`]). Reductions take derived types made of one predefined type.
 
 use crate::abi::*;
-use crate::blocks::{bytes, bytes_mut, in_place, Block, Blocks, Counts};
+use crate::blocks::{in_place, Block, Blocks, Counts, Elem};
 use crate::comms::run_on;
 use crate::errors::{fail, CResult};
-use crate::p2p::count_of;
-use crate::types::{byte_len, get_basic, Basic, Kind};
+use crate::types::{Basic, Kind};
 use mpicd::collective::{self, ReduceOp};
 use mpicd::Communicator;
 use std::ffi::{c_int, c_void};
@@ -79,10 +79,14 @@ pub unsafe extern "C" fn MPI_Bcast(
 ) -> c_int {
     run_on("Bcast", comm, |c| {
         check_root(&c, root)?;
-        let len = byte_len(count_of(count as i64)?, get_basic(datatype)?)?;
+        let elem = Elem::of(datatype)?;
+        let root_sends = c.rank() == root;
         // SAFETY: MPI requires `count` elements at `buffer`.
-        let buf = unsafe { bytes_mut(buffer, len) }?;
-        collective::bcast(&c, buf, root).map_err(Into::into)
+        unsafe {
+            elem.staged(buffer, count as i64, root_sends, |buf| {
+                collective::bcast(&c, buf, root).map_err(Into::into)
+            })
+        }
     })
 }
 
@@ -100,26 +104,28 @@ pub unsafe extern "C" fn MPI_Reduce(
 ) -> c_int {
     run_on("Reduce", comm, |c| {
         check_root(&c, root)?;
-        let b = get_basic(datatype)?;
+        let elem = Elem::of(datatype)?;
+        let b = elem.reduction_basic()?;
         let rop = reduce_op(op, b)?;
-        let len = byte_len(count_of(count as i64)?, b)?;
-        let at_root = c.rank() == root;
-        let mine: Vec<u8>;
-        let send = if at_root && in_place(sendbuf) {
+        let count = count as i64;
+        if c.rank() != root {
+            // SAFETY: MPI requires `count` elements at sendbuf.
+            let send = unsafe { elem.read(sendbuf, count) }?;
+            return collective::reduce(&c, &send, None, b.elem, rop, root).map_err(Into::into);
+        }
+        let send = if in_place(sendbuf) {
             // SAFETY: MPI requires `count` elements at the root's recvbuf.
-            mine = unsafe { bytes(recvbuf, len) }?.to_vec();
-            &mine[..]
+            unsafe { elem.read(recvbuf, count) }?.into_owned()
         } else {
             // SAFETY: MPI requires `count` elements at sendbuf.
-            unsafe { bytes(sendbuf, len) }?
+            unsafe { elem.read(sendbuf, count) }?.into_owned()
         };
-        let recv = if at_root {
-            // SAFETY: as above; `send` is a copy or a distinct buffer (MPI forbids aliasing).
-            Some(unsafe { bytes_mut(recvbuf, len) }?)
-        } else {
-            None
-        };
-        collective::reduce(&c, send, recv, b.elem, rop, root).map_err(Into::into)
+        // SAFETY: MPI requires `count` elements at recvbuf, distinct from sendbuf.
+        unsafe {
+            elem.staged(recvbuf, count, false, |recv| {
+                collective::reduce(&c, &send, Some(recv), b.elem, rop, root).map_err(Into::into)
+            })
+        }
     })
 }
 
@@ -134,18 +140,25 @@ pub unsafe extern "C" fn MPI_Allreduce(
     comm: MPI_Comm,
 ) -> c_int {
     run_on("Allreduce", comm, |c| {
-        let b = get_basic(datatype)?;
+        let elem = Elem::of(datatype)?;
+        let b = elem.reduction_basic()?;
         let rop = reduce_op(op, b)?;
-        let len = byte_len(count_of(count as i64)?, b)?;
-        if !in_place(sendbuf) {
+        let count = count as i64;
+        let send = if in_place(sendbuf) {
+            None
+        } else {
             // SAFETY: MPI requires `count` elements at sendbuf, distinct from recvbuf.
-            let send = unsafe { bytes(sendbuf, len) }?.to_vec();
-            // SAFETY: as below.
-            unsafe { bytes_mut(recvbuf, len) }?.copy_from_slice(&send);
-        }
+            Some(unsafe { elem.read(sendbuf, count) }?.into_owned())
+        };
         // SAFETY: MPI requires `count` elements at recvbuf.
-        let buf = unsafe { bytes_mut(recvbuf, len) }?;
-        collective::allreduce(&c, buf, b.elem, rop).map_err(Into::into)
+        unsafe {
+            elem.staged(recvbuf, count, send.is_none(), |buf| {
+                if let Some(send) = &send {
+                    buf.copy_from_slice(send);
+                }
+                collective::allreduce(&c, buf, b.elem, rop).map_err(Into::into)
+            })
+        }
     })
 }
 
@@ -168,7 +181,7 @@ unsafe fn gather(c: &Communicator, send: Block, recv: Blocks, root: c_int) -> CR
         // SAFETY: MPI requires `sendcount` elements at sendbuf.
         _ => unsafe { send.bytes() }?,
     };
-    let pieces = collective::gather(c, mine, root)?;
+    let pieces = collective::gather(c, &mine, root)?;
     if let (Some(l), Some(pieces)) = (layout, pieces) {
         let skip = in_place(send.buf).then_some(root as usize);
         // SAFETY: MPI requires the root's recvbuf to hold every block.
@@ -223,7 +236,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
 unsafe fn scatter(c: &Communicator, send: Blocks, recv: Block, root: c_int) -> CResult<()> {
     check_root(c, root)?;
     let at_root = c.rank() == root;
-    let pieces: Option<Vec<&[u8]>> = if at_root {
+    let blocks: Option<Vec<_>> = if at_root {
         // SAFETY: forwarded from the caller.
         let l = unsafe { send.layout(c.size() as usize) }?;
         let mut all = Vec::with_capacity(c.size() as usize);
@@ -235,20 +248,13 @@ unsafe fn scatter(c: &Communicator, send: Blocks, recv: Block, root: c_int) -> C
     } else {
         None
     };
+    let pieces: Option<Vec<&[u8]>> = blocks.as_ref().map(|b| b.iter().map(|p| &p[..]).collect());
     let mine = collective::scatter(c, pieces.as_deref(), root)?;
     if at_root && in_place(recv.buf) {
         return Ok(());
     }
-    let len = byte_len(count_of(recv.count as i64)?, get_basic(recv.datatype)?)?;
-    if mine.len() > len {
-        return Err(fail(
-            MPI_ERR_TRUNCATE,
-            format!("{} bytes scattered into a {len}-byte buffer", mine.len()),
-        ));
-    }
     // SAFETY: MPI requires `recvcount` elements at recvbuf.
-    unsafe { bytes_mut(recv.buf as *mut c_void, mine.len()) }?.copy_from_slice(&mine);
-    Ok(())
+    unsafe { recv.write(&mine) }
 }
 
 /// Scatters equal blocks from `root`.
@@ -303,10 +309,10 @@ unsafe fn allgather(c: &Communicator, send: Block, recv: Blocks) -> CResult<()> 
     let l = unsafe { recv.layout(c.size() as usize) }?;
     let mine = if in_place(send.buf) {
         // SAFETY: this rank's block of recvbuf.
-        unsafe { l.block(recv.buf, c.rank() as usize) }?.to_vec()
+        unsafe { l.block(recv.buf, c.rank() as usize) }?.into_owned()
     } else {
         // SAFETY: MPI requires `sendcount` elements at sendbuf.
-        unsafe { send.bytes() }?.to_vec()
+        unsafe { send.bytes() }?.into_owned()
     };
     let pieces = collective::allgather(c, &mine)?;
     // SAFETY: MPI requires recvbuf to hold every block.
@@ -358,20 +364,21 @@ unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> 
     let n = c.size() as usize;
     // SAFETY: forwarded from the caller.
     let recv_layout = unsafe { recv.layout(n) }?;
-    let copy: Vec<u8>;
-    let (sendbuf, send_layout) = if in_place(send.buf) {
+    let blocks: Vec<_> = if in_place(send.buf) {
         // SAFETY: MPI requires recvbuf to hold every block.
-        copy = unsafe { bytes(recv.buf, recv_layout.end()) }?.to_vec();
-        (copy.as_ptr() as *const c_void, recv_layout.clone())
+        unsafe { recv_layout.copy_blocks(recv.buf) }?
+            .into_iter()
+            .map(std::borrow::Cow::Owned)
+            .collect()
     } else {
         // SAFETY: forwarded from the caller.
-        (send.buf as *const c_void, unsafe { send.layout(n) }?)
-    };
-    let mut outgoing = Vec::with_capacity(n);
-    for i in 0..n {
+        let send_layout = unsafe { send.layout(n) }?;
         // SAFETY: MPI requires sendbuf to hold every block.
-        outgoing.push(unsafe { send_layout.block(sendbuf, i) }?);
-    }
+        (0..n)
+            .map(|i| unsafe { send_layout.block(send.buf, i) })
+            .collect::<CResult<_>>()?
+    };
+    let outgoing: Vec<&[u8]> = blocks.iter().map(|b| &b[..]).collect();
     let mut incoming: Vec<Vec<u8>> = recv_layout.lens.iter().map(|&l| vec![0u8; l]).collect();
     let mut slots: Vec<&mut [u8]> = incoming.iter_mut().map(|v| &mut v[..]).collect();
     collective::alltoall(c, &outgoing, &mut slots)?;

@@ -370,7 +370,8 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     })
 }
 
-/// Sends the buffer and replaces it with the received message (predefined types).
+/// Sends the buffer and replaces it with the received message (predefined and derived types;
+/// the message is received into a buffer of its data's size, then placed).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn MPI_Sendrecv_replace(
@@ -385,9 +386,8 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     status: *mut MPI_Status,
 ) -> c_int {
     run_on("Sendrecv_replace", comm, |c| {
-        let b = types::get_basic(datatype)?;
-        let len = byte_len(count as i64, b)?;
-        check_buf(buf, len)?;
+        let elem = crate::blocks::Elem::of(datatype)?;
+        let len = elem.packed(count as i64)?;
         let mut incoming = vec![0u8; len];
         let tag = recv_tag(recvtag)?;
         // SAFETY: `incoming` outlives the request, which is waited for below.
@@ -399,8 +399,8 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
         send.wait()?;
         let got = received?;
         let n = (got.bytes.unwrap_or(0) as usize).min(len);
-        // SAFETY: `buf` holds `len` bytes (checked non-null when len > 0).
-        unsafe { std::ptr::copy_nonoverlapping(incoming.as_ptr(), buf as *mut u8, n) };
+        // SAFETY: `buf` holds `count` elements, sent and no longer in use.
+        unsafe { elem.write(buf, count as i64, &incoming[..n]) }?;
         // SAFETY: MPI_STATUS_IGNORE or a writable status.
         unsafe { crate::status::store(status, crate::status::from_core(&got, None)) };
         Ok(())

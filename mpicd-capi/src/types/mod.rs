@@ -117,21 +117,6 @@ pub(crate) fn custom(h: MPI_Datatype) -> CResult<Arc<CustomType>> {
     })?
 }
 
-/// A predefined element type, refusing others (the collectives that take only those).
-pub(crate) fn get_basic(h: MPI_Datatype) -> CResult<Basic> {
-    match get(h)? {
-        Dtype::Basic(b) => Ok(b),
-        Dtype::Custom(_) => Err(fail(
-            MPI_ERR_TYPE,
-            "custom datatypes are only supported in point-to-point calls",
-        )),
-        Dtype::Derived(_) => Err(fail(
-            MPI_ERR_TYPE,
-            "this call takes predefined datatypes only",
-        )),
-    }
-}
-
 /// `count` elements of `basic` in bytes.
 pub(crate) fn byte_len(count: i64, basic: Basic) -> CResult<usize> {
     if count < 0 {
