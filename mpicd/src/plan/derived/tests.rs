@@ -245,3 +245,12 @@ fn empty_types_and_zero_counts() {
     let v = Datatype::vector(0, 3, 2, &int()).unwrap();
     assert_eq!(v.size(), 0);
 }
+
+#[test]
+fn same_is_identity_not_equality() {
+    let a = Datatype::contiguous(2, &int()).unwrap();
+    let b = Datatype::contiguous(2, &int()).unwrap();
+    assert!(a.same(&a.clone()));
+    assert!(!a.same(&b));
+    assert!(!a.same(&Datatype::dup(&a)));
+}
