@@ -957,7 +957,7 @@ int MPI_Type_get_contents_c(MPI_Datatype datatype,
                             MPI_Count *array_of_large_counts,
                             MPI_Datatype *array_of_datatypes);
 
-// Blocks of `oldtype` copies, one after the other.
+// `count` copies of `oldtype`, one after the other.
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 // [`MPI_Type_contiguous`] with an MPI_Count.
