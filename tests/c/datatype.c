@@ -295,6 +295,104 @@ static void contents(void) {
     OK(MPI_Type_free(&t));
 }
 
+/* A new type made by calling the constructor that the contents of `t` name with those
+ * arguments (the inner types rebuilt the same way). */
+static MPI_Datatype rebuild(MPI_Datatype t) {
+    int ni, na, nd, comb, i[64];
+    MPI_Aint a[32];
+    MPI_Datatype d[8], n;
+    OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+    if (comb == MPI_COMBINER_NAMED) return t;
+    CHECK(ni <= 64 && na <= 32 && nd <= 8);
+    OK(MPI_Type_get_contents(t, ni, na, nd, i, a, d));
+    for (int k = 0; k < nd; k++) {
+        MPI_Datatype inner = rebuild(d[k]);
+        free_returned(d[k]);
+        d[k] = inner;
+    }
+    switch (comb) {
+    case MPI_COMBINER_DUP: OK(MPI_Type_dup(d[0], &n)); break;
+    case MPI_COMBINER_CONTIGUOUS: OK(MPI_Type_contiguous(i[0], d[0], &n)); break;
+    case MPI_COMBINER_VECTOR: OK(MPI_Type_vector(i[0], i[1], i[2], d[0], &n)); break;
+    case MPI_COMBINER_HVECTOR: OK(MPI_Type_create_hvector(i[0], i[1], a[0], d[0], &n)); break;
+    case MPI_COMBINER_INDEXED: OK(MPI_Type_indexed(i[0], i + 1, i + 1 + i[0], d[0], &n)); break;
+    case MPI_COMBINER_HINDEXED: OK(MPI_Type_create_hindexed(i[0], i + 1, a, d[0], &n)); break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        OK(MPI_Type_create_indexed_block(i[0], i[1], i + 2, d[0], &n));
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        OK(MPI_Type_create_hindexed_block(i[0], i[1], a, d[0], &n));
+        break;
+    case MPI_COMBINER_STRUCT: OK(MPI_Type_create_struct(i[0], i + 1, a, d, &n)); break;
+    case MPI_COMBINER_SUBARRAY: {
+        int nd2 = i[0];
+        OK(MPI_Type_create_subarray(nd2, i + 1, i + 1 + nd2, i + 1 + 2 * nd2, i[1 + 3 * nd2], d[0],
+                                    &n));
+        break;
+    }
+    case MPI_COMBINER_DARRAY: {
+        int nd2 = i[2];
+        OK(MPI_Type_create_darray(i[0], i[1], nd2, i + 3, i + 3 + nd2, i + 3 + 2 * nd2,
+                                  i + 3 + 3 * nd2, i[3 + 4 * nd2], d[0], &n));
+        break;
+    }
+    case MPI_COMBINER_RESIZED: OK(MPI_Type_create_resized(d[0], a[0], a[1], &n)); break;
+    default: CHECK(!"unexpected combiner"); n = MPI_DATATYPE_NULL;
+    }
+    for (int k = 0; k < nd; k++) free_returned(d[k]);
+    return n;
+}
+
+/* Every combiner, nested: the type rebuilt from its contents has the same bounds and packs the
+ * same bytes. */
+static void rebuilt_from_contents(void) {
+    MPI_Datatype vec, v, s, parts[3], t, r;
+    OK(MPI_Type_vector(3, 2, -5, MPI_SHORT, &vec));
+    int bl[3] = {1, 2, 1}, ix[3] = {4, 0, 9};
+    MPI_Aint hx[3] = {0, 40, 16};
+    OK(MPI_Type_indexed(3, bl, ix, vec, &parts[0]));
+    OK(MPI_Type_create_hindexed_block(2, 3, hx, MPI_2INT, &parts[1]));
+    int sizes[2] = {6, 7}, subs[2] = {2, 3}, starts[2] = {3, 1};
+    OK(MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_CHAR, &parts[2]));
+    MPI_Datatype parts2[3];
+    OK(MPI_Type_create_resized(parts[0], -16, 200, &parts2[0]));
+    OK(MPI_Type_create_hvector(2, 1, 48, parts[1], &parts2[1]));
+    OK(MPI_Type_dup(parts[2], &parts2[2]));
+    OK(MPI_Type_create_struct(3, bl, hx, parts2, &s));
+    int g[2] = {5, 9}, dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK};
+    int dargs[2] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
+    MPI_Datatype dar, idx;
+    OK(MPI_Type_create_darray(4, 1, 2, g, dist, dargs, ps, MPI_ORDER_C, MPI_FLOAT, &dar));
+    MPI_Aint hx2[2] = {0, 400};
+    int bl2[2] = {1, 1};
+    OK(MPI_Type_create_hindexed(2, bl2, hx2, s, &idx));
+    MPI_Datatype both[2] = {idx, dar};
+    OK(MPI_Type_create_struct(2, bl2, hx2, both, &t));
+    OK(MPI_Type_contiguous(2, t, &v)); /* the outermost type */
+    r = rebuild(v);
+    MPI_Count sz1, sz2, lb1, lb2, ex1, ex2, tl1, tl2, te1, te2;
+    OK(MPI_Type_size_x(v, &sz1));
+    OK(MPI_Type_size_x(r, &sz2));
+    OK(MPI_Type_get_extent_x(v, &lb1, &ex1));
+    OK(MPI_Type_get_extent_x(r, &lb2, &ex2));
+    OK(MPI_Type_get_true_extent_x(v, &tl1, &te1));
+    OK(MPI_Type_get_true_extent_x(r, &tl2, &te2));
+    CHECK(sz1 == sz2 && lb1 == lb2 && ex1 == ex2 && tl1 == tl2 && te1 == te2);
+    OK(MPI_Type_commit(&v));
+    OK(MPI_Type_commit(&r));
+    static unsigned char mem[8192], p1[4096], p2[4096];
+    for (int k = 0; k < (int)sizeof mem; k++) mem[k] = (unsigned char)(k * 13 + 5);
+    int pos1 = 0, pos2 = 0;
+    unsigned char *base = mem + 2048 - tl1; /* the data starts 2048 bytes in */
+    CHECK(te1 < 4096 && sz1 <= (MPI_Count)sizeof p1);
+    OK(MPI_Pack(base, 1, v, p1, sizeof p1, &pos1, MPI_COMM_WORLD));
+    OK(MPI_Pack(base, 1, r, p2, sizeof p2, &pos2, MPI_COMM_WORLD));
+    CHECK(pos1 == sz1 && pos2 == pos1 && memcmp(p1, p2, pos1) == 0);
+    MPI_Datatype all[] = {vec, v, r, t, idx, dar, s, parts[0], parts[1], parts[2], parts2[0],
+                          parts2[1], parts2[2]};
+    for (unsigned k = 0; k < sizeof all / sizeof all[0]; k++) OK(MPI_Type_free(&all[k]));
+}
+
 static void names_and_addresses(void) {
     char name[MPI_MAX_OBJECT_NAME];
     int len;
@@ -573,6 +671,7 @@ int main(int argc, char **argv) {
     prev = (rank + size - 1) % size;
     constructors();
     contents();
+    rebuilt_from_contents();
     names_and_addresses();
     messages();
     counts_and_truncation();
