@@ -275,4 +275,19 @@ mod tests {
         assert_eq!(t(MPI_LONG_DOUBLE), Some((16, 16)));
         assert!(is_predefined(MPI_2INT) && !is_predefined(MPI_DATATYPE_NULL));
     }
+
+    #[test]
+    fn predefined_types_are_recognized_by_identity_and_named() {
+        let pair = core_type(MPI_DOUBLE_INT).unwrap();
+        assert_eq!(predefined_handle(&pair), Some(MPI_DOUBLE_INT));
+        assert_eq!(predefined_handle(&core_type(MPI_INT).unwrap()), Some(MPI_INT));
+        // The same struct made by hand is a derived type, not the named one.
+        let types = [core_type(MPI_DOUBLE).unwrap(), core_type(MPI_INT).unwrap()];
+        let lookalike = Datatype::structure(&[1, 1], &[0, 8], &types).unwrap();
+        assert_eq!(predefined_handle(&lookalike), None);
+        assert_eq!(name_of(MPI_INT), Some("MPI_INT"));
+        assert_eq!(name_of(MPI_LONG_LONG_INT), Some("MPI_LONG_LONG"));
+        assert_eq!(name_of(MPI_2INT), Some("MPI_2INT"));
+        assert_eq!(name_of(MPI_DATATYPE_NULL), None);
+    }
 }
