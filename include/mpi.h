@@ -741,7 +741,8 @@ int MPI_Sendrecv(const void *sendbuf,
                  MPI_Comm comm,
                  MPI_Status *status);
 
-// Sends the buffer and replaces it with the received message (predefined types).
+// Sends the buffer and replaces it with the received message (predefined and derived types;
+// the message is received into a buffer of its data's size, then placed).
 int MPI_Sendrecv_replace(void *buf,
                          int count,
                          MPI_Datatype datatype,
