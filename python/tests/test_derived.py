@@ -19,7 +19,7 @@ def test_vector_column_to_contiguous_and_back(pair):
         assert column.extent == ((rows - 1) * cols + 1) * 8
         if r % 2 == 0:
             a = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
-            MPI.COMM_WORLD.Send([a[:, 2:], 1, column], peer, tag=1)
+            MPI.COMM_WORLD.Send([a.reshape(-1)[2:], 1, column], peer, tag=1)
             back = np.full((rows, cols), -1.0)
             MPI.COMM_WORLD.Recv([back, 1, column], peer, tag=2)
             assert (back[:, 0] == a[:, 2] * 10).all()
