@@ -64,6 +64,56 @@
 
 #define MPI_UNIVERSE_SIZE 10007
 
+// `MPI_Type_create_subarray` / `_darray`: row-major arrays.
+#define MPI_ORDER_C 12
+
+// Column-major arrays.
+#define MPI_ORDER_FORTRAN 15
+
+#define MPI_DISTRIBUTE_NONE 16
+
+#define MPI_DISTRIBUTE_BLOCK 17
+
+#define MPI_DISTRIBUTE_CYCLIC 18
+
+// The default distribution argument of `MPI_Type_create_darray`. (In the standard ABI it is
+// 19, so a block size of exactly 19 cannot be asked for: 19 always means the default.)
+#define MPI_DISTRIBUTE_DFLT_DARG 19
+
+#define MPI_COMBINER_NAMED 101
+
+#define MPI_COMBINER_DUP 102
+
+#define MPI_COMBINER_CONTIGUOUS 103
+
+#define MPI_COMBINER_VECTOR 104
+
+#define MPI_COMBINER_HVECTOR 105
+
+#define MPI_COMBINER_INDEXED 106
+
+#define MPI_COMBINER_HINDEXED 107
+
+#define MPI_COMBINER_INDEXED_BLOCK 108
+
+#define MPI_COMBINER_HINDEXED_BLOCK 109
+
+#define MPI_COMBINER_STRUCT 110
+
+#define MPI_COMBINER_SUBARRAY 111
+
+#define MPI_COMBINER_DARRAY 112
+
+#define MPI_COMBINER_F90_REAL 113
+
+#define MPI_COMBINER_F90_COMPLEX 114
+
+#define MPI_COMBINER_F90_INTEGER 115
+
+#define MPI_COMBINER_RESIZED 116
+
+#define MPI_COMBINER_VALUE_INDEX 117
+
 #define MPI_SUCCESS 0
 
 #define MPI_ERR_BUFFER 1
@@ -111,6 +161,8 @@
 #define MPI_ERR_PROC_ABORTED 44
 
 #define MPI_ERR_UNSUPPORTED_OPERATION 58
+
+#define MPI_ERR_VALUE_TOO_LARGE 59
 
 #define MPI_ERR_ERRHANDLER 61
 
@@ -555,8 +607,9 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
 int MPIX_Config_string(int doc, int *buflen, char *text);
 
 // Creates a custom datatype from application callbacks (any may be NULL: no state, no packed
-// part, no regions). Commit it before use. `inorder` is accepted; mpicd always delivers
-// packed fragments in order.
+// part, no regions). It is usable at once, as the paper's programs use it; `MPI_Type_commit`
+// on it is allowed and does nothing more. `inorder` is accepted; mpicd always delivers packed
+// fragments in order.
 int MPI_Type_create_custom(MPI_Type_custom_state_function *statefn,
                            MPI_Type_custom_state_free_function *freefn,
                            MPI_Type_custom_query_function *queryfn,
@@ -688,7 +741,8 @@ int MPI_Sendrecv(const void *sendbuf,
                  MPI_Comm comm,
                  MPI_Status *status);
 
-// Sends the buffer and replaces it with the received message (predefined types).
+// Sends the buffer and replaces it with the received message (predefined and derived types;
+// the message is received into a buffer of its data's size, then placed).
 int MPI_Sendrecv_replace(void *buf,
                          int count,
                          MPI_Datatype datatype,
@@ -787,7 +841,7 @@ int MPI_Request_free(MPI_Request *request);
 // MPI_Test_cancelled). Sends cannot be cancelled and complete normally.
 int MPI_Cancel(MPI_Request *request);
 
-// Number of received elements of `datatype`.
+// Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 
 // [`MPI_Get_count`] with an MPI_Count.
@@ -795,6 +849,12 @@ int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
 
 // Number of received basic elements (predefined types are their own basic elements).
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+// [`MPI_Get_elements`] with an MPI_Count.
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+// [`MPI_Get_elements`] with an MPI_Count (the MPI-3 name).
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 
 // Whether the operation of `status` was cancelled.
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
@@ -805,16 +865,344 @@ int MPI_Type_size(MPI_Datatype datatype, int *size);
 // [`MPI_Type_size`] with an MPI_Count.
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
 
-// Lower bound 0 and extent = size for predefined types; a custom type reports extent 1
-// (its callbacks, not MPI, walk arrays of it).
+// Lower bound and extent; a custom type reports lower bound 0 and extent 1 (its callbacks,
+// not MPI, walk arrays of it).
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 
-// Commits a datatype (predefined ones are always committed).
+// Commits a datatype: a derived type becomes usable in communication (its plan was compiled
+// when it was made); predefined and custom types are always usable.
 int MPI_Type_commit(MPI_Datatype *datatype);
 
-// Frees a custom datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
-// it keep it alive until they complete.
+// Frees a created datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
+// it, and types built on it, keep it alive as long as they need it.
 int MPI_Type_free(MPI_Datatype *datatype);
+
+// The `array_of_subsizes` block at `array_of_starts` of an `array_of_sizes` array of
+// `oldtype` in `order` (MPI_ORDER_C or MPI_ORDER_FORTRAN); its extent is the whole array's.
+int MPI_Type_create_subarray(int ndims,
+                             const int *array_of_sizes,
+                             const int *array_of_subsizes,
+                             const int *array_of_starts,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+// [`MPI_Type_create_subarray`] with MPI_Counts.
+int MPI_Type_create_subarray_c(int ndims,
+                               const MPI_Count *array_of_sizes,
+                               const MPI_Count *array_of_subsizes,
+                               const MPI_Count *array_of_starts,
+                               int order,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+// The part of a distributed `array_of_gsizes` array of `oldtype` that process `rank` of
+// `size` owns, over a row-major `array_of_psizes` process grid.
+int MPI_Type_create_darray(int size,
+                           int rank,
+                           int ndims,
+                           const int *array_of_gsizes,
+                           const int *array_of_distribs,
+                           const int *array_of_dargs,
+                           const int *array_of_psizes,
+                           int order,
+                           MPI_Datatype oldtype,
+                           MPI_Datatype *newtype);
+
+// [`MPI_Type_create_darray`] with MPI_Count global sizes.
+int MPI_Type_create_darray_c(int size,
+                             int rank,
+                             int ndims,
+                             const MPI_Count *array_of_gsizes,
+                             const int *array_of_distribs,
+                             const int *array_of_dargs,
+                             const int *array_of_psizes,
+                             int order,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+// The envelope of a type: how many integers, addresses and datatypes its constructor took,
+// and which constructor (MPI_COMBINER_NAMED for a predefined type).
+int MPI_Type_get_envelope(MPI_Datatype datatype,
+                          int *num_integers,
+                          int *num_addresses,
+                          int *num_datatypes,
+                          int *combiner);
+
+// [`MPI_Type_get_envelope`] with MPI_Counts and the number of large counts.
+int MPI_Type_get_envelope_c(MPI_Datatype datatype,
+                            MPI_Count *num_integers,
+                            MPI_Count *num_addresses,
+                            MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes,
+                            int *combiner);
+
+// The arguments a derived type was made with (sizes from [`MPI_Type_get_envelope`]). The
+// derived datatypes returned are new handles the caller frees.
+int MPI_Type_get_contents(MPI_Datatype datatype,
+                          int max_integers,
+                          int max_addresses,
+                          int max_datatypes,
+                          int *array_of_integers,
+                          MPI_Aint *array_of_addresses,
+                          MPI_Datatype *array_of_datatypes);
+
+// [`MPI_Type_get_contents`] with MPI_Count sizes and the large counts.
+int MPI_Type_get_contents_c(MPI_Datatype datatype,
+                            MPI_Count max_integers,
+                            MPI_Count max_addresses,
+                            MPI_Count max_large_counts,
+                            MPI_Count max_datatypes,
+                            int *array_of_integers,
+                            MPI_Aint *array_of_addresses,
+                            MPI_Count *array_of_large_counts,
+                            MPI_Datatype *array_of_datatypes);
+
+// `count` copies of `oldtype`, one after the other.
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+// [`MPI_Type_contiguous`] with an MPI_Count.
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+// `count` blocks of `blocklength` copies of `oldtype`, `stride` extents of it apart.
+int MPI_Type_vector(int count,
+                    int blocklength,
+                    int stride,
+                    MPI_Datatype oldtype,
+                    MPI_Datatype *newtype);
+
+// [`MPI_Type_vector`] with MPI_Counts.
+int MPI_Type_vector_c(MPI_Count count,
+                      MPI_Count blocklength,
+                      MPI_Count stride,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+// [`MPI_Type_vector`] with the stride in bytes.
+int MPI_Type_create_hvector(int count,
+                            int blocklength,
+                            MPI_Aint stride,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+// [`MPI_Type_create_hvector`] with MPI_Counts.
+int MPI_Type_create_hvector_c(MPI_Count count,
+                              MPI_Count blocklength,
+                              MPI_Count stride,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+// Blocks of `array_of_blocklengths[i]` copies of `array_of_types[i]` at byte displacements
+// `array_of_displacements[i]` (absolute addresses with MPI_BOTTOM as the buffer).
+int MPI_Type_create_struct(int count,
+                           const int *array_of_blocklengths,
+                           const MPI_Aint *array_of_displacements,
+                           const MPI_Datatype *array_of_types,
+                           MPI_Datatype *newtype);
+
+// [`MPI_Type_create_struct`] with MPI_Counts.
+int MPI_Type_create_struct_c(MPI_Count count,
+                             const MPI_Count *array_of_blocklengths,
+                             const MPI_Count *array_of_displacements,
+                             const MPI_Datatype *array_of_types,
+                             MPI_Datatype *newtype);
+
+// `oldtype` with lower bound `lb` and extent `extent`.
+int MPI_Type_create_resized(MPI_Datatype oldtype,
+                            MPI_Aint lb,
+                            MPI_Aint extent,
+                            MPI_Datatype *newtype);
+
+// [`MPI_Type_create_resized`] with MPI_Counts.
+int MPI_Type_create_resized_c(MPI_Datatype oldtype,
+                              MPI_Count lb,
+                              MPI_Count extent,
+                              MPI_Datatype *newtype);
+
+// A copy of `oldtype`, committed if it is (a predefined type always is). A custom type cannot
+// be duplicated (MPI_ERR_TYPE).
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+// Packs `incount` elements of `datatype` in the `datarep` representation ("external32").
+int MPI_Pack_external(const char *datarep,
+                      const void *inbuf,
+                      int incount,
+                      MPI_Datatype datatype,
+                      void *outbuf,
+                      MPI_Aint outsize,
+                      MPI_Aint *position);
+
+// [`MPI_Pack_external`] with MPI_Counts.
+int MPI_Pack_external_c(const char *datarep,
+                        const void *inbuf,
+                        MPI_Count incount,
+                        MPI_Datatype datatype,
+                        void *outbuf,
+                        MPI_Count outsize,
+                        MPI_Count *position);
+
+// Unpacks `outcount` elements of `datatype` from the `datarep` representation ("external32").
+int MPI_Unpack_external(const char *datarep,
+                        const void *inbuf,
+                        MPI_Aint insize,
+                        MPI_Aint *position,
+                        void *outbuf,
+                        int outcount,
+                        MPI_Datatype datatype);
+
+// [`MPI_Unpack_external`] with MPI_Counts.
+int MPI_Unpack_external_c(const char *datarep,
+                          const void *inbuf,
+                          MPI_Count insize,
+                          MPI_Count *position,
+                          void *outbuf,
+                          MPI_Count outcount,
+                          MPI_Datatype datatype);
+
+// Bytes of `incount` elements of `datatype` in the `datarep` representation ("external32").
+int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+// [`MPI_Pack_external_size`] with MPI_Counts.
+int MPI_Pack_external_size_c(const char *datarep,
+                             MPI_Count incount,
+                             MPI_Datatype datatype,
+                             MPI_Count *size);
+
+// Blocks of `array_of_blocklengths[i]` copies of `oldtype` at `array_of_displacements[i]`
+// extents of it.
+int MPI_Type_indexed(int count,
+                     const int *array_of_blocklengths,
+                     const int *array_of_displacements,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+// [`MPI_Type_indexed`] with MPI_Counts.
+int MPI_Type_indexed_c(MPI_Count count,
+                       const MPI_Count *array_of_blocklengths,
+                       const MPI_Count *array_of_displacements,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+// [`MPI_Type_indexed`] with displacements in bytes.
+int MPI_Type_create_hindexed(int count,
+                             const int *array_of_blocklengths,
+                             const MPI_Aint *array_of_displacements,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+// [`MPI_Type_create_hindexed`] with MPI_Counts.
+int MPI_Type_create_hindexed_c(MPI_Count count,
+                               const MPI_Count *array_of_blocklengths,
+                               const MPI_Count *array_of_displacements,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+// Blocks of `blocklength` copies of `oldtype` at `array_of_displacements[i]` extents of it.
+int MPI_Type_create_indexed_block(int count,
+                                  int blocklength,
+                                  const int *array_of_displacements,
+                                  MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype);
+
+// [`MPI_Type_create_indexed_block`] with MPI_Counts.
+int MPI_Type_create_indexed_block_c(MPI_Count count,
+                                    MPI_Count blocklength,
+                                    const MPI_Count *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+// [`MPI_Type_create_indexed_block`] with displacements in bytes.
+int MPI_Type_create_hindexed_block(int count,
+                                   int blocklength,
+                                   const MPI_Aint *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+// [`MPI_Type_create_hindexed_block`] with MPI_Counts.
+int MPI_Type_create_hindexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+// Packs `incount` elements of `datatype` at `inbuf` into `outbuf` at `*position`, which
+// moves past them.
+int MPI_Pack(const void *inbuf,
+             int incount,
+             MPI_Datatype datatype,
+             void *outbuf,
+             int outsize,
+             int *position,
+             MPI_Comm comm);
+
+// [`MPI_Pack`] with MPI_Counts.
+int MPI_Pack_c(const void *inbuf,
+               MPI_Count incount,
+               MPI_Datatype datatype,
+               void *outbuf,
+               MPI_Count outsize,
+               MPI_Count *position,
+               MPI_Comm comm);
+
+// Unpacks `outcount` elements of `datatype` into `outbuf` from `inbuf` at `*position`, which
+// moves past them.
+int MPI_Unpack(const void *inbuf,
+               int insize,
+               int *position,
+               void *outbuf,
+               int outcount,
+               MPI_Datatype datatype,
+               MPI_Comm comm);
+
+// [`MPI_Unpack`] with MPI_Counts.
+int MPI_Unpack_c(const void *inbuf,
+                 MPI_Count insize,
+                 MPI_Count *position,
+                 void *outbuf,
+                 MPI_Count outcount,
+                 MPI_Datatype datatype,
+                 MPI_Comm comm);
+
+// The room [`MPI_Pack`] needs for `incount` elements of `datatype` (exactly their data).
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+// [`MPI_Pack_size`] with MPI_Counts.
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+
+// [`super::MPI_Type_get_extent`] with MPI_Counts (the MPI-3 name).
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+// [`super::MPI_Type_get_extent`] with MPI_Counts.
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+// The lowest byte of data and the span to one past the highest, bounds set by resized or
+// the alignment padding of a struct left aside.
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+// [`MPI_Type_get_true_extent`] with MPI_Counts (the MPI-3 name).
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+// [`MPI_Type_get_true_extent`] with MPI_Counts.
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+// [`super::MPI_Type_size`] with an MPI_Count (the MPI-3 name).
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+
+// Gives a datatype a name (cut to MPI_MAX_OBJECT_NAME - 1 bytes).
+int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+// The name of a datatype: the one it was given, else a predefined type's standard name
+// ("MPI_INT"), else the empty string. `type_name` needs MPI_MAX_OBJECT_NAME bytes.
+int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+// The address of `location`, for displacements relative to MPI_BOTTOM.
+int MPI_Get_address(const void *location, MPI_Aint *address);
+
+// `base + disp`, as an address.
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+// `addr1 - addr2`, as a displacement.
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -206,6 +206,40 @@ pub const MPI_APPNUM: c_int = 10005;
 pub const MPI_LASTUSEDCODE: c_int = 10006;
 pub const MPI_UNIVERSE_SIZE: c_int = 10007;
 
+// ----- datatype constructors and decoding (the MPI Forum's mpi-abi-stubs, mpi.h at e5f65c7:
+// the values of MPI-5.0; the constants above follow an earlier draft of those stubs, where the
+// combiners were 301..317, and are kept as they are) -----
+
+/// `MPI_Type_create_subarray` / `_darray`: row-major arrays.
+pub const MPI_ORDER_C: c_int = 12;
+/// Column-major arrays.
+pub const MPI_ORDER_FORTRAN: c_int = 15;
+
+pub const MPI_DISTRIBUTE_NONE: c_int = 16;
+pub const MPI_DISTRIBUTE_BLOCK: c_int = 17;
+pub const MPI_DISTRIBUTE_CYCLIC: c_int = 18;
+/// The default distribution argument of `MPI_Type_create_darray`. (In the standard ABI it is
+/// 19, so a block size of exactly 19 cannot be asked for: 19 always means the default.)
+pub const MPI_DISTRIBUTE_DFLT_DARG: c_int = 19;
+
+pub const MPI_COMBINER_NAMED: c_int = 101;
+pub const MPI_COMBINER_DUP: c_int = 102;
+pub const MPI_COMBINER_CONTIGUOUS: c_int = 103;
+pub const MPI_COMBINER_VECTOR: c_int = 104;
+pub const MPI_COMBINER_HVECTOR: c_int = 105;
+pub const MPI_COMBINER_INDEXED: c_int = 106;
+pub const MPI_COMBINER_HINDEXED: c_int = 107;
+pub const MPI_COMBINER_INDEXED_BLOCK: c_int = 108;
+pub const MPI_COMBINER_HINDEXED_BLOCK: c_int = 109;
+pub const MPI_COMBINER_STRUCT: c_int = 110;
+pub const MPI_COMBINER_SUBARRAY: c_int = 111;
+pub const MPI_COMBINER_DARRAY: c_int = 112;
+pub const MPI_COMBINER_F90_REAL: c_int = 113;
+pub const MPI_COMBINER_F90_COMPLEX: c_int = 114;
+pub const MPI_COMBINER_F90_INTEGER: c_int = 115;
+pub const MPI_COMBINER_RESIZED: c_int = 116;
+pub const MPI_COMBINER_VALUE_INDEX: c_int = 117;
+
 // ----- error classes (standard ABI values) -----
 
 pub const MPI_SUCCESS: c_int = 0;
@@ -232,6 +266,7 @@ pub const MPI_ERR_INFO: c_int = 34;
 pub const MPI_ERR_NO_MEM: c_int = 39;
 pub const MPI_ERR_PROC_ABORTED: c_int = 44;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
+pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 /// mpicd extension: a peer process failed or became unreachable.
 pub const MPIX_ERR_PROC_FAILED: c_int = 75;

@@ -59,6 +59,12 @@ impl<T> Table<T> {
         self.lock().map.get_mut(&handle).map(f)
     }
 
+    /// The first `Some` that `f` gives on the objects, in handle order. `f` must not call into
+    /// the tables.
+    pub(crate) fn find_map<R>(&self, f: impl FnMut(&T) -> Option<R>) -> Option<R> {
+        self.lock().map.values().find_map(f)
+    }
+
     /// Takes the object of `handle` out of the table.
     pub(crate) fn remove(&self, handle: usize) -> Option<T> {
         self.lock().map.remove(&handle)

@@ -1,4 +1,4 @@
-//! Peak memory of custom-typed transfers, measured on both sides.
+//! Peak memory of custom-typed and derived-typed transfers, measured on both sides.
 //!
 //! 1. A 256 MiB packed-only message: the sender's pack callback generates the bytes, the
 //!    receiver's unpack callback checks them as they arrive, so the payload itself is never in
@@ -12,6 +12,10 @@
 //!    end. It needs about twice that much free memory on the machine (one copy per rank), so it
 //!    is skipped by default and says so.
 //!
+//! 4. A strided vector (every other f64) of 8 and of 64 MiB of data, sent and received with a
+//!    derived datatype: packed and placed fragment by fragment, so the growth must stay within
+//!    `DERIVED_LIMIT` (2 MiB), whatever the message's size.
+//!
 //! The numbers are printed by both ranks (`peak RSS growth`); the configuration comes from the
 //! `MPICD_*` environment variables like everywhere else.
 // mpi-test: ranks=2 timeout=300
@@ -22,7 +26,7 @@ mod common;
 use common::CaseResult;
 use mpicd::custom::RegionShape;
 use mpicd::custom::{CustomRecv, CustomSend, RecvParts, SendParts};
-use mpicd::{Communicator, CustomConfig, ElementType, Shape};
+use mpicd::{Communicator, CustomConfig, Datatype, ElementType, Shape};
 use std::time::Instant;
 
 /// A named test case, as `common::run` takes them.
@@ -32,6 +36,8 @@ type Case<'a> = (&'a str, &'a dyn Fn(&Communicator) -> CaseResult);
 const ALLOWANCE: u64 = 8 << 20;
 const PACKED_BYTES: u64 = 256 << 20;
 const REGION_BYTES: usize = 256 << 20;
+/// Extra peak memory a derived-typed transfer may take on either side.
+const DERIVED_LIMIT: u64 = 2 << 20;
 
 /// A `/proc/self/status` field in bytes.
 fn status_bytes(field: &str) -> Result<u64, String> {
@@ -270,6 +276,37 @@ fn many_zero_copy_regions(w: &Communicator) -> CaseResult {
     within_limit(w, &what, growth, limit)
 }
 
+/// Every other f64 of a buffer twice the data's size, as one derived-typed message.
+fn strided_vectors(w: &Communicator) -> CaseResult {
+    for data_mib in [8usize, 64] {
+        let n = (data_mib << 20) / 8;
+        let ty = Datatype::vector(n as u64, 1, 2, &Datatype::of(ElementType::F64))?;
+        let mut buf: Vec<f64> = if w.rank() == 0 {
+            (0..2 * n).map(|i| i as f64).collect()
+        } else {
+            vec![-1.0; 2 * n]
+        };
+        let growth = measure(w, || {
+            if w.rank() == 0 {
+                w.send_typed(&buf, 1, &ty, 1, 5)?;
+            } else if w.rank() == 1 {
+                let st = w.recv_typed(&mut buf, 1, &ty, 0, 5)?;
+                check!(st.bytes == Some((n * 8) as u64), "status {st:?}");
+            }
+            Ok(())
+        })?;
+        if w.rank() == 1 {
+            let bad = (0..2 * n)
+                .filter(|&i| buf[i] != if i % 2 == 0 { i as f64 } else { -1.0 })
+                .count();
+            check!(bad == 0, "{bad} of {} doubles wrong after the strided receive", 2 * n);
+        }
+        let what = format!("{data_mib} MiB strided vector (derived datatype)");
+        within_limit(w, &what, growth, DERIVED_LIMIT)?;
+    }
+    Ok(())
+}
+
 fn region_over_4_gib(w: &Communicator) -> CaseResult {
     let bytes: usize = std::env::var("MPICD_BIG_TEST_BYTES")
         .ok()
@@ -321,6 +358,7 @@ fn main() {
         ("256 MiB packed message: bounded memory", &packed_256_mib),
         ("256 MiB zero-copy region: no copy", &region_256_mib),
         ("many small zero-copy regions", &many_zero_copy_regions),
+        ("strided vectors of 8 and 64 MiB: bounded memory", &strided_vectors),
     ];
     if std::env::var("MPICD_BIG_TEST").is_ok_and(|v| v == "1") {
         cases.push(("region over 4 GiB (64-bit sizes)", &region_over_4_gib));

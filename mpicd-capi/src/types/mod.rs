@@ -1,8 +1,18 @@
 //! Datatype handles: the table of created types (custom, and derived from the type
 //! constructors), what a handle stands for in communication ([`Dtype`]), and MPI_Type_size /
-//! get_extent / commit / free. The predefined types are in [`predefined`].
+//! get_extent / commit / free. The predefined types are in [`predefined`]; the type
+//! constructors in [`ctors`], [`indexed`] and [`arrays`], their decoding (envelope, contents) in [`contents`], the other
+//! queries (extents, names, addresses) in [`query`], MPI_Pack and MPI_Unpack in [`pack`] and
+//! the external32 representation in [`external`].
 
+pub mod arrays;
+pub mod contents;
+pub mod ctors;
+pub mod external;
+pub mod indexed;
+pub mod pack;
 mod predefined;
+pub mod query;
 
 pub(crate) use predefined::{basic, core_type, handle_of, is_predefined, Basic, Kind};
 
@@ -28,6 +38,9 @@ pub(crate) enum Created {
 pub(crate) struct Entry {
     pub created: Created,
     pub name: String,
+    /// Made by a large-count (`_c`) constructor: `MPI_Type_get_contents_c` returns its counts
+    /// as large counts, and `MPI_Type_get_contents` refuses it.
+    pub large: bool,
 }
 
 pub(crate) static TYPES: Table<Entry> = Table::new(DATATYPE_BASE);
@@ -43,12 +56,15 @@ pub(crate) enum Dtype {
 
 /// Stores a new derived type (uncommitted); its handle.
 pub(crate) fn insert_derived(ty: Datatype) -> MPI_Datatype {
+    insert_derived_as(ty, false, false)
+}
+
+/// Stores a derived type, committed or not, made by a large-count constructor or not.
+pub(crate) fn insert_derived_as(ty: Datatype, committed: bool, large: bool) -> MPI_Datatype {
     TYPES.insert(Entry {
-        created: Created::Derived {
-            ty,
-            committed: false,
-        },
+        created: Created::Derived { ty, committed },
         name: String::new(),
+        large,
     }) as MPI_Datatype
 }
 
@@ -57,6 +73,7 @@ pub(crate) fn insert_custom(ty: CustomType) -> MPI_Datatype {
     TYPES.insert(Entry {
         created: Created::Custom(Arc::new(ty)),
         name: String::new(),
+        large: false,
     }) as MPI_Datatype
 }
 
@@ -133,7 +150,7 @@ pub(crate) fn free_all() {
 }
 
 /// Size in bytes of one element's data; MPI_UNDEFINED for a custom type.
-fn size_of(h: MPI_Datatype) -> CResult<i64> {
+pub(crate) fn size_of(h: MPI_Datatype) -> CResult<i64> {
     match datatype(h) {
         Ok(t) => Ok(t.size() as i64),
         Err(e) => custom(h).map(|_| MPI_UNDEFINED as i64).map_err(|_| e),

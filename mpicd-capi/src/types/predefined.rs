@@ -5,6 +5,7 @@
 use crate::abi::*;
 use mpicd::{Datatype, ElementType};
 use std::ffi::{c_char, c_long};
+use std::sync::OnceLock;
 
 /// Which reductions a predefined type takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +113,37 @@ fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
     })
 }
 
+/// Every pair type.
+const PAIRS: [MPI_Datatype; 6] = [
+    MPI_FLOAT_INT,
+    MPI_DOUBLE_INT,
+    MPI_LONG_INT,
+    MPI_2INT,
+    MPI_SHORT_INT,
+    MPI_LONG_DOUBLE_INT,
+];
+
+/// The pair types' structs, made once, so that a pair inside a derived type is recognized as
+/// the named type it came from ([`pair_handle`]).
+fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
+    struct Pairs(Vec<(MPI_Datatype, Datatype)>);
+    // SAFETY: the handles are constants the library never dereferences; `Datatype` is Send
+    // and Sync.
+    unsafe impl Send for Pairs {}
+    unsafe impl Sync for Pairs {}
+    static MADE: OnceLock<Pairs> = OnceLock::new();
+    &MADE
+        .get_or_init(|| {
+            let make = |h| {
+                let (first, int_at) = pair(h)?;
+                let types = [core_type(first)?, core_type(MPI_INT)?];
+                Datatype::structure(&[1, 1], &[0, int_at], &types).ok()
+            };
+            Pairs(PAIRS.iter().filter_map(|&h| Some((h, make(h)?))).collect())
+        })
+        .0
+}
+
 /// The core datatype of a predefined handle (a basic element, or a pair's struct).
 pub(crate) fn core_type(h: MPI_Datatype) -> Option<Datatype> {
     if let Some(b) = basic(h) {
@@ -123,9 +155,73 @@ pub(crate) fn core_type(h: MPI_Datatype) -> Option<Datatype> {
         };
         return Datatype::basic(basic).ok();
     }
-    let (first, int_at) = pair(h)?;
-    let types = [core_type(first)?, core_type(MPI_INT)?];
-    Datatype::structure(&[1, 1], &[0, int_at], &types).ok()
+    pair(h)?;
+    pair_types()
+        .iter()
+        .find(|(p, _)| *p == h)
+        .map(|(_, t)| t.clone())
+}
+
+/// The predefined handle a core datatype stands for: a basic element's, or a pair type's.
+pub(crate) fn predefined_handle(t: &Datatype) -> Option<MPI_Datatype> {
+    if let mpicd::Constructor::Basic(b) = t.constructor() {
+        return Some(b.id as MPI_Datatype);
+    }
+    pair_types()
+        .iter()
+        .find(|(_, p)| p.same(t))
+        .map(|(h, _)| *h)
+}
+
+/// The name `MPI_Type_get_name` reports for a predefined type (one per handle value: of the
+/// synonyms MPI_LONG_LONG and MPI_LONG_LONG_INT, MPI_C_FLOAT_COMPLEX and MPI_C_COMPLEX, the
+/// first).
+pub(crate) fn name_of(h: MPI_Datatype) -> Option<&'static str> {
+    const NAMES: &[(MPI_Datatype, &str)] = &[
+        (MPI_AINT, "MPI_AINT"),
+        (MPI_COUNT, "MPI_COUNT"),
+        (MPI_OFFSET, "MPI_OFFSET"),
+        (MPI_PACKED, "MPI_PACKED"),
+        (MPI_SHORT, "MPI_SHORT"),
+        (MPI_INT, "MPI_INT"),
+        (MPI_LONG, "MPI_LONG"),
+        (MPI_LONG_LONG, "MPI_LONG_LONG"),
+        (MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT"),
+        (MPI_UNSIGNED, "MPI_UNSIGNED"),
+        (MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG"),
+        (MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG"),
+        (MPI_FLOAT, "MPI_FLOAT"),
+        (MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX"),
+        (MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX"),
+        (MPI_DOUBLE, "MPI_DOUBLE"),
+        (MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"),
+        (MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX"),
+        (MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"),
+        (MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX"),
+        (MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX"),
+        (MPI_FLOAT_INT, "MPI_FLOAT_INT"),
+        (MPI_DOUBLE_INT, "MPI_DOUBLE_INT"),
+        (MPI_LONG_INT, "MPI_LONG_INT"),
+        (MPI_2INT, "MPI_2INT"),
+        (MPI_SHORT_INT, "MPI_SHORT_INT"),
+        (MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT"),
+        (MPI_C_BOOL, "MPI_C_BOOL"),
+        (MPI_CXX_BOOL, "MPI_CXX_BOOL"),
+        (MPI_WCHAR, "MPI_WCHAR"),
+        (MPI_INT8_T, "MPI_INT8_T"),
+        (MPI_UINT8_T, "MPI_UINT8_T"),
+        (MPI_CHAR, "MPI_CHAR"),
+        (MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"),
+        (MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR"),
+        (MPI_BYTE, "MPI_BYTE"),
+        (MPI_INT16_T, "MPI_INT16_T"),
+        (MPI_UINT16_T, "MPI_UINT16_T"),
+        (MPI_INT32_T, "MPI_INT32_T"),
+        (MPI_UINT32_T, "MPI_UINT32_T"),
+        (MPI_INT64_T, "MPI_INT64_T"),
+        (MPI_UINT64_T, "MPI_UINT64_T"),
+    ];
+    NAMES.iter().find(|(k, _)| *k == h).map(|(_, n)| *n)
 }
 
 /// True for a predefined handle of any kind.
@@ -149,7 +245,6 @@ pub(crate) fn handle_of(elem: ElementType) -> MPI_Datatype {
         ElementType::F64 => MPI_DOUBLE,
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -179,5 +274,20 @@ mod tests {
         assert_eq!(t(MPI_LONG_DOUBLE_INT), Some((20, 32)));
         assert_eq!(t(MPI_LONG_DOUBLE), Some((16, 16)));
         assert!(is_predefined(MPI_2INT) && !is_predefined(MPI_DATATYPE_NULL));
+    }
+
+    #[test]
+    fn predefined_types_are_recognized_by_identity_and_named() {
+        let pair = core_type(MPI_DOUBLE_INT).unwrap();
+        assert_eq!(predefined_handle(&pair), Some(MPI_DOUBLE_INT));
+        assert_eq!(predefined_handle(&core_type(MPI_INT).unwrap()), Some(MPI_INT));
+        // The same struct made by hand is a derived type, not the named one.
+        let types = [core_type(MPI_DOUBLE).unwrap(), core_type(MPI_INT).unwrap()];
+        let lookalike = Datatype::structure(&[1, 1], &[0, 8], &types).unwrap();
+        assert_eq!(predefined_handle(&lookalike), None);
+        assert_eq!(name_of(MPI_INT), Some("MPI_INT"));
+        assert_eq!(name_of(MPI_LONG_LONG_INT), Some("MPI_LONG_LONG"));
+        assert_eq!(name_of(MPI_2INT), Some("MPI_2INT"));
+        assert_eq!(name_of(MPI_DATATYPE_NULL), None);
     }
 }

@@ -250,12 +250,14 @@ def message(spec, writable, blocks=1):
         size = datatype.Get_size()
         if size <= 0:
             raise ValueError(f"message: datatype {datatype.name} has size {size}")
+        # A derived type steps by its extent and reaches as far as its true bounds.
+        extent = size if datatype.is_predefined else datatype.extent
         offset = 0
         if o_displ is not None:
             displ = int(o_displ)
             if displ < 0:
                 raise ValueError(f"message: negative displacement {displ}")
-            offset = displ * size
+            offset = displ * extent
             if offset > length:
                 raise ValueError(f"message: displacement {displ} out of bounds")
             length -= offset
@@ -263,18 +265,13 @@ def message(spec, writable, blocks=1):
             count = int(o_count)
             if count < 0:
                 raise ValueError(f"message: negative count {count}")
-            if count * size * max(blocks, 1) > length:
-                raise ValueError(
-                    f"message: {count} x {datatype.name} ({size} bytes) x {blocks} block(s) "
-                    f"exceed the buffer's {length} bytes"
-                )
         else:
-            if length % size:
+            if extent <= 0 or length % extent:
                 raise ValueError(
                     f"message: cannot infer count, buffer length {length} is not a multiple "
-                    f"of datatype {datatype.name} size {size}"
+                    f"of datatype {datatype.name} extent {extent}"
                 )
-            count = length // size
+            count = length // extent
             if blocks > 1:
                 if count % blocks:
                     raise ValueError(
@@ -282,6 +279,14 @@ def message(spec, writable, blocks=1):
                         f"multiple of the required number of blocks {blocks}"
                     )
                 count //= blocks
+        low, high = (0, count * size) if datatype.is_predefined else datatype.span(count)
+        if blocks > 1 and count:
+            high = max(high, low + (blocks - 1) * count * extent + (high - low))
+        if low < 0 or high > length:
+            raise ValueError(
+                f"message: {count} x {datatype.name} x {max(blocks, 1)} block(s) reach bytes "
+                f"{low}..{high}, outside the buffer's {length} bytes"
+            )
         return Msg(addr + offset, count, datatype, pin)
     except BaseException:
         if type(pin) is Pin:

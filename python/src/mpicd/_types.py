@@ -6,7 +6,7 @@ apply them to objects, as mpi4py does)."""
 import ctypes
 import sys
 
-from ._libmpi import DATATYPE_ALIASES, DATATYPES, OPS, lib
+from ._libmpi import DATATYPE_ALIASES, DATATYPES, OPS, ORDER_C, lib
 
 
 class Handle:
@@ -29,8 +29,25 @@ class Handle:
         return f"<mpicd.MPI.{type(self).__name__} {self.name}>"
 
 
+# Predefined handles are small constants of the standard ABI; created ones are far above.
+_PREDEFINED_LIMIT = 0x1000
+
+
+def _counts(values):
+    """A ctypes int array of ``values``."""
+    values = [int(v) for v in values]
+    return (ctypes.c_int * max(len(values), 1))(*values), len(values)
+
+
+def _aints(values):
+    values = [int(v) for v in values]
+    return (ctypes.c_ssize_t * max(len(values), 1))(*values), len(values)
+
+
 class Datatype(Handle):
-    """A datatype handle. Only the predefined ones exist in Python."""
+    """A datatype handle: a predefined one, or one made by the constructors below (mpi4py's
+    names). A new type must be committed (:meth:`Commit`) before it is used in communication
+    and freed (:meth:`Free`) when no longer needed."""
 
     __slots__ = ("handle", "name", "_size")
     _NULL = DATATYPES["DATATYPE_NULL"]
@@ -39,6 +56,101 @@ class Datatype(Handle):
         self.handle = int(handle)
         self.name = name or f"datatype {self.handle:#x}"
         self._size = None
+
+    # --- constructors ---------------------------------------------------------------------
+
+    @staticmethod
+    def _made(fn, *args):
+        from ._errors import check
+
+        out = ctypes.c_void_p(DATATYPES["DATATYPE_NULL"])
+        check(fn(*args, ctypes.byref(out)))
+        return Datatype(out.value)
+
+    def Create_contiguous(self, count):
+        return self._made(lib.MPI_Type_contiguous, int(count), self.handle)
+
+    def Create_vector(self, count, blocklength, stride):
+        return self._made(lib.MPI_Type_vector, int(count), int(blocklength), int(stride),
+                          self.handle)
+
+    def Create_hvector(self, count, blocklength, stride):
+        return self._made(lib.MPI_Type_create_hvector, int(count), int(blocklength),
+                          int(stride), self.handle)
+
+    def Create_indexed(self, blocklengths, displacements):
+        bl, n = _counts(blocklengths)
+        dp, m = _counts(displacements)
+        if n != m:
+            raise ValueError(f"{n} block lengths for {m} displacements")
+        return self._made(lib.MPI_Type_indexed, n, bl, dp, self.handle)
+
+    def Create_hindexed(self, blocklengths, displacements):
+        bl, n = _counts(blocklengths)
+        dp, m = _aints(displacements)
+        if n != m:
+            raise ValueError(f"{n} block lengths for {m} displacements")
+        return self._made(lib.MPI_Type_create_hindexed, n, bl, dp, self.handle)
+
+    def Create_indexed_block(self, blocklength, displacements):
+        dp, n = _counts(displacements)
+        return self._made(lib.MPI_Type_create_indexed_block, n, int(blocklength), dp,
+                          self.handle)
+
+    def Create_hindexed_block(self, blocklength, displacements):
+        dp, n = _aints(displacements)
+        return self._made(lib.MPI_Type_create_hindexed_block, n, int(blocklength), dp,
+                          self.handle)
+
+    @classmethod
+    def Create_struct(cls, blocklengths, displacements, datatypes):
+        bl, n = _counts(blocklengths)
+        dp, m = _aints(displacements)
+        from ._buffer import to_datatype
+
+        types = [to_datatype(t).handle for t in datatypes]
+        if not n == m == len(types):
+            raise ValueError("Create_struct: lists of different lengths")
+        th = (ctypes.c_void_p * max(n, 1))(*types)
+        return cls._made(lib.MPI_Type_create_struct, n, bl, dp, th)
+
+    def Create_subarray(self, sizes, subsizes, starts, order=None):
+        sz, n = _counts(sizes)
+        sub, _ = _counts(subsizes)
+        st, _ = _counts(starts)
+        order = ORDER_C if order is None else int(order)
+        return self._made(lib.MPI_Type_create_subarray, n, sz, sub, st, order, self.handle)
+
+    def Create_darray(self, size, rank, gsizes, distribs, dargs, psizes, order=None):
+        gs, n = _counts(gsizes)
+        di, _ = _counts(distribs)
+        da, _ = _counts(dargs)
+        ps, _ = _counts(psizes)
+        order = ORDER_C if order is None else int(order)
+        return self._made(lib.MPI_Type_create_darray, int(size), int(rank), n, gs, di, da, ps,
+                          order, self.handle)
+
+    def Create_resized(self, lb, extent):
+        return self._made(lib.MPI_Type_create_resized, self.handle, int(lb), int(extent))
+
+    def Dup(self):
+        return self._made(lib.MPI_Type_dup, self.handle)
+
+    def Commit(self):
+        from ._errors import check
+
+        h = ctypes.c_void_p(self.handle)
+        check(lib.MPI_Type_commit(ctypes.byref(h)))
+        return self
+
+    def Free(self):
+        from ._errors import check
+
+        h = ctypes.c_void_p(self.handle)
+        check(lib.MPI_Type_free(ctypes.byref(h)))
+        self.handle = DATATYPES["DATATYPE_NULL"]
+
+    # --- queries --------------------------------------------------------------------------
 
     def Get_size(self):
         if self._size is None:
@@ -60,6 +172,13 @@ class Datatype(Handle):
         check(lib.MPI_Type_get_extent(self.handle, ctypes.byref(lb), ctypes.byref(ext)))
         return lb.value, ext.value
 
+    def Get_true_extent(self):
+        from ._errors import check
+
+        lb, ext = ctypes.c_ssize_t(0), ctypes.c_ssize_t(0)
+        check(lib.MPI_Type_get_true_extent(self.handle, ctypes.byref(lb), ctypes.byref(ext)))
+        return lb.value, ext.value
+
     @property
     def extent(self):
         return self.Get_extent()[1]
@@ -68,8 +187,87 @@ class Datatype(Handle):
     def lb(self):
         return self.Get_extent()[0]
 
+    @property
+    def ub(self):
+        lb, ext = self.Get_extent()
+        return lb + ext
+
+    @property
+    def true_extent(self):
+        return self.Get_true_extent()[1]
+
+    @property
+    def true_lb(self):
+        return self.Get_true_extent()[0]
+
     def Get_name(self):
         return self.name
+
+    @property
+    def is_predefined(self):
+        return self.handle < _PREDEFINED_LIMIT
+
+    def span(self, count):
+        """The bytes ``count`` instances reach from the buffer's start: ``(low, high)``."""
+        if count <= 0 or self.Get_size() == 0:
+            return 0, 0
+        tlb, text = self.Get_true_extent()
+        reach = (count - 1) * self.extent
+        return tlb + min(reach, 0), tlb + text + max(reach, 0)
+
+    # --- packing --------------------------------------------------------------------------
+
+    def Pack_size(self, count, comm):
+        from ._errors import check
+
+        n = ctypes.c_int(0)
+        check(lib.MPI_Pack_size(int(count), self.handle, comm.handle, ctypes.byref(n)))
+        return n.value
+
+    def Pack(self, inbuf, outbuf, position, comm):
+        """Packs ``inbuf`` (a buffer, or ``[buffer, count]``) of this type into ``outbuf`` at
+        byte ``position``; returns the new position."""
+        from ._buffer import message
+        from ._errors import check
+
+        src = message(_with_type(inbuf, self), False)
+        dst = message(outbuf, True)
+        pos = ctypes.c_int(int(position))
+        try:
+            size = dst.count * dst.datatype.Get_size()
+            check(lib.MPI_Pack(src.addr, src.count, self.handle, dst.addr, size,
+                               ctypes.byref(pos), comm.handle))
+        finally:
+            src.release()
+            dst.release()
+        return pos.value
+
+    def Unpack(self, inbuf, position, outbuf, comm):
+        """Unpacks from ``inbuf`` at byte ``position`` into ``outbuf`` (a buffer, or
+        ``[buffer, count]``) of this type; returns the new position."""
+        from ._buffer import message
+        from ._errors import check
+
+        src = message(inbuf, False)
+        dst = message(_with_type(outbuf, self), True)
+        pos = ctypes.c_int(int(position))
+        try:
+            size = src.count * src.datatype.Get_size()
+            check(lib.MPI_Unpack(src.addr, size, ctypes.byref(pos), dst.addr, dst.count,
+                                 self.handle, comm.handle))
+        finally:
+            src.release()
+            dst.release()
+        return pos.value
+
+
+def _with_type(spec, datatype):
+    """A message spec of ``datatype`` from a buffer or ``[buffer, count]``."""
+    if isinstance(spec, (list, tuple)):
+        if len(spec) == 2:
+            return [spec[0], spec[1], datatype]
+        return spec
+    return [spec, datatype]
 
 
 def _op_max(x, y):

@@ -431,6 +431,12 @@ impl Datatype {
         }))
     }
 
+    /// True when both are the same type object (a clone of one another), not merely equal
+    /// type maps: how the C layer recognizes a type it made (the predefined pair types).
+    pub fn same(&self, other: &Datatype) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// How this type was made.
     pub fn constructor(&self) -> &Constructor {
         &self.0.ctor

@@ -245,3 +245,90 @@ fn empty_types_and_zero_counts() {
     let v = Datatype::vector(0, 3, 2, &int()).unwrap();
     assert_eq!(v.size(), 0);
 }
+
+#[test]
+fn same_is_identity_not_equality() {
+    let a = Datatype::contiguous(2, &int()).unwrap();
+    let b = Datatype::contiguous(2, &int()).unwrap();
+    assert!(a.same(&a.clone()));
+    assert!(!a.same(&b));
+    assert!(!a.same(&Datatype::dup(&a)));
+}
+
+/// The indices one coordinate owns of a dimension of `g` over `p` processes, by the standard's
+/// definition of block and cyclic distributions.
+fn owned(g: u64, d: Distribution, darg: i64, p: u64, c: u64) -> Vec<u64> {
+    match d {
+        Distribution::None => (0..g).collect(),
+        Distribution::Block => {
+            let b = if darg == DISTRIBUTE_DFLT_DARG { g.div_ceil(p) } else { darg as u64 };
+            (c * b..((c + 1) * b).min(g)).collect()
+        }
+        Distribution::Cyclic => {
+            let k = if darg == DISTRIBUTE_DFLT_DARG { 1 } else { darg as u64 };
+            (0..g).filter(|i| (i / k) % p == c).collect()
+        }
+    }
+}
+
+#[test]
+fn darray_type_maps_match_the_standard_for_every_rank() {
+    use Distribution::*;
+    let d = DISTRIBUTE_DFLT_DARG;
+    let cases: Vec<(Vec<u64>, Vec<Distribution>, Vec<i64>, Vec<u32>)> = vec![
+        (vec![7, 5], vec![Block, Cyclic], vec![d, 2], vec![2, 3]),
+        (vec![9, 4], vec![Cyclic, None], vec![2, d], vec![3, 1]),
+        (vec![5, 6, 3], vec![Cyclic, Block, Block], vec![d, 4, d], vec![2, 2, 1]),
+        (vec![4, 7], vec![Block, Cyclic], vec![3, 3], vec![2, 2]),
+    ];
+    for (gsizes, distribs, dargs, psizes) in cases {
+        let size: u32 = psizes.iter().product();
+        let n = gsizes.len();
+        let total: u64 = gsizes.iter().product();
+        let m = mem(total as usize);
+        for order in [Order::C, Order::Fortran] {
+            for rank in 0..size {
+                let t = Datatype::darray(size, rank, &gsizes, &distribs, &dargs, &psizes, order, &ch())
+                    .unwrap();
+                let mut coords = vec![0u64; n];
+                let mut r = rank as u64;
+                for i in (0..n).rev() {
+                    coords[i] = r % psizes[i] as u64;
+                    r /= psizes[i] as u64;
+                }
+                let local: Vec<Vec<u64>> = (0..n)
+                    .map(|i| owned(gsizes[i], distribs[i], dargs[i], psizes[i] as u64, coords[i]))
+                    .collect();
+                // Every local index tuple, the fastest-varying dimension last in `dims`.
+                let dims: Vec<usize> = match order {
+                    Order::C => (0..n).collect(),
+                    Order::Fortran => (0..n).rev().collect(),
+                };
+                let mut tuples: Vec<Vec<u64>> = vec![vec![0; n]];
+                for &k in &dims {
+                    tuples = tuples
+                        .into_iter()
+                        .flat_map(|t| {
+                            local[k].iter().map(move |&i| {
+                                let mut t = t.clone();
+                                t[k] = i;
+                                t
+                            })
+                        })
+                        .collect();
+                }
+                let offset = |t: &Vec<u64>| -> usize {
+                    let (mut off, mut stride) = (0u64, 1u64);
+                    for &k in dims.iter().rev() {
+                        off += t[k] * stride;
+                        stride *= gsizes[k];
+                    }
+                    off as usize
+                };
+                let want: Vec<usize> = tuples.iter().map(offset).collect();
+                assert_eq!(t.extent() as u64, total);
+                check_pack(&t, 1, &m, 0, &want);
+            }
+        }
+    }
+}

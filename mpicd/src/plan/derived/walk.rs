@@ -68,6 +68,49 @@ unsafe fn run<D: Direction>(addr: usize, len: u64, skip: u64, cur: &mut Cursor) 
     cur.left == 0
 }
 
+/// Moves `n` whole blocks of `len` bytes, the first at `addr`, `stride` apart, into or out of
+/// the cursor (which has room for them).
+///
+/// # Safety
+/// The blocks' memory and the cursor must be valid.
+#[inline(always)]
+unsafe fn blocks<D: Direction>(addr: usize, stride: i64, len: usize, n: usize, cur: &mut Cursor) {
+    /// The loop with the block length known at compile time (one load and store per block).
+    #[inline(always)]
+    unsafe fn fixed<D: Direction, const L: usize>(mut a: usize, stride: i64, n: usize, mut at: *mut u8) {
+        for _ in 0..n {
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                D::copy(a, at, L);
+                at = at.add(L);
+            }
+            a = a.wrapping_add(stride as usize);
+        }
+    }
+    let at = cur.at;
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match len {
+            4 => fixed::<D, 4>(addr, stride, n, at),
+            8 => fixed::<D, 8>(addr, stride, n, at),
+            16 => fixed::<D, 16>(addr, stride, n, at),
+            24 => fixed::<D, 24>(addr, stride, n, at),
+            32 => fixed::<D, 32>(addr, stride, n, at),
+            _ => {
+                let mut a = addr;
+                let mut to = at;
+                for _ in 0..n {
+                    D::copy(a, to, len);
+                    to = to.add(len);
+                    a = a.wrapping_add(stride as usize);
+                }
+            }
+        }
+        cur.at = at.add(n * len);
+    }
+    cur.left -= n * len;
+}
+
 /// Moves the bytes of `count` copies of `body` (the first at `at`, `stride` apart) from packed
 /// offset `skip` on; true once the cursor is full.
 ///
@@ -87,14 +130,24 @@ unsafe fn repeat<D: Direction>(
     let (mut k, mut s) = (skip / body.size, skip % body.size);
     let step = |k: u64| at.wrapping_add((k as i64).wrapping_mul(stride) as usize);
     if let Some((d, l)) = body.single_run() {
-        while k < count {
+        let at_block = |k: u64| step(k).wrapping_add(d as usize);
+        if s > 0 {
             // SAFETY: forwarded from the caller.
-            if unsafe { run::<D>(step(k).wrapping_add(d as usize), l, s, cur) } {
+            if unsafe { run::<D>(at_block(k), l, s, cur) } {
                 return true;
             }
-            (k, s) = (k + 1, 0);
+            k += 1;
         }
-        return false;
+        // Whole blocks, as many as fit, in a loop specialised for short blocks.
+        let whole = (count - k.min(count)).min(cur.left as u64 / l);
+        // SAFETY: forwarded from the caller; `whole` blocks fit in the cursor.
+        unsafe { blocks::<D>(at_block(k), stride, l as usize, whole as usize, cur) };
+        k += whole;
+        if k < count && cur.left > 0 {
+            // SAFETY: forwarded from the caller: the start of the next block.
+            unsafe { run::<D>(at_block(k), l, 0, cur) };
+        }
+        return cur.left == 0;
     }
     while k < count {
         // SAFETY: forwarded from the caller.
