@@ -11,7 +11,7 @@ and criterion's estimates (target/criterion/<group>/<bench>/new/estimates.json).
 Output (in --out): datatypes.csv, memory.csv, ddtbench.csv, criterion.csv, summary.md and, unless
 --no-plots, plots/*.png: one per Rust benchmark (latency or bandwidth against size, one line per
 method, as the paper's figures 1-7), memory.png, ddtbench.png (figure 10: bandwidth per kernel and
-method) and criterion.png.
+method, with mpicd's own derived datatypes beside Open MPI's) and criterion.png.
 
 The targets (issue 6) are evaluated on ratios of the same run:
   double-vec (1 KiB sub-vectors): custom bandwidth >= 2x packed from 1 MiB up, and >= 0.7x rsmpi
@@ -20,6 +20,8 @@ The targets (issue 6) are evaluated on ratios of the same run:
   struct-vec: custom >= rsmpi's derived datatype at every size (bandwidth and latency);
   DDTBench: the better of custom and custom_regions >= Open MPI's mpi_ddt on every kernel
       (geometric mean over its configurations), geometric mean over the kernels >= 1.2x;
+      reported beside it, not a target: mpicd's derived datatypes (mpicd_ddt) against Open MPI's
+      (mpi_ddt) and against mpicd's custom method, per configuration and as geometric means;
   memory: the custom path's extra peak RSS <= CustomConfig::memory_bound_for(shape) at every
   size (the engine's fixed bound plus the message's region list).
 Standard library only, except matplotlib for the plots.
@@ -38,7 +40,7 @@ KIB = 1 << 10
 
 METHOD_ORDER = ["custom", "packed", "serde", "serde-region", "bytes", "rsmpi-ddt", "rsmpi-bytes"]
 DDT_ORDER = ["reference", "manual", "mpi_ddt", "mpi_pack_ddt", "mpicd_reference", "mpicd_manual",
-             "custom", "custom_regions"]
+             "mpicd_ddt", "mpicd_pack_ddt", "custom", "custom_regions"]
 # The kernels of the paper's figure 10 (DDTBench's own figure leaves out the rest).
 PAPER_KERNELS = ["LAMMPS_full", "MILC_su3_zd", "NAS_LU_x", "NAS_LU_y", "NAS_MG_x", "NAS_MG_y",
                  "NAS_MG_z", "WRF_x_vec", "WRF_y_vec"]
@@ -184,6 +186,38 @@ def ddt_ratios(d):
     return out
 
 
+def ddt_derived(d):
+    """Per test: [(bytes, Open MPI mpi_ddt, mpicd_ddt, custom, mpicd_ddt / mpi_ddt,
+    mpicd_ddt / custom)], MB/s or None where a method is missing; a configuration is listed when
+    mpicd_ddt or mpi_ddt ran."""
+    out = {}
+    for test in sorted(d.ddt):
+        rows = []
+        for nbytes in sorted(d.ddt[test]):
+            m = d.ddt[test][nbytes]
+            ompi, ours, cust = m.get("mpi_ddt"), m.get("mpicd_ddt"), m.get("custom")
+            if ompi is None and ours is None:
+                continue
+            r_ompi = ours / ompi if ours is not None and ompi else None
+            r_cust = ours / cust if ours is not None and cust else None
+            rows.append((nbytes, ompi, ours, cust, r_ompi, r_cust))
+        if rows:
+            out[test] = rows
+    return out
+
+
+def ddt_derived_geomeans(dd):
+    """Per test: (geomean mpicd_ddt / mpi_ddt, geomean mpicd_ddt / custom) over its configurations
+    (nan where no configuration has both), and the same over the kernels."""
+    per = {}
+    for test, rows in dd.items():
+        per[test] = (geomean([r[4] for r in rows if r[4] is not None]),
+                     geomean([r[5] for r in rows if r[5] is not None]))
+    overall = tuple(geomean([g[i] for g in per.values() if not math.isnan(g[i])])
+                    for i in range(2))
+    return per, overall
+
+
 def write_csvs(d, out, crit):
     with open(os.path.join(out, "datatypes.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -306,7 +340,14 @@ def plots(d, out, crit):
         plt.close(fig)
         made.append("memory.png")
     if d.ddt:
-        colors = {m: f"C{i}" for i, m in enumerate(DDT_ORDER)}
+        # One colour per method family, dashed on Open MPI and solid on mpicd, so that each
+        # Open MPI method sits beside its mpicd counterpart; the compared three (mpi_ddt,
+        # mpicd_ddt, custom) drawn thicker.
+        colors = {"reference": "C7", "mpicd_reference": "C7", "manual": "C1",
+                  "mpicd_manual": "C1", "mpi_ddt": "C3", "mpicd_ddt": "C3",
+                  "mpi_pack_ddt": "C4", "mpicd_pack_ddt": "C4", "custom": "C0",
+                  "custom_regions": "C2"}
+        widths = {"mpi_ddt": 2.2, "mpicd_ddt": 2.2, "custom": 2.2}
         tests = sorted(d.ddt)
         cols = 4
         nrows = (len(tests) + cols - 1) // cols
@@ -317,7 +358,7 @@ def plots(d, out, crit):
             for method in methods:
                 pts = sorted((b, v[method]) for b, v in d.ddt[test].items() if method in v)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=method,
-                        color=colors.get(method),
+                        color=colors.get(method), lw=widths.get(method, 1.0),
                         linestyle="--" if not method.startswith(("mpicd", "custom")) else "-")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
@@ -328,12 +369,15 @@ def plots(d, out, crit):
             axes[j // cols][j % cols].axis("off")
         present = [m for m in DDT_ORDER if any(m in b for t in d.ddt.values() for b in t.values())]
         handles = [matplotlib.lines.Line2D([], [], color=colors[m], marker="o", ms=3,
+                                           lw=widths.get(m, 1.0),
                                            linestyle="--" if not m.startswith(("mpicd", "custom"))
                                            else "-") for m in present]
-        fig.legend(handles, present, loc="lower center", ncol=len(present), fontsize=8)
+        fig.legend(handles, present, loc="lower center", ncol=(len(present) + 1) // 2,
+                   fontsize=8)
         fig.suptitle("DDTBench: bandwidth (MB/s, median round trip) against message bytes; "
-                     "dashed: Open MPI, solid: mpicd")
-        fig.tight_layout(rect=(0, 0.04, 1, 1))
+                     "dashed: Open MPI, solid: mpicd; one colour per method (mpi_ddt and mpicd_ddt "
+                     "red)")
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
         fig.savefig(os.path.join(pdir, "ddtbench.png"), dpi=100)
         plt.close(fig)
         made.append("ddtbench.png")
@@ -388,6 +432,13 @@ def summary(d, out, crit, made, args):
         if paper:
             L.append(f"| (the paper's figure-10 kernels only: geometric mean) | "
                      f"{geomean(paper):.2f} | for reference |")
+    dd = ddt_derived(d)
+    if dd:
+        _per, (g_ompi, g_cust) = ddt_derived_geomeans(dd)
+        L.append(f"| DDTBench: mpicd_ddt / Open MPI mpi_ddt, geometric mean over the kernels | "
+                 f"{fmt(g_ompi)} | for reference (no target) |")
+        L.append(f"| DDTBench: mpicd_ddt / mpicd custom, geometric mean over the kernels | "
+                 f"{fmt(g_cust)} | for reference (no target) |")
     L.append("")
     L.append("Per-size ratios of the targets:\n")
     for name, _w, detail, _s in evaluated:
@@ -426,27 +477,49 @@ def summary(d, out, crit, made, args):
         if "memory.png" in made:
             L.append("![memory](plots/memory.png)\n")
 
-    if dr:
-        L.append("## DDTBench: best custom method against Open MPI's derived datatypes\n")
-        L.append("Bandwidth from the median round trip (DDTBench's mean is in ddtbench.csv). "
-                 "`ref` = mpicd_reference / Open MPI reference: the transports' own ratio on "
-                 "contiguous data of the same size.\n")
-        L.append("| test | bytes | best custom | MB/s | mpi_ddt MB/s | ratio | manual (mpicd) / "
-                 "manual (Open MPI) | ref ratio |")
-        L.append("|---|---|---|---|---|---|---|---|")
-        for test, rows in dr.items():
-            for nbytes, which, best, ddt, r in rows:
+    if dr or dd:
+        L.append("## DDTBench: derived datatypes on mpicd and Open MPI, and the custom methods\n")
+        L.append("Bandwidth (MB/s) from the median round trip (DDTBench's mean is in ddtbench.csv). "
+                 "`mpi_ddt`: Open MPI with DDTBench's derived datatype; `mpicd_ddt`: mpicd with the "
+                 "same datatype (the same construction code); `custom`: mpicd's custom datatype "
+                 "with pack/unpack callbacks; best custom: the better of `custom` and "
+                 "`custom_regions` (the target's numerator). `ref` = mpicd_reference / Open MPI "
+                 "reference: the transports' own ratio on contiguous data of the same size.\n")
+        L.append("| test | bytes | Open MPI mpi_ddt | mpicd_ddt | mpicd custom | "
+                 "mpicd ddt / Open MPI ddt | mpicd ddt / mpicd custom | best custom | "
+                 "best custom / mpi_ddt | manual (mpicd) / manual (Open MPI) | ref ratio |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        best = {(t, r[0]): r for t, rows in dr.items() for r in rows}
+        tests = sorted(set(dd) | set(dr))
+        for test in tests:
+            sizes = sorted({r[0] for r in dd.get(test, [])} | {r[0] for r in dr.get(test, [])})
+            der = {r[0]: r for r in dd.get(test, [])}
+            for nbytes in sizes:
                 m = d.ddt[test][nbytes]
-                man = (m.get("mpicd_manual", 0) / m["manual"]) if m.get("manual") else float("nan")
+                _b, ompi, ours, cust, r_ompi, r_cust = der.get(
+                    nbytes, (nbytes, m.get("mpi_ddt"), None, m.get("custom"), None, None))
+                b = best.get((test, nbytes))
+                man = (m.get("mpicd_manual", 0) / m["manual"]) if m.get("manual") else None
                 ref = (m.get("mpicd_reference", 0) / m["reference"]) if m.get("reference") \
-                    else float("nan")
-                L.append(f"| {test} | {nbytes} | {which} | {best:.0f} | {ddt:.0f} | {r:.2f} | "
-                         f"{fmt(man)} | {fmt(ref)} |")
+                    else None
+                L.append(f"| {test} | {nbytes} | {fmt(ompi, 0)} | {fmt(ours, 0)} | "
+                         f"{fmt(cust, 0)} | {fmt(r_ompi)} | {fmt(r_cust)} | "
+                         f"{b[1] + ' ' + fmt(b[2], 0) if b else 'n/a'} | "
+                         f"{fmt(b[4]) if b else 'n/a'} | {fmt(man)} | {fmt(ref)} |")
         L.append("")
-        L.append("| kernel | geomean ratio (best custom / mpi_ddt) | configurations |")
-        L.append("|---|---|---|")
-        for test, rows in dr.items():
-            L.append(f"| {test} | {geomean([r[4] for r in rows]):.2f} | {len(rows)} |")
+        per_d, (g_ompi, g_cust) = ddt_derived_geomeans(dd) if dd else ({}, (None, None))
+        per_b = {t: geomean([r[4] for r in rows]) for t, rows in dr.items()}
+        L.append("Geometric means over each kernel's configurations, and over the kernels:\n")
+        L.append("| kernel | configurations | mpicd ddt / Open MPI ddt | mpicd ddt / mpicd custom | "
+                 "best custom / mpi_ddt |")
+        L.append("|---|---|---|---|---|")
+        for test in tests:
+            n = max(len(dd.get(test, [])), len(dr.get(test, [])))
+            g = per_d.get(test, (None, None))
+            L.append(f"| {test} | {n} | {fmt(g[0])} | {fmt(g[1])} | {fmt(per_b.get(test))} |")
+        g_best = geomean(list(per_b.values())) if per_b else None
+        L.append(f"| **geomean over the kernels** | {len(tests)} kernels | **{fmt(g_ompi)}** | "
+                 f"**{fmt(g_cust)}** | **{fmt(g_best)}** |")
         L.append("")
         if "ddtbench.png" in made:
             L.append("![DDTBench](plots/ddtbench.png)\n")
@@ -511,6 +584,11 @@ def main():
         print(f"  DDTBench geomean(best custom / mpi_ddt) = {geomean(list(per.values())):.2f}; "
               "kernels below 1: " + (", ".join(f"{t} {g:.2f}" for t, g in sorted(per.items())
                                               if g < 1) or "none"))
+    dd = ddt_derived(d)
+    if dd:
+        _per, (g_ompi, g_cust) = ddt_derived_geomeans(dd)
+        print(f"  DDTBench geomean(mpicd_ddt / mpi_ddt) = {fmt(g_ompi)}, "
+              f"geomean(mpicd_ddt / custom) = {fmt(g_cust)}")
     return 0
 
 

@@ -14,7 +14,8 @@
 #      (serde-region,) bytes on mpicd, then the same with rsmpi on Open MPI (derived datatypes,
 #      raw bytes); the custom path's peak memory (VmHWM) against CustomConfig::memory_bound();
 #   3. DDTBench (bench/ddtbench): every kernel and configuration, Open MPI (reference, manual,
-#      mpi_ddt, mpi_pack_ddt) then mpicd (mpicd_reference, mpicd_manual, custom, custom_regions);
+#      mpi_ddt, mpi_pack_ddt) then mpicd (mpicd_reference, mpicd_manual, mpicd_ddt, mpicd_pack_ddt,
+#      custom, custom_regions; the *_ddt methods build the same derived datatypes on both);
 #   4. criterion (bench/benches/engine.rs): the engine's CPU costs in a singleton, no network;
 #   5. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md.
 # Every benchmark checks the data it received; a failed check fails the run.

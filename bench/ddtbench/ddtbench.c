@@ -22,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The derived-datatype methods (M_DDT, M_PACK_DDT) run in both builds with the same types
+ * (kernel_ddt): mpi_ddt and mpi_pack_ddt on Open MPI, mpicd_ddt and mpicd_pack_ddt on mpicd. */
 #ifdef MPICD_CUSTOM
-enum { M_REFERENCE, M_MANUAL, M_CUSTOM, M_CUSTOM_REGIONS, M_COUNT };
-static const char *method_names[] = {"mpicd_reference", "mpicd_manual", "custom",
-                                     "custom_regions"};
+enum { M_REFERENCE, M_MANUAL, M_DDT, M_PACK_DDT, M_CUSTOM, M_CUSTOM_REGIONS, M_COUNT };
+static const char *method_names[] = {"mpicd_reference", "mpicd_manual", "mpicd_ddt",
+                                     "mpicd_pack_ddt", "custom", "custom_regions"};
 #else
 enum { M_REFERENCE, M_MANUAL, M_DDT, M_PACK_DDT, M_COUNT };
 static const char *method_names[] = {"reference", "manual", "mpi_ddt", "mpi_pack_ddt"};
@@ -150,11 +152,10 @@ typedef struct {
     kernel_t *k;
     char *buf; /* reference / manual / packed buffer */
     size_t bufsize;
+    ddt_t d;
 #ifdef MPICD_CUSTOM
     view_t vs, vr;
     MPI_Datatype cs, cr;
-#else
-    ddt_t d;
 #endif
 } run_t;
 
@@ -168,7 +169,7 @@ static void method_setup(run_t *r) {
         r->cr = custom_type(&r->vr, &k->recv, reg);
         return;
     }
-#else
+#endif
     if (r->m == M_DDT || r->m == M_PACK_DDT) {
         kernel_ddt(k, &r->d);
         if (r->m == M_PACK_DDT) {
@@ -180,7 +181,6 @@ static void method_setup(run_t *r) {
         }
         return;
     }
-#endif
     r->buf = malloc(r->bufsize ? r->bufsize : 1);
 }
 
@@ -192,9 +192,8 @@ static void method_teardown(run_t *r) {
         view_free(&r->vs);
         view_free(&r->vr);
     }
-#else
-    if (r->m == M_DDT || r->m == M_PACK_DDT) ddt_free(&r->d);
 #endif
+    if (r->m == M_DDT || r->m == M_PACK_DDT) ddt_free(&r->d);
     free(r->buf);
     r->buf = NULL;
 }
@@ -214,7 +213,7 @@ static void do_send(run_t *r, int peer) {
     case M_CUSTOM_REGIONS:
         MPI_Send(&r->vs, 1, r->cs, peer, TAG, MPI_COMM_WORLD);
         break;
-#else
+#endif
     case M_DDT:
         MPI_Send(r->d.sbuf, 1, r->d.stype, peer, TAG, MPI_COMM_WORLD);
         break;
@@ -224,7 +223,6 @@ static void do_send(run_t *r, int peer) {
         MPI_Send(r->buf, pos, MPI_PACKED, peer, TAG, MPI_COMM_WORLD);
         break;
     }
-#endif
     }
 }
 
@@ -243,7 +241,7 @@ static void do_recv(run_t *r, int peer) {
     case M_CUSTOM_REGIONS:
         MPI_Recv(&r->vr, 1, r->cr, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         break;
-#else
+#endif
     case M_DDT:
         MPI_Recv(r->d.rbuf, 1, r->d.rtype, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         break;
@@ -254,7 +252,6 @@ static void do_recv(run_t *r, int peer) {
         MPI_Unpack(r->buf, (int)r->bufsize, &pos, r->d.rbuf, 1, r->d.rtype, MPI_COMM_WORLD);
         break;
     }
-#endif
     }
 }
 
@@ -473,11 +470,10 @@ typedef struct {
     double *X[2];      /* M and R */
     stream_t *snd[2], *rcv[2]; /* [dir][peer]: block p of X[dir] / scatter into X[1-dir] */
     char *buf, *buf2;
+    MPI_Datatype G, Sc; /* derived: one peer's block of rows; its transposed scatter */
 #ifdef MPICD_CUSTOM
     view_t *vs[2], *vr[2];
     MPI_Datatype *cs[2], *cr[2];
-#else
-    MPI_Datatype G, Sc, tmp[3];
 #endif
 } fft_run_t;
 
@@ -513,7 +509,7 @@ static void fft_setup_method(fft_run_t *f) {
             }
         }
     }
-#else
+#endif
     if (f->m == M_DDT || f->m == M_PACK_DDT) {
         int n = (int)f->n, D = (int)f->D;
         MPI_Datatype Cx, V, X;
@@ -531,7 +527,6 @@ static void fft_setup_method(fft_run_t *f) {
         MPI_Type_free(&X);
         MPI_Type_free(&Xr);
     }
-#endif
 }
 
 static void fft_teardown_method(fft_run_t *f) {
@@ -552,12 +547,11 @@ static void fft_teardown_method(fft_run_t *f) {
             free(f->cr[dir]);
         }
     }
-#else
+#endif
     if (f->m == M_DDT || f->m == M_PACK_DDT) {
         MPI_Type_free(&f->G);
         MPI_Type_free(&f->Sc);
     }
-#endif
 }
 
 /* One transpose, X[dir] -> X[1-dir] (reference: buf -> buf2 or back). */
@@ -585,7 +579,7 @@ static void fft_exchange(fft_run_t *f, int dir) {
         MPI_Waitall(2 * P, req, MPI_STATUSES_IGNORE);
         break;
     }
-#else
+#endif
     case M_DDT:
         MPI_Alltoall(f->X[dir], 1, f->G, f->X[1 - dir], 1, f->Sc, MPI_COMM_WORLD);
         break;
@@ -597,7 +591,6 @@ static void fft_exchange(fft_run_t *f, int dir) {
         MPI_Unpack(f->buf2, size, &pos, f->X[1 - dir], P, f->Sc, MPI_COMM_WORLD);
         break;
     }
-#endif
     }
 }
 

@@ -9,9 +9,10 @@
  *
  * One source, two builds:
  *   - with Open MPI's mpicc (the peer): methods reference, manual, mpi_ddt, mpi_pack_ddt;
- *   - with mpicd's bin/mpicc and -DMPICD_CUSTOM: methods mpicd_reference, mpicd_manual, custom
- *     (MPI_Type_create_custom with pack/unpack callbacks) and custom_regions (regions only, where
- *     the send and receive sides have the same runs).
+ *   - with mpicd's bin/mpicc and -DMPICD_CUSTOM: methods mpicd_reference, mpicd_manual,
+ *     mpicd_ddt and mpicd_pack_ddt (the same derived datatypes as mpi_ddt and mpi_pack_ddt, on
+ *     mpicd), custom (MPI_Type_create_custom with pack/unpack callbacks) and custom_regions
+ *     (regions only, where the send and receive sides have the same runs).
  *
  * Every kernel describes what it communicates as a *stream*: the elements in packed order (the
  * layout of the application's manual pack buffer), as a list of parts. A part is either a strided
@@ -140,8 +141,7 @@ void kernel_fill(kernel_t *k, int rank);
  * streams. */
 void kernel_relist(kernel_t *k, unsigned iter);
 
-#ifndef MPICD_CUSTOM
-/* The MPI derived datatypes of DDTBench (built per outer iteration). */
+/* The MPI derived datatypes of DDTBench (built per outer iteration; both builds). */
 typedef struct {
     void *sbuf, *rbuf;
     MPI_Datatype stype, rtype;
@@ -150,7 +150,6 @@ typedef struct {
 } ddt_t;
 void kernel_ddt(kernel_t *k, ddt_t *d);
 void ddt_free(ddt_t *d);
-#endif
 
 /* FFT (alltoall on all ranks). */
 typedef struct {

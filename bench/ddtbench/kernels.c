@@ -1,7 +1,7 @@
 /* kernels.c: the DDTBench kernels (Schneider, Gerstenberger, Hoefler, EuroMPI'12) and their 69
  * (test, configuration) pairs in DDTBench's driver order: data layout, fill order, the packed
- * order of the communicated elements (as a stream), the index lists, and (Open MPI build) the
- * MPI derived datatypes. Parameters and byte counts follow the DDTBench kernel specification;
+ * order of the communicated elements (as a stream), the index lists, and the MPI derived
+ * datatypes (both builds: mpi_ddt on Open MPI, mpicd_ddt on mpicd). Parameters and byte counts follow the DDTBench kernel specification;
  * kernel_setup checks each configuration's byte count against it. */
 #include "ddtbench.h"
 
@@ -397,8 +397,7 @@ void kernel_free(kernel_t *k) {
     memset(k, 0, sizeof *k);
 }
 
-/* ----- MPI derived datatypes (Open MPI build) ---------------------------------------------------- */
-#ifndef MPICD_CUSTOM
+/* ----- MPI derived datatypes (both builds) --------------------------------------------------- */
 
 static MPI_Datatype keep(ddt_t *d, MPI_Datatype t) {
     d->tofree[d->nfree++] = t;
@@ -583,4 +582,3 @@ void ddt_free(ddt_t *d) {
     for (int i = d->nfree - 1; i >= 0; i--) MPI_Type_free(&d->tofree[i]);
     d->nfree = 0;
 }
-#endif

@@ -407,8 +407,14 @@ static void names_and_addresses(void) {
     OK(MPI_Type_set_name(t, "pair of ints"));
     OK(MPI_Type_get_name(t, name, &len));
     CHECK(strcmp(name, "pair of ints") == 0 && len == 12);
+    MPI_Datatype stale = t;
     OK(MPI_Type_free(&t));
-    FAILS(MPI_Type_get_name(t, name, &len), MPI_ERR_TYPE);
+    CHECK(t == MPI_DATATYPE_NULL);
+    FAILS(MPI_Type_get_name(stale, name, &len), MPI_ERR_TYPE);
+    /* MPI-4.1: the null handle has a name, but cannot be given one */
+    OK(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &len));
+    CHECK(strcmp(name, "MPI_DATATYPE_NULL") == 0 && len == 17);
+    FAILS(MPI_Type_set_name(MPI_DATATYPE_NULL, "x"), MPI_ERR_TYPE);
 
     double a[4];
     MPI_Aint p0, p3;

@@ -152,7 +152,8 @@ pub unsafe extern "C" fn MPI_Type_set_name(
 }
 
 /// The name of a datatype: the one it was given, else a predefined type's standard name
-/// ("MPI_INT"), else the empty string. `type_name` needs MPI_MAX_OBJECT_NAME bytes.
+/// ("MPI_INT"), else the empty string; MPI_DATATYPE_NULL is "MPI_DATATYPE_NULL" (MPI-4.1 lets
+/// the get_name calls take the null handles). `type_name` needs MPI_MAX_OBJECT_NAME bytes.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_name(
     datatype: MPI_Datatype,
@@ -162,7 +163,9 @@ pub unsafe extern "C" fn MPI_Type_get_name(
     run("Type_get_name", default_errh(), |_| {
         require(type_name, "type_name")?;
         require(resultlen, "resultlen")?;
-        let name = if is_predefined(datatype) {
+        let name = if datatype == MPI_DATATYPE_NULL {
+            "MPI_DATATYPE_NULL".to_string()
+        } else if is_predefined(datatype) {
             let given = renamed().get(&(datatype as usize)).cloned();
             given.unwrap_or_else(|| name_of(datatype).unwrap_or_default().to_string())
         } else {
