@@ -46,8 +46,8 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, typed, collective, newcomm, custom, runtime,
-//                 serde_api
+//   top           request, comm, message, typed, equivalence, collective, newcomm, custom,
+//                 runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod comm;
@@ -55,6 +55,7 @@ pub mod config;
 pub mod custom;
 pub mod datatype;
 mod engine;
+pub mod equivalence;
 pub mod error;
 mod group;
 mod liveness;
@@ -76,6 +77,7 @@ mod wire;
 pub use comm::{Communicator, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
+pub use equivalence::Equivalence;
 pub use error::{Error, Result};
 pub use message::Message;
 pub use plan::derived::{
