@@ -155,7 +155,7 @@ unsafe impl<T: Equivalence, const N: usize> Equivalence for [T; N] {
 ///
 /// A field whose type is not `Equivalence` (here `bool`) is refused:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// struct Flagged { on: bool, value: f64 }
 /// mpicd::equivalence!(Flagged { on, value });
 /// ```

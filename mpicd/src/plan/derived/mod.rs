@@ -317,6 +317,26 @@ impl Datatype {
     }
 
     /// `count` blocks of `blocklength` instances of `old`, `stride` extents of `old` apart.
+    ///
+    /// A column of a row-major matrix, sent from the matrix, received as plain elements:
+    ///
+    /// ```no_run
+    /// use mpicd::{Datatype, ElementType};
+    /// let (rows, cols) = (4u64, 6u64);
+    /// let column = Datatype::vector(rows, 1, cols as i64, &Datatype::of(ElementType::F64))?;
+    /// assert_eq!((column.size(), column.extent()), (4 * 8, (3 * 6 + 1) * 8));
+    /// let mpi = mpicd::init()?;
+    /// let world = mpi.world();
+    /// if world.rank() == 0 {
+    ///     let matrix: Vec<f64> = (0..rows * cols).map(|x| x as f64).collect();
+    ///     world.send_typed(&matrix[2..], 1, &column, 1, 0)?; // column 2
+    /// } else if world.rank() == 1 {
+    ///     let mut col = [0.0f64; 4];
+    ///     world.recv(&mut col, 0, 0)?;
+    ///     assert_eq!(col, [2.0, 8.0, 14.0, 20.0]);
+    /// }
+    /// # Ok::<(), mpicd::Error>(())
+    /// ```
     pub fn vector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new();
         p.blocks(old, blocklength, 0, count, scaled(stride, old.0.extent)?)?;
