@@ -398,6 +398,71 @@ fn synchronous(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
+/// Derived-typed messages among the other kinds: to self, from any source, against custom
+/// messages either way (refused, and the sender completes), cancelled, forgotten in a scope,
+/// and with the null process.
+fn kinds_and_cancels(w: &Communicator) -> CaseResult {
+    let (next, prev) = ring(w);
+    let col = Datatype::vector(ROWS as u64, 1, COLS as i64, &f64_type())?;
+    let m: Vec<f64> = (0..ROWS * COLS).map(|k| val(w.rank(), k / COLS, k % COLS)).collect();
+    // To self, received into another column through ANY_SOURCE, then ANY_TAG (other ranks
+    // send other tags meanwhile).
+    let mut mine = vec![0.0f64; ROWS * COLS];
+    for (source, tag) in [(mpicd::ANY_SOURCE, 80), (w.rank(), mpicd::ANY_TAG)] {
+        let st = mpicd::scope(|s| {
+            let r = w.irecv_typed(s, &mut mine[4..], 1, &col, source, tag)?;
+            w.send_typed(&m[2..], 1, &col, w.rank(), 80)?;
+            r.wait()
+        })?;
+        check!(st.source == w.rank() && st.tag == 80 && st.bytes == Some(ROWS as u64 * 8));
+        check!((0..ROWS).all(|i| mine[i * COLS + 4] == val(w.rank(), i, 2)), "to self");
+    }
+    // A custom message into a derived-typed receive, and the reverse: both refused.
+    let ragged: Vec<Vec<i32>> = vec![(0..70_000).collect(), vec![1, 2, 3]];
+    let mut ps = vec![Particle::default(); 4];
+    let got = mpicd::scope(|s| {
+        let r = w.irecv_values(s, &mut ps, prev, 81)?;
+        w.send_custom(&ragged, next, 81)?;
+        r.wait()
+    });
+    check!(matches!(got, Err(Error::DatatypeMismatch { .. })), "custom into typed: {got:?}");
+    let mut back: Vec<Vec<i32>> = Vec::new();
+    let out: Vec<Particle> = (0..4).map(|k| particle(w.rank(), k)).collect();
+    let got = mpicd::scope(|s| {
+        let r = w.irecv_custom(s, &mut back, prev, 82)?;
+        w.send_values(&out, next, 82)?;
+        r.wait()
+    });
+    check!(matches!(got, Err(Error::DatatypeMismatch { .. })), "typed into custom: {got:?}");
+    // A cancelled receive and a forgotten one leave their buffers as they were.
+    let mut idle = vec![Particle::default(); 3];
+    let st = mpicd::scope(|s| {
+        let r = w.irecv_values(s, &mut idle, prev, 83)?;
+        r.cancel()?;
+        r.wait()
+    })?;
+    check!(st.cancelled, "cancel: {st:?}");
+    mpicd::scope(|s| -> CaseResult {
+        std::mem::forget(w.irecv_values(s, &mut idle, prev, 84)?);
+        std::mem::forget(w.irecv_typed(s, &mut mine, 1, &col, prev, 84)?);
+        Ok(())
+    })?;
+    check!(idle.iter().all(|p| *p == Particle::default()), "cancelled receives wrote");
+    // The null process: done at once, nothing moves.
+    w.send_values(&out, mpicd::PROC_NULL, 85)?;
+    let st = w.recv_values(&mut idle, mpicd::PROC_NULL, 85)?;
+    check!(st.source == mpicd::PROC_NULL && st.count_values::<Particle>() == Some(0));
+    // The ring still works.
+    let mut p = Particle::default();
+    mpicd::scope(|s| {
+        let r = w.irecv_values(s, std::slice::from_mut(&mut p), prev, 86)?;
+        w.send_value(&particle(w.rank(), 6), next, 86)?;
+        r.wait()
+    })?;
+    check!(p == particle(prev, 6));
+    Ok(())
+}
+
 /// The README's example of derived datatypes, as it is there (with `pub` added).
 #[rustfmt::skip]
 mod readme {
@@ -451,6 +516,7 @@ fn main() {
         ("truncation into a derived type", &truncation),
         ("matched probe into a derived type", &matched_probe),
         ("synchronous derived-typed sends", &synchronous),
+        ("among other kinds, cancels, PROC_NULL", &kinds_and_cancels),
         ("the README's example", &readme_example),
     ])
 }
