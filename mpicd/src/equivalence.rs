@@ -291,7 +291,12 @@ impl Communicator {
     }
 
     /// Receives one value.
-    pub fn recv_value<T: Equivalence>(&self, value: &mut T, source: i32, tag: i32) -> Result<Status> {
+    pub fn recv_value<T: Equivalence>(
+        &self,
+        value: &mut T,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status> {
         self.recv_values(std::slice::from_mut(value), source, tag)
     }
 

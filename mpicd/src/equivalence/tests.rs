@@ -21,7 +21,12 @@ struct Outer {
     pair: [Padded; 2],
     small: [u8; 3],
 }
-crate::equivalence!(Outer { tag, inner, pair, small });
+crate::equivalence!(Outer {
+    tag,
+    inner,
+    pair,
+    small
+});
 
 /// A tuple struct, default layout, fields listed out of declaration order.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -50,7 +55,13 @@ mod elsewhere {
 
 /// `ty`'s size, lower bound, extent, true lower bound, true extent.
 fn bounds(ty: &Datatype) -> (u64, i64, i64, i64, i64) {
-    (ty.size(), ty.lb(), ty.extent(), ty.true_lb(), ty.true_extent())
+    (
+        ty.size(),
+        ty.lb(),
+        ty.extent(),
+        ty.true_lb(),
+        ty.true_extent(),
+    )
 }
 
 /// The bytes of `values` the type map names, in order (packed through the walker).
@@ -77,7 +88,12 @@ fn primitives_are_their_element_types() {
     fn check<T: Equivalence>() {
         let ty = T::equivalent_datatype();
         let n = size_of::<T>() as i64;
-        assert_eq!(bounds(&ty), (n as u64, 0, n, 0, n), "{}", std::any::type_name::<T>());
+        assert_eq!(
+            bounds(&ty),
+            (n as u64, 0, n, 0, n),
+            "{}",
+            std::any::type_name::<T>()
+        );
         assert_eq!(ty.contiguous_at(7), Some(0));
     }
     check::<i8>();
@@ -111,13 +127,27 @@ fn arrays_are_contiguous_with_the_array_size_as_extent() {
 
 #[test]
 fn a_padded_struct_names_its_fields_only() {
-    assert_eq!((size_of::<Padded>(), offset_of!(Padded, b), offset_of!(Padded, c)), (24, 8, 16));
+    assert_eq!(
+        (
+            size_of::<Padded>(),
+            offset_of!(Padded, b),
+            offset_of!(Padded, c)
+        ),
+        (24, 8, 16)
+    );
     let ty = Padded::equivalent_datatype();
     assert_eq!(bounds(&ty), (11, 0, 24, 0, 18));
-    assert_eq!((ty.elements(), ty.runs(), ty.contiguous_at(1)), (3, 2, None));
+    assert_eq!(
+        (ty.elements(), ty.runs(), ty.contiguous_at(1)),
+        (3, 2, None)
+    );
     let v = [
         Padded { a: 1, b: 2.5, c: 3 },
-        Padded { a: 4, b: -1.0, c: 0xBEEF },
+        Padded {
+            a: 4,
+            b: -1.0,
+            c: 0xBEEF,
+        },
     ];
     let mut want = Vec::new();
     for p in &v {
@@ -142,7 +172,12 @@ fn a_receive_never_writes_padding() {
     unsafe { buf.unpack(0, &packed) };
     let bytes: Vec<u8> = mem.iter().flat_map(|w| w.to_ne_bytes()).collect();
     for (k, base) in [0usize, 24].into_iter().enumerate() {
-        let data: Vec<usize> = [0].into_iter().chain(8..16).chain(16..18).map(|i| base + i).collect();
+        let data: Vec<usize> = [0]
+            .into_iter()
+            .chain(8..16)
+            .chain(16..18)
+            .map(|i| base + i)
+            .collect();
         for i in base..base + 24 {
             if let Some(j) = data.iter().position(|&d| d == i) {
                 assert_eq!(bytes[i], packed[k * 11 + j], "data byte {i}");
@@ -156,24 +191,46 @@ fn a_receive_never_writes_padding() {
 #[test]
 fn a_nested_struct_places_inner_structs_at_their_offsets() {
     let ty = Outer::equivalent_datatype();
-    assert_eq!(bounds(&ty), (4 + 11 * 3 + 3, 0, size_of::<Outer>() as i64, 0, 83));
     assert_eq!(
-        (offset_of!(Outer, inner), offset_of!(Outer, pair), offset_of!(Outer, small)),
+        bounds(&ty),
+        (4 + 11 * 3 + 3, 0, size_of::<Outer>() as i64, 0, 83)
+    );
+    assert_eq!(
+        (
+            offset_of!(Outer, inner),
+            offset_of!(Outer, pair),
+            offset_of!(Outer, small)
+        ),
         (8, 32, 80)
     );
     assert_eq!(ty.elements(), 1 + 3 * 3 + 3);
     let v: Vec<Outer> = (0..5)
         .map(|i| Outer {
             tag: -i,
-            inner: Padded { a: i as u8, b: i as f64 * 0.5, c: 7 * i as u16 },
-            pair: [Padded { a: 9, b: 1.0, c: 2 }, Padded { a: 8, b: -2.0, c: i as u16 }],
+            inner: Padded {
+                a: i as u8,
+                b: i as f64 * 0.5,
+                c: 7 * i as u16,
+            },
+            pair: [
+                Padded { a: 9, b: 1.0, c: 2 },
+                Padded {
+                    a: 8,
+                    b: -2.0,
+                    c: i as u16,
+                },
+            ],
             small: [i as u8, 1, 2],
         })
         .collect();
     let packed = pack(&v);
     assert_eq!(packed.len(), 5 * 40);
     assert_eq!(&packed[..4], &0i32.to_ne_bytes());
-    assert_eq!(packed[40 + 4], 1, "the second value's inner.a follows its tag");
+    assert_eq!(
+        packed[40 + 4],
+        1,
+        "the second value's inner.a follows its tag"
+    );
     let mut back = vec![Outer::default(); 5];
     unpack(&mut back, &packed);
     assert_eq!(back, v);
@@ -208,7 +265,10 @@ fn a_struct_without_padding_is_one_run() {
 fn the_struct_type_is_made_once_and_statuses_count_values() {
     let (a, b) = (Padded::equivalent_datatype(), Padded::equivalent_datatype());
     assert_eq!(bounds(&a), bounds(&b));
-    let status = Status { bytes: Some(33), ..Status::empty() };
+    let status = Status {
+        bytes: Some(33),
+        ..Status::empty()
+    };
     assert_eq!(status.count_values::<Padded>(), Some(3));
     assert_eq!(status.count_values::<[Padded; 2]>(), None);
     assert_eq!(status.count_of(&Datatype::of(ElementType::U8)), Some(33));
@@ -229,7 +289,10 @@ unsafe impl Equivalence for Wrong {
 #[test]
 fn a_datatype_whose_extent_is_not_the_size_is_refused() {
     let _ = Wrong(0).0;
-    assert!(matches!(datatype_of::<Wrong>(1), Err(Error::InvalidArgument(_))));
+    assert!(matches!(
+        datatype_of::<Wrong>(1),
+        Err(Error::InvalidArgument(_))
+    ));
     assert!(datatype_of::<Padded>(3).is_ok());
 }
 
