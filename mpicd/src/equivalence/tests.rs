@@ -171,18 +171,13 @@ fn a_receive_never_writes_padding() {
     // SAFETY: 2 instances of a 24-byte extent stay inside the 48 bytes of `mem`.
     unsafe { buf.unpack(0, &packed) };
     let bytes: Vec<u8> = mem.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    for (k, base) in [0usize, 24].into_iter().enumerate() {
-        let data: Vec<usize> = [0]
-            .into_iter()
-            .chain(8..16)
-            .chain(16..18)
-            .map(|i| base + i)
-            .collect();
-        for i in base..base + 24 {
-            if let Some(j) = data.iter().position(|&d| d == i) {
-                assert_eq!(bytes[i], packed[k * 11 + j], "data byte {i}");
-            } else {
-                assert_eq!(bytes[i], 0xEE, "padding byte {i} was written");
+    // The offsets of a, b and c inside one `Padded`: the data bytes, in packed order.
+    let data: Vec<usize> = [0].into_iter().chain(8..18).collect();
+    for (k, value) in bytes.chunks(24).enumerate() {
+        for (i, byte) in value.iter().enumerate() {
+            match data.iter().position(|&d| d == i) {
+                Some(j) => assert_eq!(*byte, packed[k * 11 + j], "data byte {i} of value {k}"),
+                None => assert_eq!(*byte, 0xEE, "padding byte {i} of value {k} was written"),
             }
         }
     }
