@@ -98,8 +98,9 @@ impl Communicator {
         tag: i32,
         mode: SendMode,
     ) -> Result<Request<'static>> {
+        let typed = TypedBuf::new(buf, count, ty);
         // SAFETY: forwarded from the caller.
-        let posted = unsafe { self.post_send_typed(TypedBuf::new(buf, count, ty), dest, tag, mode) }?;
+        let posted = unsafe { self.post_send_typed(typed, dest, tag, mode) }?;
         Ok(Request::posted(&self.shared, posted))
     }
 
