@@ -301,6 +301,20 @@ impl Communicator {
     }
 
     /// Starts a standard-mode send of the values of `buf` in `scope` (see [`crate::scope`]).
+    ///
+    /// The buffer cannot be changed until the scope has returned:
+    ///
+    /// ```compile_fail,E0506
+    /// let mpi = mpicd::init()?;
+    /// let world = mpi.world();
+    /// let mut buf = [1.5f64; 4];
+    /// mpicd::scope(|s| {
+    ///     let r = world.isend_values(s, &buf, 0, 0)?;
+    ///     buf[0] = 2.5; // refused: the send may still be reading it
+    ///     r.wait()
+    /// })?;
+    /// # Ok::<(), mpicd::Error>(())
+    /// ```
     pub fn isend_values<'s, 'a, T: Equivalence>(
         &self,
         scope: &'s Scope<'a>,
@@ -339,6 +353,21 @@ impl Communicator {
     }
 
     /// Posts a receive of at most `buf.len()` values into `buf` in `scope`.
+    ///
+    /// The buffer is lent to the scope: it cannot be read, written or dropped until the scope
+    /// has returned, when the receive is complete (or cancelled, if its request was forgotten):
+    ///
+    /// ```compile_fail,E0503
+    /// let mpi = mpicd::init()?;
+    /// let world = mpi.world();
+    /// let mut buf = [0u32; 4];
+    /// mpicd::scope(|s| {
+    ///     let r = world.irecv_values(s, &mut buf, 0, 0)?;
+    ///     let early = buf[0]; // refused: the receive may be writing it
+    ///     r.wait()
+    /// })?;
+    /// # Ok::<(), mpicd::Error>(())
+    /// ```
     pub fn irecv_values<'s, 'a, T: Equivalence>(
         &self,
         scope: &'s Scope<'a>,

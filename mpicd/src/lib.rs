@@ -36,6 +36,11 @@
 //! # Ok::<(), mpicd::Error>(())
 //! ```
 //!
+//! MPI's derived datatypes are [`Datatype`]s (`vector`, `subarray`, `structure`, ...), sent
+//! with [`Communicator::send_typed`] and its kin; a Rust struct gets its datatype from the
+//! [`equivalence!`](macro@equivalence) macro and travels with [`Communicator::send_values`]
+//! (see [`mod@equivalence`]).
+//!
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
 
