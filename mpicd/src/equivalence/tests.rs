@@ -1,7 +1,11 @@
 //! The datatypes of [`Equivalence`] types against Rust's own layout: sizes, extents, offsets,
 //! and the bytes they pack and place (never padding).
 
+use super::calls::{datatype_of, values, values_mut};
 use super::*;
+use crate::error::Error;
+use crate::plan::derived::TypedBuf;
+use crate::status::Status;
 use std::mem::offset_of;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
