@@ -107,7 +107,7 @@ impl Communicator {
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and unchanged until the operation completes.
-    unsafe fn post_send(
+    pub(crate) unsafe fn post_send(
         &self,
         buf: *const u8,
         len: usize,
@@ -131,7 +131,13 @@ impl Communicator {
     ///
     /// # Safety
     /// `buf..buf+len` must stay valid and untouched until the operation completes.
-    unsafe fn post_recv(&self, buf: *mut u8, len: usize, source: i32, tag: i32) -> Result<Posted> {
+    pub(crate) unsafe fn post_recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Posted> {
         let Some((from, tag)) = self.recv_filter(source, tag)? else {
             return Ok(Posted::null());
         };

@@ -36,6 +36,11 @@
 //! # Ok::<(), mpicd::Error>(())
 //! ```
 //!
+//! MPI's derived datatypes are [`Datatype`]s (`vector`, `subarray`, `structure`, ...), sent
+//! with [`Communicator::send_typed`] and its kin; a Rust struct gets its datatype from the
+//! [`equivalence!`](macro@equivalence) macro and travels with [`Communicator::send_values`]
+//! (see [`mod@equivalence`]).
+//!
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
 
@@ -46,8 +51,8 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, typed, collective, newcomm, custom, runtime,
-//                 serde_api
+//   top           request, comm, message, typed, equivalence, collective, newcomm, custom,
+//                 runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod comm;
@@ -55,6 +60,7 @@ pub mod config;
 pub mod custom;
 pub mod datatype;
 mod engine;
+pub mod equivalence;
 pub mod error;
 mod group;
 mod liveness;
@@ -76,6 +82,7 @@ mod wire;
 pub use comm::{Communicator, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
+pub use equivalence::Equivalence;
 pub use error::{Error, Result};
 pub use message::Message;
 pub use plan::derived::{

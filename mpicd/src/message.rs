@@ -54,25 +54,36 @@ impl Message {
             .map(Posted::Pending)
     }
 
-    /// Receives the message into a derived-typed buffer (in place when it is one run).
+    /// The engine the message belongs to.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Posts the receive of the message into a derived-typed buffer (in place when it is one
+    /// run).
     ///
     /// # Safety
-    /// Every byte of the buffer's type map must stay valid and untouched until the request
-    /// completes, even if the request is forgotten.
-    pub(crate) unsafe fn irecv_into(mut self, typed: TypedBuf) -> Result<Request<'static>> {
+    /// Every byte of the buffer's type map must stay valid and untouched until the operation
+    /// completes.
+    pub(crate) unsafe fn post_into(&mut self, typed: TypedBuf) -> Result<Posted> {
         if let Some((at, len)) = typed.contiguous() {
             // SAFETY: forwarded from the caller.
-            return unsafe { self.irecv_raw(at, len) };
+            return unsafe { self.post_recv(at, len) };
         }
         let Some(matched) = self.matched.take() else {
-            return Ok(Request::posted(&self.shared, Posted::null()));
+            return Ok(Posted::null());
         };
-        let len = usize::try_from(typed.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
+        let len = match usize::try_from(typed.packed_size()) {
+            Ok(len) => len,
+            Err(_) => {
+                self.matched = Some(matched);
+                return Err(Error::InvalidCount(-1));
+            }
+        };
         // SAFETY: forwarded from the caller.
-        let id = self
-            .shared
-            .with(|e| unsafe { e.post_mrecv(matched, std::ptr::null_mut(), len, Some(typed)) })?;
-        Ok(Request::posted(&self.shared, Posted::Pending(id)))
+        self.shared
+            .with(|e| unsafe { e.post_mrecv(matched, std::ptr::null_mut(), len, Some(typed)) })
+            .map(Posted::Pending)
     }
 
     /// Posts the receive of the message through a custom datatype state.

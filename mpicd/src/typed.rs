@@ -4,7 +4,8 @@
 //! the plan's walker, or moved in place when the instances are one contiguous run.
 //!
 //! The raw calls are what the C library uses; the safe ones check that the type map stays
-//! inside the slice they are given.
+//! inside the slice they are given, and the scoped ones follow [`crate::request`]'s rule: the
+//! buffer is borrowed for the scope, which completes the operation before the borrow ends.
 
 use crate::comm::{Communicator, SendMode};
 use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
@@ -12,7 +13,7 @@ use crate::engine::Posted;
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::plan::derived::{Datatype, TypedBuf};
-use crate::request::Request;
+use crate::request::{Request, Scope};
 use crate::status::Status;
 
 /// The byte range `[lo, hi)` relative to the buffer that `count` instances of `ty` touch.
@@ -27,7 +28,7 @@ fn span(ty: &Datatype, count: u64) -> Option<(i128, i128)> {
 }
 
 /// Checks that `count` instances of `ty` stay within `len` bytes.
-fn check_within(ty: &Datatype, count: u64, len: usize) -> Result<()> {
+pub(crate) fn check_within(ty: &Datatype, count: u64, len: usize) -> Result<()> {
     match span(ty, count) {
         Some((lo, hi)) if lo >= 0 && hi <= len as i128 => Ok(()),
         _ => Err(Error::InvalidArgument(format!(
@@ -37,6 +38,52 @@ fn check_within(ty: &Datatype, count: u64, len: usize) -> Result<()> {
 }
 
 impl Communicator {
+    /// Posts a send of a derived-typed buffer (in place when it is one run).
+    ///
+    /// # Safety
+    /// Every byte of the type map must stay valid and unchanged until the operation completes.
+    pub(crate) unsafe fn post_send_typed(
+        &self,
+        typed: TypedBuf,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<Posted> {
+        if let Some((at, len)) = typed.contiguous() {
+            // SAFETY: forwarded from the caller: the run is the type map.
+            return unsafe { self.post_send(at, len, dest, tag, mode) };
+        }
+        let Some((dest, tag)) = self.send_target(dest, tag)? else {
+            return Ok(Posted::null());
+        };
+        let sync = mode == SendMode::Synchronous;
+        // SAFETY: forwarded from the caller.
+        self.shared
+            .with(|e| unsafe { e.post_send_typed(&self.route, dest, tag, typed, sync) })
+    }
+
+    /// Posts a receive into a derived-typed buffer (in place when it is one run).
+    ///
+    /// # Safety
+    /// Every byte of the type map must stay valid and untouched until the operation completes.
+    pub(crate) unsafe fn post_recv_typed(
+        &self,
+        typed: TypedBuf,
+        source: i32,
+        tag: i32,
+    ) -> Result<Posted> {
+        if let Some((at, len)) = typed.contiguous() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.post_recv(at, len, source, tag) };
+        }
+        let Some((from, tag)) = self.recv_filter(source, tag)? else {
+            return Ok(Posted::null());
+        };
+        // SAFETY: forwarded from the caller.
+        self.shared
+            .with(|e| unsafe { e.post_recv_typed(&self.route, from, tag, typed) })
+    }
+
     /// Starts a send of `count` instances of `ty` at `buf` (the form the C library uses).
     ///
     /// # Safety
@@ -52,18 +99,8 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<Request<'static>> {
         let typed = TypedBuf::new(buf, count, ty);
-        if let Some((at, len)) = typed.contiguous() {
-            // SAFETY: forwarded from the caller: the run is the type map.
-            return unsafe { self.isend_raw(at, len, dest, tag, mode) };
-        }
-        let Some((dest, tag)) = self.send_target(dest, tag)? else {
-            return Ok(Request::posted(&self.shared, Posted::null()));
-        };
-        let sync = mode == SendMode::Synchronous;
         // SAFETY: forwarded from the caller.
-        let posted = self
-            .shared
-            .with(|e| unsafe { e.post_send_typed(&self.route, dest, tag, typed, sync) })?;
+        let posted = unsafe { self.post_send_typed(typed, dest, tag, mode) }?;
         Ok(Request::posted(&self.shared, posted))
     }
 
@@ -80,18 +117,8 @@ impl Communicator {
         source: i32,
         tag: i32,
     ) -> Result<Request<'static>> {
-        let typed = TypedBuf::new(buf, count, ty);
-        if let Some((at, len)) = typed.contiguous() {
-            // SAFETY: forwarded from the caller.
-            return unsafe { self.irecv_raw(at, len, source, tag) };
-        }
-        let Some((from, tag)) = self.recv_filter(source, tag)? else {
-            return Ok(Request::posted(&self.shared, Posted::null()));
-        };
         // SAFETY: forwarded from the caller.
-        let posted = self
-            .shared
-            .with(|e| unsafe { e.post_recv_typed(&self.route, from, tag, typed) })?;
+        let posted = unsafe { self.post_recv_typed(TypedBuf::new(buf, count, ty), source, tag) }?;
         Ok(Request::posted(&self.shared, posted))
     }
 
@@ -106,10 +133,11 @@ impl Communicator {
     ) -> Result<()> {
         let bytes = bytes_of(buf);
         check_within(ty, count, bytes.len())?;
+        let typed = TypedBuf::new(bytes.as_ptr(), count, ty);
         // SAFETY: the type map is inside `buf`, and the request is waited for (or, on
         // unwinding, dropped, which waits too) before its borrow ends.
-        let r = unsafe { self.isend_typed_raw(bytes.as_ptr(), count, ty, dest, tag, SendMode::Standard) }?;
-        r.wait().map(drop)
+        let posted = unsafe { self.post_send_typed(typed, dest, tag, SendMode::Standard) }?;
+        Request::posted(&self.shared, posted).wait().map(drop)
     }
 
     /// Receives at most `count` instances of `ty` laid over `buf` (the type map must stay
@@ -124,9 +152,74 @@ impl Communicator {
     ) -> Result<Status> {
         let bytes = bytes_of_mut(buf);
         check_within(ty, count, bytes.len())?;
+        let typed = TypedBuf::new(bytes.as_mut_ptr(), count, ty);
         // SAFETY: as in `send_typed`.
-        let r = unsafe { self.irecv_typed_raw(bytes.as_mut_ptr(), count, ty, source, tag) }?;
-        r.wait()
+        let posted = unsafe { self.post_recv_typed(typed, source, tag) }?;
+        Request::posted(&self.shared, posted).wait()
+    }
+
+    /// Starts a standard-mode send of `count` instances of `ty` laid over `buf` in `scope` (see
+    /// [`crate::scope`]).
+    pub fn isend_typed<'s, 'a, T: Primitive>(
+        &self,
+        scope: &'s Scope<'a>,
+        buf: &'a [T],
+        count: u64,
+        ty: &Datatype,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        self.isend_typed_in(scope, bytes_of(buf), count, ty, (dest, tag), SendMode::Standard)
+    }
+
+    /// Starts a synchronous send of `count` instances of `ty` laid over `buf` in `scope`.
+    pub fn issend_typed<'s, 'a, T: Primitive>(
+        &self,
+        scope: &'s Scope<'a>,
+        buf: &'a [T],
+        count: u64,
+        ty: &Datatype,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        self.isend_typed_in(scope, bytes_of(buf), count, ty, (dest, tag), SendMode::Synchronous)
+    }
+
+    /// Starts a send of `count` instances of `ty` over `bytes` in `scope`, to `(dest, tag)`.
+    fn isend_typed_in<'s, 'a>(
+        &self,
+        scope: &'s Scope<'a>,
+        bytes: &'a [u8],
+        count: u64,
+        ty: &Datatype,
+        (dest, tag): (i32, i32),
+        mode: SendMode,
+    ) -> Result<Request<'s>> {
+        check_within(ty, count, bytes.len())?;
+        let typed = TypedBuf::new(bytes.as_ptr(), count, ty);
+        // SAFETY: the type map is inside `bytes`, borrowed for the scope's 'a, and the scope
+        // completes the operation before it returns, even if the request is forgotten.
+        let posted = unsafe { self.post_send_typed(typed, dest, tag, mode) }?;
+        Ok(scope.request(&self.shared, posted))
+    }
+
+    /// Posts a receive of at most `count` instances of `ty` laid over `buf` in `scope`.
+    pub fn irecv_typed<'s, 'a, T: Primitive>(
+        &self,
+        scope: &'s Scope<'a>,
+        buf: &'a mut [T],
+        count: u64,
+        ty: &Datatype,
+        source: i32,
+        tag: i32,
+    ) -> Result<Request<'s>> {
+        let bytes = bytes_of_mut(buf);
+        check_within(ty, count, bytes.len())?;
+        let typed = TypedBuf::new(bytes.as_mut_ptr(), count, ty);
+        // SAFETY: the type map is inside `buf`, borrowed exclusively for the scope's 'a, and
+        // the scope completes (or cancels) the receive before it returns.
+        let posted = unsafe { self.post_recv_typed(typed, source, tag) }?;
+        Ok(scope.request(&self.shared, posted))
     }
 }
 
@@ -136,23 +229,56 @@ impl Message {
     /// # Safety
     /// As for [`Communicator::irecv_typed_raw`].
     pub unsafe fn irecv_typed_raw(
-        self,
+        mut self,
         buf: *mut u8,
         count: u64,
         ty: &Datatype,
     ) -> Result<Request<'static>> {
-        let typed = TypedBuf::new(buf, count, ty);
         // SAFETY: forwarded from the caller.
-        unsafe { self.irecv_into(typed) }
+        let posted = unsafe { self.post_into(TypedBuf::new(buf, count, ty)) }?;
+        Ok(Request::posted(self.shared(), posted))
     }
 
     /// Receives the message into at most `count` instances of `ty` laid over `buf`.
-    pub fn recv_typed<T: Primitive>(self, buf: &mut [T], count: u64, ty: &Datatype) -> Result<Status> {
+    pub fn recv_typed<T: Primitive>(
+        mut self,
+        buf: &mut [T],
+        count: u64,
+        ty: &Datatype,
+    ) -> Result<Status> {
         let bytes = bytes_of_mut(buf);
         check_within(ty, count, bytes.len())?;
         // SAFETY: the type map is inside `buf`; the request is waited for before its borrow
         // ends.
-        let r = unsafe { self.irecv_typed_raw(bytes.as_mut_ptr(), count, ty) }?;
-        r.wait()
+        let posted = unsafe { self.post_into(TypedBuf::new(bytes.as_mut_ptr(), count, ty)) }?;
+        Request::posted(self.shared(), posted).wait()
+    }
+
+    /// Starts receiving the message into at most `count` instances of `ty` laid over `buf`,
+    /// in `scope` (see [`crate::scope`]).
+    pub fn irecv_typed<'s, 'a, T: Primitive>(
+        mut self,
+        scope: &'s Scope<'a>,
+        buf: &'a mut [T],
+        count: u64,
+        ty: &Datatype,
+    ) -> Result<Request<'s>> {
+        let bytes = bytes_of_mut(buf);
+        check_within(ty, count, bytes.len())?;
+        // SAFETY: the type map is inside `buf`, borrowed exclusively for the scope's 'a, and
+        // the scope completes the receive before it returns.
+        let posted = unsafe { self.post_into(TypedBuf::new(bytes.as_mut_ptr(), count, ty)) }?;
+        Ok(scope.request(self.shared(), posted))
+    }
+}
+
+impl Status {
+    /// Number of whole instances of `ty` in the message (bytes over the type's size), if its
+    /// size is known and divisible; `Some(0)` for a type of size 0.
+    pub fn count_of(&self, ty: &Datatype) -> Option<u64> {
+        match ty.size() {
+            0 => Some(0),
+            size => self.bytes.filter(|b| b % size == 0).map(|b| b / size),
+        }
     }
 }

@@ -41,6 +41,29 @@ fn fastest_first(n: usize, order: Order) -> Vec<usize> {
 impl Datatype {
     /// The `subsizes` block starting at `starts` of an array of `sizes` elements of `old`; the
     /// extent is the whole array's.
+    ///
+    /// A halo exchange along a ring: each rank's 6 x 8 grid has a one-cell halo; its last
+    /// interior column goes to the next rank's left halo.
+    ///
+    /// ```no_run
+    /// use mpicd::{Datatype, ElementType, Order};
+    /// let f64_t = Datatype::of(ElementType::F64);
+    /// let column = |at| Datatype::subarray(&[6, 8], &[4, 1], &[1, at], Order::C, &f64_t);
+    /// let (last_interior, left_halo) = (column(6)?, column(0)?);
+    /// assert_eq!((left_halo.size(), left_halo.extent()), (4 * 8, 6 * 8 * 8));
+    /// let mpi = mpicd::init()?;
+    /// let world = mpi.world();
+    /// let (rank, size) = (world.rank(), world.size());
+    /// let grid = vec![rank as f64; 6 * 8];
+    /// let mut next_grid = grid.clone();
+    /// mpicd::scope(|s| {
+    ///     let from = (rank + size - 1) % size;
+    ///     let r = world.irecv_typed(s, &mut next_grid, 1, &left_halo, from, 0)?;
+    ///     world.isend_typed(s, &grid, 1, &last_interior, (rank + 1) % size, 0)?.wait()?;
+    ///     r.wait()
+    /// })?;
+    /// # Ok::<(), mpicd::Error>(())
+    /// ```
     pub fn subarray(
         sizes: &[u64],
         subsizes: &[u64],

@@ -10,6 +10,8 @@
 mod grid;
 pub(crate) mod layout;
 #[cfg(test)]
+mod random_tests;
+#[cfg(test)]
 mod tests;
 pub(crate) mod walk;
 
@@ -134,13 +136,14 @@ impl std::fmt::Debug for Datatype {
     }
 }
 
-/// Lower and upper bounds, true lower and upper bounds, accumulated over blocks.
+/// Lower and upper bounds, and the true bounds of the data, accumulated over blocks.
 #[derive(Clone, Copy)]
 struct Bounds {
     lb: i128,
     ub: i128,
-    tlb: i128,
-    tub: i128,
+    /// True lower and upper bound: the lowest and one past the highest byte of data; `None`
+    /// while there is no data (a block of a type of size 0 adds none, wherever it is placed).
+    data: Option<(i128, i128)>,
 }
 
 impl Bounds {
@@ -150,8 +153,10 @@ impl Bounds {
             Some(a) => Bounds {
                 lb: a.lb.min(b.lb),
                 ub: a.ub.max(b.ub),
-                tlb: a.tlb.min(b.tlb),
-                tub: a.tub.max(b.tub),
+                data: match (a.data, b.data) {
+                    (Some((l1, u1)), Some((l2, u2))) => Some((l1.min(l2), u1.max(u2))),
+                    (x, None) | (None, x) => x,
+                },
             },
         }
     }
@@ -164,8 +169,8 @@ impl Bounds {
         Bounds {
             lb: disp + o.lb as i128 + lo,
             ub: disp + o.lb as i128 + o.extent as i128 + hi,
-            tlb: disp + o.true_lb as i128 + lo,
-            tub: disp + o.true_ub as i128 + hi,
+            data: (o.size > 0)
+                .then(|| (disp + o.true_lb as i128 + lo, disp + o.true_ub as i128 + hi)),
         }
     }
 }
@@ -241,9 +246,10 @@ impl Parts {
         let b = self.bounds.unwrap_or(Bounds {
             lb: 0,
             ub: 0,
-            tlb: 0,
-            tub: 0,
+            data: None,
         });
+        // A type without data has true bounds 0 and 0.
+        let (tlb, tub) = b.data.unwrap_or((0, 0));
         let mut extent = b.ub - b.lb;
         if pad && !self.explicit && self.align > 1 {
             let a = self.align as i128;
@@ -254,8 +260,8 @@ impl Parts {
             size: self.size,
             lb: fit(b.lb, "lower bound")?,
             extent: fit(extent, "extent")?,
-            true_lb: fit(b.tlb, "true lower bound")?,
-            true_ub: fit(b.tub, "true upper bound")?,
+            true_lb: fit(tlb, "true lower bound")?,
+            true_ub: fit(tub, "true upper bound")?,
             align: self.align,
             explicit: self.explicit,
             elements: self.elements,
@@ -317,6 +323,26 @@ impl Datatype {
     }
 
     /// `count` blocks of `blocklength` instances of `old`, `stride` extents of `old` apart.
+    ///
+    /// A column of a row-major matrix, sent from the matrix, received as plain elements:
+    ///
+    /// ```no_run
+    /// use mpicd::{Datatype, ElementType};
+    /// let (rows, cols) = (4u64, 6u64);
+    /// let column = Datatype::vector(rows, 1, cols as i64, &Datatype::of(ElementType::F64))?;
+    /// assert_eq!((column.size(), column.extent()), (4 * 8, (3 * 6 + 1) * 8));
+    /// let mpi = mpicd::init()?;
+    /// let world = mpi.world();
+    /// if world.rank() == 0 {
+    ///     let matrix: Vec<f64> = (0..rows * cols).map(|x| x as f64).collect();
+    ///     world.send_typed(&matrix[2..], 1, &column, 1, 0)?; // column 2
+    /// } else if world.rank() == 1 {
+    ///     let mut col = [0.0f64; 4];
+    ///     world.recv(&mut col, 0, 0)?;
+    ///     assert_eq!(col, [2.0, 8.0, 14.0, 20.0]);
+    /// }
+    /// # Ok::<(), mpicd::Error>(())
+    /// ```
     pub fn vector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new();
         p.blocks(old, blocklength, 0, count, scaled(stride, old.0.extent)?)?;

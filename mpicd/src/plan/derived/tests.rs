@@ -3,15 +3,15 @@
 
 use super::*;
 
-fn int() -> Datatype {
+pub(super) fn int() -> Datatype {
     Datatype::of(ElementType::I32)
 }
 
-fn double() -> Datatype {
+pub(super) fn double() -> Datatype {
     Datatype::of(ElementType::F64)
 }
 
-fn ch() -> Datatype {
+pub(super) fn ch() -> Datatype {
     Datatype::of(ElementType::I8)
 }
 
@@ -50,7 +50,7 @@ fn check_pack(ty: &Datatype, count: u64, mem: &[u8], base: usize, expected: &[us
     }
 }
 
-fn mem(n: usize) -> Vec<u8> {
+pub(super) fn mem(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 7 + 3) as u8).collect()
 }
 
@@ -331,4 +331,20 @@ fn darray_type_maps_match_the_standard_for_every_rank() {
             }
         }
     }
+}
+
+#[test]
+fn true_bounds_are_those_of_the_data_only() {
+    // An empty part (with or without bounds of its own) adds no data, wherever it is placed:
+    // the true bounds are the int's, 20..24, not 0..24 (found by the random test below).
+    let empty = Datatype::contiguous(0, &int()).unwrap();
+    let marked = Datatype::resized(&empty, -4, 13).unwrap();
+    for part in [empty, marked] {
+        let s = Datatype::structure(&[1, 1], &[0, 20], &[part, int()]).unwrap();
+        assert_eq!((s.size(), s.true_lb(), s.true_extent()), (4, 20, 4));
+        let twice = Datatype::contiguous(2, &s).unwrap();
+        assert_eq!(twice.true_lb(), 20);
+    }
+    let e = Datatype::structure(&[2], &[12], &[Datatype::contiguous(0, &int()).unwrap()]).unwrap();
+    assert_eq!((e.size(), e.true_lb(), e.true_extent()), (0, 0, 0));
 }
