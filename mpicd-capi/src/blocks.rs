@@ -353,6 +353,27 @@ impl Blocks {
         }
     }
 
+    /// True when the blocks are of a derived type.
+    pub(crate) fn is_derived(&self) -> bool {
+        matches!(Elem::of(self.datatype), Ok(Elem::Derived(_)))
+    }
+
+    /// The `n` blocks as typed buffers (each travels as one message, nothing staged).
+    ///
+    /// # Safety
+    /// Varying counts and displacements must hold `n` entries each.
+    pub(crate) unsafe fn typed(&self, n: usize) -> CResult<Vec<TypedBuf>> {
+        // SAFETY: forwarded from the caller.
+        let l = unsafe { self.layout(n) }?;
+        let ty = types::datatype(self.datatype)?;
+        Ok((0..n)
+            .map(|i| {
+                let at = Layout::at(self.buf, l.offsets[i]) as *const u8;
+                TypedBuf::new(at, l.counts[i] as u64, &ty)
+            })
+            .collect())
+    }
+
     /// The layout of `n` blocks.
     ///
     /// # Safety

@@ -362,6 +362,13 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 /// Buffers and arrays as MPI_Alltoall(v) requires.
 unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> {
     let n = c.size() as usize;
+    if !in_place(send.buf) && (send.is_derived() || recv.is_derived()) {
+        // Each block one typed message: nothing packed around the exchange.
+        // SAFETY: forwarded from the caller.
+        let (out, inc) = unsafe { (send.typed(n)?, recv.typed(n)?) };
+        // SAFETY: MPI requires the blocks to be valid and the receive blocks disjoint.
+        return unsafe { mpicd::collective_typed::alltoall_typed(c, &out, &inc) }.map_err(Into::into);
+    }
     // SAFETY: forwarded from the caller.
     let recv_layout = unsafe { recv.layout(n) }?;
     let blocks: Vec<_> = if in_place(send.buf) {

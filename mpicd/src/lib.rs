@@ -51,10 +51,11 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, typed, equivalence, collective, newcomm, custom,
-//                 runtime, serde_api
+//   top           request, comm, message, typed, equivalence, collective, collective_typed, newcomm,
+//                 custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
+pub mod collective_typed;
 pub mod comm;
 pub mod config;
 pub mod custom;

@@ -9,7 +9,8 @@
 
 use crate::comm::{Communicator, SendMode};
 use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
-use crate::engine::Posted;
+use crate::engine::{Posted, Shared};
+use crate::route::Route;
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::plan::derived::{Datatype, TypedBuf};
@@ -37,6 +38,48 @@ pub(crate) fn check_within(ty: &Datatype, count: u64, len: usize) -> Result<()> 
     }
 }
 
+/// Posts a send of a derived-typed buffer to world rank `dest` on `route` (in place when it
+/// is one run).
+///
+/// # Safety
+/// Every byte of the type map must stay valid and unchanged until the operation completes.
+pub(crate) unsafe fn post_send_on(
+    shared: &Shared,
+    route: &Route,
+    typed: TypedBuf,
+    dest: u32,
+    tag: i32,
+    synchronous: bool,
+) -> Result<Posted> {
+    // SAFETY: forwarded from the caller: the run is the type map.
+    shared.with(|e| unsafe {
+        match typed.contiguous() {
+            Some((at, len)) => e.post_send(route, dest, tag, at, len, synchronous),
+            None => e.post_send_typed(route, dest, tag, typed, synchronous),
+        }
+    })
+}
+
+/// Posts a receive into a derived-typed buffer on `route` (in place when it is one run).
+///
+/// # Safety
+/// Every byte of the type map must stay valid and untouched until the operation completes.
+pub(crate) unsafe fn post_recv_on(
+    shared: &Shared,
+    route: &Route,
+    typed: TypedBuf,
+    from: Option<u32>,
+    tag: Option<i32>,
+) -> Result<Posted> {
+    // SAFETY: forwarded from the caller.
+    shared.with(|e| unsafe {
+        match typed.contiguous() {
+            Some((at, len)) => e.post_recv(route, from, tag, at, len),
+            None => e.post_recv_typed(route, from, tag, typed),
+        }
+    })
+}
+
 impl Communicator {
     /// Posts a send of a derived-typed buffer (in place when it is one run).
     ///
@@ -49,17 +92,12 @@ impl Communicator {
         tag: i32,
         mode: SendMode,
     ) -> Result<Posted> {
-        if let Some((at, len)) = typed.contiguous() {
-            // SAFETY: forwarded from the caller: the run is the type map.
-            return unsafe { self.post_send(at, len, dest, tag, mode) };
-        }
         let Some((dest, tag)) = self.send_target(dest, tag)? else {
             return Ok(Posted::null());
         };
         let sync = mode == SendMode::Synchronous;
         // SAFETY: forwarded from the caller.
-        self.shared
-            .with(|e| unsafe { e.post_send_typed(&self.route, dest, tag, typed, sync) })
+        unsafe { post_send_on(&self.shared, &self.route, typed, dest, tag, sync) }
     }
 
     /// Posts a receive into a derived-typed buffer (in place when it is one run).
@@ -72,16 +110,11 @@ impl Communicator {
         source: i32,
         tag: i32,
     ) -> Result<Posted> {
-        if let Some((at, len)) = typed.contiguous() {
-            // SAFETY: forwarded from the caller.
-            return unsafe { self.post_recv(at, len, source, tag) };
-        }
         let Some((from, tag)) = self.recv_filter(source, tag)? else {
             return Ok(Posted::null());
         };
         // SAFETY: forwarded from the caller.
-        self.shared
-            .with(|e| unsafe { e.post_recv_typed(&self.route, from, tag, typed) })
+        unsafe { post_recv_on(&self.shared, &self.route, typed, from, tag) }
     }
 
     /// Starts a send of `count` instances of `ty` at `buf` (the form the C library uses).
