@@ -859,6 +859,19 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 // Whether the operation of `status` was cancelled.
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 
+// Sets the number of basic elements `status` reports (for generalized requests and layered
+// libraries).
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+
+// [`MPI_Status_set_elements`] with an MPI_Count (the MPI-3 name).
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+// [`MPI_Status_set_elements`] with an MPI_Count.
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+// Sets whether `status` reports a cancelled operation.
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+
 // Size in bytes of the data of one element; MPI_UNDEFINED for a custom type.
 int MPI_Type_size(MPI_Datatype datatype, int *size);
 
@@ -1192,7 +1205,8 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 
 // The name of a datatype: the one it was given, else a predefined type's standard name
-// ("MPI_INT"), else the empty string. `type_name` needs MPI_MAX_OBJECT_NAME bytes.
+// ("MPI_INT"), else the empty string; MPI_DATATYPE_NULL is "MPI_DATATYPE_NULL" (MPI-4.1 lets
+// the get_name calls take the null handles). `type_name` needs MPI_MAX_OBJECT_NAME bytes.
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
 // The address of `location`, for displacements relative to MPI_BOTTOM.

@@ -192,3 +192,82 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mu
         out(flag, (read(status)?.internal[2] & CANCELLED != 0) as c_int)
     })
 }
+
+fn write<'a>(status: *mut MPI_Status) -> CResult<&'a mut MPI_Status> {
+    if status.is_null() {
+        return Err(fail(MPI_ERR_ARG, "null status (MPI_STATUS_IGNORE cannot be set)"));
+    }
+    // SAFETY: non-null; MPI requires a valid, writable status.
+    Ok(unsafe { &mut *status })
+}
+
+/// Shared body of the Status_set_elements family: the status then reports `count` basic
+/// elements of `datatype` (and the whole elements they make).
+fn set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: i64) -> CResult<()> {
+    if count < 0 {
+        return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    let bytes = match types::get(datatype)? {
+        Dtype::Basic(b) => (count as u64).saturating_mul(b.size as u64),
+        Dtype::Derived(t) => t.bytes_of_elements(count as u64),
+        Dtype::Custom(_) => {
+            return Err(fail(MPI_ERR_TYPE, "a custom datatype has no basic elements"))
+        }
+    };
+    let s = write(status)?;
+    s.internal[0] = bytes as u32 as c_int;
+    s.internal[1] = (bytes >> 32) as u32 as c_int;
+    s.internal[2] &= !(SIZE_UNKNOWN | CUSTOM);
+    Ok(())
+}
+
+/// Sets the number of basic elements `status` reports (for generalized requests and layered
+/// libraries).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> c_int {
+    run("Status_set_elements", default_errh(), |_| {
+        set_elements(status, datatype, count as i64)
+    })
+}
+
+/// [`MPI_Status_set_elements`] with an MPI_Count (the MPI-3 name).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_x(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
+    run("Status_set_elements_x", default_errh(), |_| {
+        set_elements(status, datatype, count)
+    })
+}
+
+/// [`MPI_Status_set_elements`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_elements_c(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
+    run("Status_set_elements_c", default_errh(), |_| {
+        set_elements(status, datatype, count)
+    })
+}
+
+/// Sets whether `status` reports a cancelled operation.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    run("Status_set_cancelled", default_errh(), |_| {
+        let s = write(status)?;
+        if flag != 0 {
+            s.internal[2] |= CANCELLED;
+        } else {
+            s.internal[2] &= !CANCELLED;
+        }
+        Ok(())
+    })
+}

@@ -671,6 +671,43 @@ static void freed_while_pending(void) {
     for (int i = 0; i < N; i++) CHECK(dst[i] == prev * 7 + 2 * i);
 }
 
+/* MPI_Status_set_elements(_x, _c) and MPI_Status_set_cancelled: what Get_elements, Get_count
+ * and Test_cancelled then report, for a predefined type and a struct of mixed elements. */
+static void status_setters(void) {
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int n, flag;
+    MPI_Count c;
+    OK(MPI_Status_set_elements(&st, MPI_INT, 5));
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(n == 5);
+    OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+    CHECK(n == MPI_UNDEFINED);
+    MPI_Datatype dint;
+    int bl[2] = {1, 2};
+    MPI_Aint dp[2] = {0, 8};
+    MPI_Datatype ty[2] = {MPI_DOUBLE, MPI_INT};
+    OK(MPI_Type_create_struct(2, bl, dp, ty, &dint));
+    OK(MPI_Type_commit(&dint));
+    OK(MPI_Status_set_elements_x(&st, dint, 7)); /* two whole structs and one double */
+    OK(MPI_Get_elements_x(&st, dint, &c));
+    CHECK(c == 7);
+    OK(MPI_Get_count(&st, dint, &n));
+    CHECK(n == MPI_UNDEFINED);
+    OK(MPI_Status_set_elements_c(&st, dint, 6));
+    OK(MPI_Get_count_c(&st, dint, &c));
+    CHECK(c == 2);
+    FAILS(MPI_Status_set_elements(&st, dint, -1), MPI_ERR_COUNT);
+    FAILS(MPI_Status_set_elements(MPI_STATUS_IGNORE, MPI_INT, 1), MPI_ERR_ARG);
+    OK(MPI_Status_set_cancelled(&st, 1));
+    OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag);
+    OK(MPI_Status_set_cancelled(&st, 0));
+    OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(!flag);
+    OK(MPI_Type_free(&dint));
+}
+
 int main(int argc, char **argv) {
     test_init(&argc, &argv, &rank, &size);
     next = (rank + 1) % size;
@@ -683,6 +720,7 @@ int main(int argc, char **argv) {
     counts_and_truncation();
     errors();
     freed_while_pending();
+    status_setters();
     test_finish(rank, "datatype");
     return 0;
 }

@@ -417,6 +417,40 @@ impl Datatype {
         n
     }
 
+    /// Bytes of data the first `n` basic elements of a sequence of instances take (the inverse
+    /// of [`Datatype::elements_in`], for `MPI_Status_set_elements`); saturating.
+    pub fn bytes_of_elements(&self, n: u64) -> u64 {
+        let o = &self.0;
+        if o.elements == 0 {
+            return 0;
+        }
+        (n / o.elements).saturating_mul(o.size) + self.bytes_of_elements_in_one(n % o.elements)
+    }
+
+    /// Bytes the first `n` (< elements) basic elements of one instance take.
+    fn bytes_of_elements_in_one(&self, mut n: u64) -> u64 {
+        let mut bytes = 0;
+        for (count, old) in self.parts() {
+            let e = old.elements();
+            if e == 0 {
+                continue;
+            }
+            if n >= count.saturating_mul(e) {
+                bytes += count * old.size();
+                n -= count * e;
+                continue;
+            }
+            bytes += (n / e) * old.size();
+            let rest = n % e;
+            return bytes
+                + match old.constructor() {
+                    Constructor::Basic(b) => rest * (old.size() / b.parts.max(1) as u64),
+                    _ => old.bytes_of_elements_in_one(rest),
+                };
+        }
+        bytes
+    }
+
     /// The type map as groups of consecutive instances of a type, in order.
     fn parts(&self) -> Vec<(u64, Datatype)> {
         use Constructor::*;

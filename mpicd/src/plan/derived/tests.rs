@@ -210,6 +210,10 @@ fn element_counts_of_partial_messages() {
     assert_eq!(s.elements_in(12), 2);
     assert_eq!(s.elements_in(10), 1);
     assert_eq!(s.elements_in(16 + 8), 4);
+    for n in 0..12 {
+        let b = s.bytes_of_elements(n);
+        assert_eq!(s.elements_in(b), n, "{n} elements take {b} bytes");
+    }
     let pair = Datatype::basic(Basic { id: 99, size: 8, align: 4, parts: 2 }).unwrap();
     let c = Datatype::contiguous(2, &pair).unwrap();
     assert_eq!((c.elements(), c.elements_in(12)), (4, 3));
