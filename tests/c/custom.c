@@ -301,6 +301,39 @@ static void errors(int rank, int size) {
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* A custom type whose one region has a derived element type (the paper's reg_types): every
+ * other int of the object, described by a resized int, travels as the region. */
+#define STRIDED_N 64
+static MPI_Datatype every_other_int;
+
+static int strided_regions(void *state, void *buf, MPI_Count count, MPI_Count region_count,
+                           void *reg_bases[], MPI_Count reg_lens[], MPI_Datatype reg_types[]) {
+    (void)state;
+    if (count != 1 || region_count != 1) return MPI_ERR_ARG;
+    reg_bases[0] = buf;
+    reg_lens[0] = STRIDED_N / 2;
+    reg_types[0] = every_other_int;
+    return MPI_SUCCESS;
+}
+
+static void derived_region_type(int rank, int size) {
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other_int));
+    OK(MPI_Type_commit(&every_other_int));
+    MPI_Datatype t;
+    OK(MPI_Type_create_custom(NULL, NULL, NULL, NULL, NULL, one_region_per_element,
+                              strided_regions, NULL, 1, &t));
+    int out[STRIDED_N], in[STRIDED_N];
+    for (int i = 0; i < STRIDED_N; i++) out[i] = 1000 * rank + i, in[i] = -1;
+    MPI_Request r;
+    OK(MPI_Irecv(in, 1, t, prev, 40, MPI_COMM_WORLD, &r));
+    OK(MPI_Send(out, 1, t, next, 40, MPI_COMM_WORLD));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    for (int i = 0; i < STRIDED_N; i++) CHECK(in[i] == (i % 2 == 0 ? 1000 * prev + i : -1));
+    OK(MPI_Type_free(&t));
+    OK(MPI_Type_free(&every_other_int));
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     test_init(&argc, &argv, &rank, &size);
@@ -344,6 +377,7 @@ int main(int argc, char **argv) {
     verify(in, 3, prev);
 
     dynamic(rank, size);
+    derived_region_type(rank, size);
     errors(rank, size);
 
     OK(MPI_Type_free(&t));
