@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-ddt bench-p2p bench-python fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -94,6 +94,15 @@ demo: build $(OMPI_PINGPONG)
 # peak memory; CSVs, plots and summary.md in bench/results/.
 bench: build $(OMPI_PINGPONG)
 	bash bench/run-all.sh
+
+# bench-ddt: DDTBench's derived-datatype methods, Open MPI and mpicd run alternately 3 times
+# (bench/ddtbench/interleave.py, about 4 minutes): medians and ratios in
+# bench/results/ddtbench-interleaved.md, steadier than one run on a shared machine.
+bench-ddt: build
+	mkdir -p target/bench
+	$(MPICC) -O2 -Wall -Wextra -o target/bench/ddtbench-ompi bench/ddtbench/*.c
+	bin/mpicc -O2 -Wall -Wextra -DMPICD_CUSTOM -o target/bench/ddtbench-mpicd bench/ddtbench/*.c
+	python3 bench/ddtbench/interleave.py --rounds 3 --out bench/results/ddtbench-interleaved.md
 
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.
