@@ -91,7 +91,7 @@ fn a_huge_vector_is_a_loop_not_a_list() {
     assert_eq!(v.runs(), 100_000_000);
     assert_eq!(v.size(), 800_000_000);
     // A piece deep inside the stream is found by division.
-    let m = vec![0u8; 64];
+    let m = [0u8; 64];
     let buf = TypedBuf::new(m.as_ptr(), 1, &Datatype::vector(4, 1, 2, &double()).unwrap());
     let mut dst = [0u8; 8];
     // SAFETY: the four doubles are inside `m`.
@@ -279,7 +279,9 @@ fn owned(g: u64, d: Distribution, darg: i64, p: u64, c: u64) -> Vec<u64> {
 fn darray_type_maps_match_the_standard_for_every_rank() {
     use Distribution::*;
     let d = DISTRIBUTE_DFLT_DARG;
-    let cases: Vec<(Vec<u64>, Vec<Distribution>, Vec<i64>, Vec<u32>)> = vec![
+    /// Global sizes, distributions, distribution arguments, process grid.
+    type Case = (Vec<u64>, Vec<Distribution>, Vec<i64>, Vec<u32>);
+    let cases: Vec<Case> = vec![
         (vec![7, 5], vec![Block, Cyclic], vec![d, 2], vec![2, 3]),
         (vec![9, 4], vec![Cyclic, None], vec![2, d], vec![3, 1]),
         (vec![5, 6, 3], vec![Cyclic, Block, Block], vec![d, 4, d], vec![2, 2, 1]),
