@@ -1,13 +1,13 @@
 //! Derived datatypes across ranks: a matrix column against contiguous elements both ways,
 //! slices of padded and nested structs through `Equivalence`, a subarray halo exchange on a
-//! ring, strided vectors of 8 and 64 MiB, counts stepping by the extent of a resized type with
+//! ring, strided vectors of 8 and 64 MiB and vectors of a few long runs, counts stepping by the extent of a resized type with
 //! a negative lower bound, truncation, a matched probe received through a derived type,
 //! synchronous sends, derived-typed messages among the other kinds, and the README's example.
 //! Every case checks the data that arrived and the bytes that must not move.
 //!
 //! `layouts.rs` has the cases about where bytes go, `semantics.rs` those about how messages
 //! behave (truncation, probes, modes, kinds, cancels).
-// mpi-test: ranks=2,4 timeout=300
+// mpi-test: ranks=2,4 timeout=300 modes=shm,tcp,remote
 
 #[macro_use]
 #[path = "../common/mod.rs"]
