@@ -13,11 +13,12 @@ const ALLTOALL_TYPED_TAG: i32 = 16;
 /// Bytes a local copy between two typed buffers moves per step (its only buffer).
 const LOCAL_CHUNK: usize = 64 << 10;
 
-/// Copies the data of `from` into `into` through a bounded buffer (a member's own block).
+/// Copies the data of `from` into `into` through a bounded buffer (a member's own block),
+/// calling `between` after each chunk so that the transfers in flight keep moving.
 ///
 /// # Safety
 /// `from`'s type map must be readable and `into`'s writable, and the two must not overlap.
-unsafe fn copy_local(from: &TypedBuf, into: &TypedBuf) -> Result<()> {
+unsafe fn copy_local(from: &TypedBuf, into: &TypedBuf, mut between: impl FnMut()) -> Result<()> {
     let (n, room) = (from.packed_size(), into.packed_size());
     if n != room {
         return Err(Error::InvalidArgument(format!(
@@ -32,6 +33,7 @@ unsafe fn copy_local(from: &TypedBuf, into: &TypedBuf) -> Result<()> {
         // SAFETY: as above; `chunk` is ours.
         unsafe { into.unpack(at, &chunk[..got]) };
         at += got as u64;
+        between();
     }
     Ok(())
 }
@@ -39,7 +41,7 @@ unsafe fn copy_local(from: &TypedBuf, into: &TypedBuf) -> Result<()> {
 /// Every member sends `send[i]` to member `i` and receives `recv[i]` from it
 /// (`MPI_Alltoall`, `_v` and `_w` with any datatypes). All receives are posted first, then the
 /// sends, in pairwise order; the member's own block is copied while they travel, through a
-/// 64 KiB buffer. A block must arrive with exactly its buffer's data size.
+/// 64 KiB buffer, progressing them between chunks (a peer's rendezvous is answered at once). A block must arrive with exactly its buffer's data size.
 ///
 /// # Safety
 /// Every send block's type map must be readable, and every receive block's writable and
@@ -77,7 +79,13 @@ pub unsafe fn alltoall_typed(comm: &Communicator, send: &[TypedBuf], recv: &[Typ
     }
     let me = rank as usize;
     // SAFETY: forwarded from the caller (the own blocks are a send and a receive block).
-    let mut outcome = unsafe { copy_local(&send[me], &recv[me]) };
+    let progress = || {
+        let _ = comm.shared.with(|e| {
+            e.progress();
+            Ok(())
+        });
+    };
+    let mut outcome = unsafe { copy_local(&send[me], &recv[me], progress) };
     for (source, r) in receives {
         let expected = recv[source as usize].packed_size();
         let got = r.wait().and_then(|st| match st.bytes {
