@@ -223,8 +223,8 @@ fn derived_pack(c: &mut Criterion) {
     let byte = mpicd::Datatype::of(mpicd::ElementType::U8);
     for block in [8usize, 64, 512, 4096] {
         let count = (TOTAL / block) as u64;
-        let ty = mpicd::Datatype::vector(count, block as u64, 2 * block as i64, &byte)
-            .expect("vector");
+        let ty =
+            mpicd::Datatype::vector(count, block as u64, 2 * block as i64, &byte).expect("vector");
         let buf = mpicd::TypedBuf::new(src.as_ptr(), 1, &ty);
         g.bench_with_input(BenchmarkId::new("vector-block", block), &block, |b, _| {
             // SAFETY: the vector's type map lies inside `src` (2 * TOTAL bytes).

@@ -95,7 +95,9 @@ impl Elem {
     pub(crate) fn reduction_basic(&self) -> CResult<Basic> {
         let one = match self {
             Elem::Basic(b) => return Ok(*b),
-            Elem::Derived(t) => t.homogeneous().and_then(|b| types::basic(b.id as MPI_Datatype)),
+            Elem::Derived(t) => t
+                .homogeneous()
+                .and_then(|b| types::basic(b.id as MPI_Datatype)),
         };
         one.ok_or_else(|| {
             fail(
@@ -255,17 +257,20 @@ impl Layout {
                 continue;
             }
             // SAFETY: block i of `base`, per the caller.
-            unsafe { self.elem.write(Self::at(base, self.offsets[i]), self.counts[i], piece) }
-                .map_err(|_| {
-                    fail(
-                        MPI_ERR_TRUNCATE,
-                        format!(
-                            "rank {i} sent {} bytes for a {}-byte block",
-                            piece.len(),
-                            self.lens[i]
-                        ),
-                    )
-                })?;
+            unsafe {
+                self.elem
+                    .write(Self::at(base, self.offsets[i]), self.counts[i], piece)
+            }
+            .map_err(|_| {
+                fail(
+                    MPI_ERR_TRUNCATE,
+                    format!(
+                        "rank {i} sent {} bytes for a {}-byte block",
+                        piece.len(),
+                        self.lens[i]
+                    ),
+                )
+            })?;
         }
         Ok(())
     }
@@ -276,7 +281,10 @@ impl Layout {
     /// `base` must hold every block, readable.
     pub(crate) unsafe fn block<'a>(&self, base: *const c_void, i: usize) -> CResult<Cow<'a, [u8]>> {
         // SAFETY: block i of `base`, per the caller.
-        unsafe { self.elem.read(Self::at(base, self.offsets[i]), self.counts[i]) }
+        unsafe {
+            self.elem
+                .read(Self::at(base, self.offsets[i]), self.counts[i])
+        }
     }
 
     /// A copy of every block's data (what MPI_IN_PLACE leaves to be sent from the receive

@@ -367,7 +367,8 @@ unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> 
         // SAFETY: forwarded from the caller.
         let (out, inc) = unsafe { (send.typed(n)?, recv.typed(n)?) };
         // SAFETY: MPI requires the blocks to be valid and the receive blocks disjoint.
-        return unsafe { mpicd::collective_typed::alltoall_typed(c, &out, &inc) }.map_err(Into::into);
+        return unsafe { mpicd::collective_typed::alltoall_typed(c, &out, &inc) }
+            .map_err(Into::into);
     }
     // SAFETY: forwarded from the caller.
     let recv_layout = unsafe { recv.layout(n) }?;

@@ -155,7 +155,10 @@ unsafe fn start_mrecv(
         Dtype::Derived(t) => {
             let count = count_of(count as i64)? as u64;
             // SAFETY: forwarded from the caller.
-            (unsafe { entry.msg.irecv_typed_raw(buf as *mut u8, count, &t) }?, None)
+            (
+                unsafe { entry.msg.irecv_typed_raw(buf as *mut u8, count, &t) }?,
+                None,
+            )
         }
     };
     Ok(Some((req, cc, entry.errh)))

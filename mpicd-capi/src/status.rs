@@ -133,7 +133,10 @@ pub unsafe extern "C" fn MPI_Get_count(
     count: *mut c_int,
 ) -> c_int {
     run("Get_count", default_errh(), |_| {
-        out(count, narrow(count_of(read(status)?, datatype, Unit::Elements)?))
+        out(
+            count,
+            narrow(count_of(read(status)?, datatype, Unit::Elements)?),
+        )
     })
 }
 
@@ -157,7 +160,10 @@ pub unsafe extern "C" fn MPI_Get_elements(
     count: *mut c_int,
 ) -> c_int {
     run("Get_elements", default_errh(), |_| {
-        out(count, narrow(count_of(read(status)?, datatype, Unit::Basics)?))
+        out(
+            count,
+            narrow(count_of(read(status)?, datatype, Unit::Basics)?),
+        )
     })
 }
 
@@ -195,7 +201,10 @@ pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mu
 
 fn write<'a>(status: *mut MPI_Status) -> CResult<&'a mut MPI_Status> {
     if status.is_null() {
-        return Err(fail(MPI_ERR_ARG, "null status (MPI_STATUS_IGNORE cannot be set)"));
+        return Err(fail(
+            MPI_ERR_ARG,
+            "null status (MPI_STATUS_IGNORE cannot be set)",
+        ));
     }
     // SAFETY: non-null; MPI requires a valid, writable status.
     Ok(unsafe { &mut *status })
@@ -211,7 +220,10 @@ fn set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: i64) -> 
         Dtype::Basic(b) => (count as u64).saturating_mul(b.size as u64),
         Dtype::Derived(t) => t.bytes_of_elements(count as u64),
         Dtype::Custom(_) => {
-            return Err(fail(MPI_ERR_TYPE, "a custom datatype has no basic elements"))
+            return Err(fail(
+                MPI_ERR_TYPE,
+                "a custom datatype has no basic elements",
+            ))
         }
     };
     let s = write(status)?;

@@ -299,7 +299,11 @@ fn strided_vectors(w: &Communicator) -> CaseResult {
             let bad = (0..2 * n)
                 .filter(|&i| buf[i] != if i % 2 == 0 { i as f64 } else { -1.0 })
                 .count();
-            check!(bad == 0, "{bad} of {} doubles wrong after the strided receive", 2 * n);
+            check!(
+                bad == 0,
+                "{bad} of {} doubles wrong after the strided receive",
+                2 * n
+            );
         }
         let what = format!("{data_mib} MiB strided vector (derived datatype)");
         within_limit(w, &what, growth, DERIVED_LIMIT)?;
@@ -358,7 +362,10 @@ fn main() {
         ("256 MiB packed message: bounded memory", &packed_256_mib),
         ("256 MiB zero-copy region: no copy", &region_256_mib),
         ("many small zero-copy regions", &many_zero_copy_regions),
-        ("strided vectors of 8 and 64 MiB: bounded memory", &strided_vectors),
+        (
+            "strided vectors of 8 and 64 MiB: bounded memory",
+            &strided_vectors,
+        ),
     ];
     if std::env::var("MPICD_BIG_TEST").is_ok_and(|v| v == "1") {
         cases.push(("region over 4 GiB (64-bit sizes)", &region_over_4_gib));

@@ -46,7 +46,11 @@ unsafe fn copy_local(from: &TypedBuf, into: &TypedBuf, mut between: impl FnMut()
 /// # Safety
 /// Every send block's type map must be readable, and every receive block's writable and
 /// untouched, until the call returns; receive blocks must not overlap each other or the sends.
-pub unsafe fn alltoall_typed(comm: &Communicator, send: &[TypedBuf], recv: &[TypedBuf]) -> Result<()> {
+pub unsafe fn alltoall_typed(
+    comm: &Communicator,
+    send: &[TypedBuf],
+    recv: &[TypedBuf],
+) -> Result<()> {
     let size = comm.size();
     if send.len() != size as usize || recv.len() != size as usize {
         return Err(Error::InvalidArgument(format!(
@@ -62,7 +66,13 @@ pub unsafe fn alltoall_typed(comm: &Communicator, send: &[TypedBuf], recv: &[Typ
         // SAFETY: forwarded from the caller; the request is completed before returning (or
         // cancelled and awaited when dropped on an error).
         let posted = unsafe {
-            post_recv_on(&comm.shared, &comm.coll, block, Some(from), Some(ALLTOALL_TYPED_TAG))
+            post_recv_on(
+                &comm.shared,
+                &comm.coll,
+                block,
+                Some(from),
+                Some(ALLTOALL_TYPED_TAG),
+            )
         }?;
         receives.push((source, Request::posted(&comm.shared, posted)));
     }
@@ -73,7 +83,14 @@ pub unsafe fn alltoall_typed(comm: &Communicator, send: &[TypedBuf], recv: &[Typ
         let block = send[dest as usize].clone();
         // SAFETY: as above.
         let posted = unsafe {
-            post_send_on(&comm.shared, &comm.coll, block, to, ALLTOALL_TYPED_TAG, false)
+            post_send_on(
+                &comm.shared,
+                &comm.coll,
+                block,
+                to,
+                ALLTOALL_TYPED_TAG,
+                false,
+            )
         }?;
         sends.push(Request::posted(&comm.shared, posted));
     }

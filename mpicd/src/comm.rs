@@ -92,7 +92,11 @@ impl Communicator {
     }
 
     /// A receive's checked source and tag filters (`None`: any); `None` for the null process.
-    pub(crate) fn recv_filter(&self, source: i32, tag: i32) -> Result<Option<(Option<u32>, Option<i32>)>> {
+    pub(crate) fn recv_filter(
+        &self,
+        source: i32,
+        tag: i32,
+    ) -> Result<Option<(Option<u32>, Option<i32>)>> {
         let tag = Self::recv_tag(tag)?;
         Ok(match source {
             PROC_NULL => None,

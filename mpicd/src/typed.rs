@@ -10,11 +10,11 @@
 use crate::comm::{Communicator, SendMode};
 use crate::datatype::{bytes_of, bytes_of_mut, Primitive};
 use crate::engine::{Posted, Shared};
-use crate::route::Route;
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::plan::derived::{Datatype, TypedBuf};
 use crate::request::{Request, Scope};
+use crate::route::Route;
 use crate::status::Status;
 
 /// The byte range `[lo, hi)` relative to the buffer that `count` instances of `ty` touch.
@@ -202,7 +202,14 @@ impl Communicator {
         dest: i32,
         tag: i32,
     ) -> Result<Request<'s>> {
-        self.isend_typed_in(scope, bytes_of(buf), count, ty, (dest, tag), SendMode::Standard)
+        self.isend_typed_in(
+            scope,
+            bytes_of(buf),
+            count,
+            ty,
+            (dest, tag),
+            SendMode::Standard,
+        )
     }
 
     /// Starts a synchronous send of `count` instances of `ty` laid over `buf` in `scope`.
@@ -215,7 +222,14 @@ impl Communicator {
         dest: i32,
         tag: i32,
     ) -> Result<Request<'s>> {
-        self.isend_typed_in(scope, bytes_of(buf), count, ty, (dest, tag), SendMode::Synchronous)
+        self.isend_typed_in(
+            scope,
+            bytes_of(buf),
+            count,
+            ty,
+            (dest, tag),
+            SendMode::Synchronous,
+        )
     }
 
     /// Starts a send of `count` instances of `ty` over `bytes` in `scope`, to `(dest, tag)`.

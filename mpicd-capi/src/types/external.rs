@@ -140,7 +140,9 @@ fn extend(v: u64, n: usize, signed: bool) -> u64 {
 /// x87 extended precision (little-endian, 16 bytes with padding) to binary128 big-endian.
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn long_double_out(src: &[u8], dst: &mut [u8]) {
-    let m = u64::from_le_bytes(src[..8].try_into().expect("8 bytes"));
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&src[..8]);
+    let m = u64::from_le_bytes(low);
     let sign_exp = u16::from_le_bytes([src[8], src[9]]) as u128;
     let fraction = ((m & !(1u64 << 63)) as u128) << 49;
     dst.copy_from_slice(&(sign_exp << 112 | fraction).to_be_bytes());
@@ -149,7 +151,9 @@ fn long_double_out(src: &[u8], dst: &mut [u8]) {
 /// binary128 big-endian to x87 extended precision.
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn long_double_in(src: &[u8], dst: &mut [u8]) {
-    let v = u128::from_be_bytes(src.try_into().expect("16 bytes"));
+    let mut all = [0u8; 16];
+    all.copy_from_slice(&src[..16]);
+    let v = u128::from_be_bytes(all);
     let sign_exp = (v >> 112) as u16;
     let integer = if sign_exp & 0x7fff != 0 {
         1u64 << 63
@@ -289,7 +293,8 @@ unsafe fn pack_external(
     let dst = unsafe { std::slice::from_raw_parts_mut((outbuf as *mut u8).add(at), len as usize) };
     let mut cur = 0usize;
     TypedBuf::new(inbuf as *const u8, count as u64, &ty).for_each_basic(|p, n, b| {
-        let e = external(b.id).expect("sized above");
+        // Every basic element was checked to have an external32 form when sizing.
+        let Some(e) = external(b.id) else { return };
         for i in 0..n as usize {
             // SAFETY: the caller's promise: each element of the type map is readable.
             let src = unsafe { std::slice::from_raw_parts(p.add(i * b.size), e.native) };
@@ -327,7 +332,8 @@ unsafe fn unpack_external(
     let src = unsafe { std::slice::from_raw_parts((inbuf as *const u8).add(at), len as usize) };
     let mut cur = 0usize;
     TypedBuf::new(outbuf as *const u8, count as u64, &ty).for_each_basic(|p, n, b| {
-        let e = external(b.id).expect("sized above");
+        // Every basic element was checked to have an external32 form when sizing.
+        let Some(e) = external(b.id) else { return };
         for i in 0..n as usize {
             // SAFETY: the caller's promise: each element of the type map is writable.
             let dst = unsafe { std::slice::from_raw_parts_mut(p.add(i * b.size), e.native) };

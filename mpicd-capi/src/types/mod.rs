@@ -103,7 +103,10 @@ pub(crate) fn get(h: MPI_Datatype) -> CResult<Dtype> {
     }
     with_created(h, |e| match &e.created {
         Created::Custom(c) => Ok(Dtype::Custom(Arc::clone(c))),
-        Created::Derived { ty, committed: true } => Ok(Dtype::Derived(ty.clone())),
+        Created::Derived {
+            ty,
+            committed: true,
+        } => Ok(Dtype::Derived(ty.clone())),
         Created::Derived { .. } => Err(fail(
             MPI_ERR_TYPE,
             "the derived datatype was not committed (MPI_Type_commit)",
@@ -169,7 +172,9 @@ pub unsafe extern "C" fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int)
 /// [`MPI_Type_size`] with an MPI_Count.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size_c(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    run("Type_size_c", default_errh(), |_| out(size, size_of(datatype)?))
+    run("Type_size_c", default_errh(), |_| {
+        out(size, size_of(datatype)?)
+    })
 }
 
 /// Lower bound and extent; a custom type reports lower bound 0 and extent 1 (its callbacks,

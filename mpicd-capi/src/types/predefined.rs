@@ -280,7 +280,10 @@ mod tests {
     fn predefined_types_are_recognized_by_identity_and_named() {
         let pair = core_type(MPI_DOUBLE_INT).unwrap();
         assert_eq!(predefined_handle(&pair), Some(MPI_DOUBLE_INT));
-        assert_eq!(predefined_handle(&core_type(MPI_INT).unwrap()), Some(MPI_INT));
+        assert_eq!(
+            predefined_handle(&core_type(MPI_INT).unwrap()),
+            Some(MPI_INT)
+        );
         // The same struct made by hand is a derived type, not the named one.
         let types = [core_type(MPI_DOUBLE).unwrap(), core_type(MPI_INT).unwrap()];
         let lookalike = Datatype::structure(&[1, 1], &[0, 8], &types).unwrap();

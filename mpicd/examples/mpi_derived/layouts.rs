@@ -168,9 +168,12 @@ pub fn large_vectors(w: &Communicator) -> CaseResult {
     let (next, prev) = ring(w);
     // The last two are a few long runs (64 KiB), the shape that might go as UCX iov ranges; on
     // UCX 1.13 the packed stream was measured faster for them too (see bench/README.md).
-    for (tag, mib, block, stride) in
-        [(30, 8u64, 1u64, 2i64), (31, 64, 3, 5), (32, 4, 8192, 16384), (33, 1, 8192, 8200)]
-    {
+    for (tag, mib, block, stride) in [
+        (30, 8u64, 1u64, 2i64),
+        (31, 64, 3, 5),
+        (32, 4, 8192, 16384),
+        (33, 1, 8192, 8200),
+    ] {
         let count = (mib << 20 >> 3) / block;
         let n = count * block; // f64s of data
         let ty = Datatype::vector(count, block, stride, &f64_type())?;

@@ -183,8 +183,8 @@ pub fn kinds_and_cancels(w: &Communicator) -> CaseResult {
     })?;
     check!(st.cancelled, "cancel: {st:?}");
     mpicd::scope(|s| -> CaseResult {
-        std::mem::forget(w.irecv_values(s, &mut idle, prev, 84)?);
-        std::mem::forget(w.irecv_typed(s, &mut mine, 1, &col, prev, 84)?);
+        let _forgotten = std::mem::ManuallyDrop::new(w.irecv_values(s, &mut idle, prev, 84)?);
+        let _too = std::mem::ManuallyDrop::new(w.irecv_typed(s, &mut mine, 1, &col, prev, 84)?);
         Ok(())
     })?;
     check!(

@@ -4,10 +4,10 @@
 use super::{Engine, Matched, Op, OpId, Posted, Route};
 use crate::error::{Error, Result};
 use crate::ops::RecvOp;
-use crate::status::Status;
-use crate::tag::{MessageKind, UserTag};
 use crate::ops::TypedEnd;
 use crate::plan::derived::TypedBuf;
+use crate::status::Status;
+use crate::tag::{MessageKind, UserTag};
 use crate::transport::{MessageHandle, OwnedPort, RecvInfo, RecvTarget};
 use crate::wire::WirePlan;
 use std::task::Poll;
@@ -78,7 +78,11 @@ impl Engine {
         let mut port = OwnedPort::new(Box::new(TypedEnd(buf)));
         // SAFETY: the port and its end live in the operation until the request completes, or
         // are detached and stranded with it (`Engine::handle_failures`).
-        let req = unsafe { self.net.worker.tag_send_stream(ep, port.port(), bits, synchronous) }?;
+        let req = unsafe {
+            self.net
+                .worker
+                .tag_send_stream(ep, port.port(), bits, synchronous)
+        }?;
         Ok(match req {
             Some(r) => Posted::Pending(self.table.insert(Op::Send {
                 req: Some(r),
@@ -230,7 +234,9 @@ impl Engine {
                     Some(buf) => {
                         let port = OwnedPort::new(Box::new(TypedEnd(buf)));
                         let m = UserTag::matcher(route.context, None, None);
-                        self.net.worker.tag_recv_through(port, len, Some(handle), m)?
+                        self.net
+                            .worker
+                            .tag_recv_through(port, len, Some(handle), m)?
                     }
                 };
                 Ok(self.table.insert(Op::Recv {

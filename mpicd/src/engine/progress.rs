@@ -3,8 +3,8 @@
 
 use super::custom::FULL_CUSTOM_POLL;
 use super::{Engine, Net, Op, OpId};
-use crate::ops::Stranded;
 use crate::error::{Error, Result};
+use crate::ops::Stranded;
 use crate::status::Status;
 use std::task::Poll;
 

@@ -19,9 +19,9 @@ mod flows;
 mod link;
 mod recv;
 mod send;
-mod typed;
 #[cfg(test)]
 mod tests;
+mod typed;
 mod unpacker;
 
 pub(crate) use course::Course;

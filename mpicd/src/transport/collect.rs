@@ -223,7 +223,9 @@ unsafe extern "C" fn sink_unpack(
         match sink.aim {
             // SAFETY: offset + n <= capacity, and the buffer holds `capacity` writable bytes
             // that the receive's caller keeps valid and untouched until the request completes.
-            Aim::Buffer(buf) => unsafe { ptr::copy_nonoverlapping(src.as_ptr(), buf.add(offset), n) },
+            Aim::Buffer(buf) => unsafe {
+                ptr::copy_nonoverlapping(src.as_ptr(), buf.add(offset), n)
+            },
             // SAFETY: the port and its end are kept by the receive's owner until the request
             // completes (`tag_recv_through`).
             Aim::Port(port) => unsafe { super::stream::unpack_into(port, offset, &src[..n]) },

@@ -177,8 +177,12 @@ impl Worker {
         // completes. A message handle is consumed here once.
         let ptr = unsafe {
             match msg {
-                Some(h) => ucx::ucp_tag_msg_recv_nbx(self.worker, at as *mut c_void, 1, h.0, &params),
-                None => ucx::ucp_tag_recv_nbx(self.worker, at as *mut c_void, 1, m.tag, m.mask, &params),
+                Some(h) => {
+                    ucx::ucp_tag_msg_recv_nbx(self.worker, at as *mut c_void, 1, h.0, &params)
+                }
+                None => {
+                    ucx::ucp_tag_recv_nbx(self.worker, at as *mut c_void, 1, m.tag, m.mask, &params)
+                }
             }
         };
         Ok((UcxRequest::of_recv(ptr)?, target))

@@ -87,7 +87,14 @@ impl Parts {
 
     /// Adds `n` blocks of `count` consecutive `old`s, the first at `disp`, each `stride` bytes
     /// after the previous (a vector's blocks).
-    pub(super) fn blocks(&mut self, old: &Datatype, count: u64, disp: i64, n: u64, stride: i64) -> Result<()> {
+    pub(super) fn blocks(
+        &mut self,
+        old: &Datatype,
+        count: u64,
+        disp: i64,
+        n: u64,
+        stride: i64,
+    ) -> Result<()> {
         if count == 0 || n == 0 {
             return Ok(());
         }
@@ -100,7 +107,9 @@ impl Parts {
             .size
             .checked_add(mul(total, o.size)?)
             .ok_or_else(|| Error::InvalidArgument("datatype larger than 2^64 bytes".into()))?;
-        self.elements = self.elements.saturating_add(total.saturating_mul(o.elements));
+        self.elements = self
+            .elements
+            .saturating_add(total.saturating_mul(o.elements));
         self.align = self.align.max(o.align);
         self.explicit |= o.explicit;
         self.leaves = self.leaves.join(o.leaves);
@@ -156,4 +165,3 @@ pub(super) fn scaled(d: i64, extent: i64) -> Result<i64> {
     d.checked_mul(extent)
         .ok_or_else(|| Error::InvalidArgument("displacement overflows 64 bits".into()))
 }
-

@@ -141,8 +141,9 @@ impl Datatype {
         let ext = old.extent();
         let (mut t, mut stride) = (old.clone(), ext);
         for i in fastest_first(n, order) {
-            let (lens, starts) = local_blocks(gsizes[i], distribs[i], dargs[i], psizes[i], coords[i])
-                .map_err(|e| bad(format!("dimension {i}: {e}")))?;
+            let (lens, starts) =
+                local_blocks(gsizes[i], distribs[i], dargs[i], psizes[i], coords[i])
+                    .map_err(|e| bad(format!("dimension {i}: {e}")))?;
             let displs: Vec<i64> = starts.iter().map(|&s| s as i64 * stride).collect();
             let unit = Datatype::resized(&t, 0, stride)?;
             t = Datatype::hindexed(&lens, &displs, &unit)?;
@@ -169,7 +170,13 @@ fn too_large() -> Error {
 
 /// The blocks (lengths, starting indices) of one dimension of `g` elements that coordinate `c`
 /// of `p` processes owns.
-fn local_blocks(g: u64, d: Distribution, darg: i64, p: u32, c: u64) -> std::result::Result<(Vec<u64>, Vec<u64>), String> {
+fn local_blocks(
+    g: u64,
+    d: Distribution,
+    darg: i64,
+    p: u32,
+    c: u64,
+) -> std::result::Result<(Vec<u64>, Vec<u64>), String> {
     let p = p as u64;
     match d {
         Distribution::None => {
@@ -184,7 +191,9 @@ fn local_blocks(g: u64, d: Distribution, darg: i64, p: u32, c: u64) -> std::resu
             } else if darg > 0 && (darg as u64).saturating_mul(p) >= g {
                 darg as u64
             } else {
-                return Err(format!("block size {darg} for {g} elements over {p} processes"));
+                return Err(format!(
+                    "block size {darg} for {g} elements over {p} processes"
+                ));
             };
             let start = (c * b).min(g);
             let len = b.min(g - start);

@@ -105,9 +105,12 @@ impl Builder {
             for p in &body.pieces {
                 match p {
                     Piece::Run { disp: d, len } => self.run(disp.wrapping_add(*d), *len),
-                    Piece::Loop { disp: d, count, stride, body } => {
-                        self.repeat(disp.wrapping_add(*d), *count, *stride, body)
-                    }
+                    Piece::Loop {
+                        disp: d,
+                        count,
+                        stride,
+                        body,
+                    } => self.repeat(disp.wrapping_add(*d), *count, *stride, body),
                 }
             }
             return;
@@ -126,9 +129,10 @@ impl Builder {
         for p in &self.pieces {
             let (bytes, r) = match p {
                 Piece::Run { len, .. } => (*len, 1),
-                Piece::Loop { count, body, .. } => {
-                    (count.saturating_mul(body.size), count.saturating_mul(body.runs))
-                }
+                Piece::Loop { count, body, .. } => (
+                    count.saturating_mul(body.size),
+                    count.saturating_mul(body.runs),
+                ),
             };
             size = size.saturating_add(bytes);
             runs = runs.saturating_add(r);

@@ -16,8 +16,8 @@ mod random_tests;
 mod tests;
 pub(crate) mod walk;
 
-pub use grid::{Distribution, Order, DISTRIBUTE_DFLT_DARG};
 use build::{same_len, scaled, Parts};
+pub use grid::{Distribution, Order, DISTRIBUTE_DFLT_DARG};
 use layout::{Builder, Layout};
 pub use walk::TypedBuf;
 
@@ -53,19 +53,58 @@ impl Basic {
 #[derive(Debug, Clone)]
 pub enum Constructor {
     Basic(Basic),
-    Contiguous { count: u64, old: Datatype },
+    Contiguous {
+        count: u64,
+        old: Datatype,
+    },
     /// `stride` in elements of `old`'s extent.
-    Vector { count: u64, blocklength: u64, stride: i64, old: Datatype },
+    Vector {
+        count: u64,
+        blocklength: u64,
+        stride: i64,
+        old: Datatype,
+    },
     /// `stride` in bytes.
-    Hvector { count: u64, blocklength: u64, stride: i64, old: Datatype },
+    Hvector {
+        count: u64,
+        blocklength: u64,
+        stride: i64,
+        old: Datatype,
+    },
     /// Displacements in elements of `old`'s extent.
-    Indexed { blocklengths: Vec<u64>, displacements: Vec<i64>, old: Datatype },
+    Indexed {
+        blocklengths: Vec<u64>,
+        displacements: Vec<i64>,
+        old: Datatype,
+    },
     /// Displacements in bytes.
-    Hindexed { blocklengths: Vec<u64>, displacements: Vec<i64>, old: Datatype },
-    IndexedBlock { blocklength: u64, displacements: Vec<i64>, old: Datatype },
-    HindexedBlock { blocklength: u64, displacements: Vec<i64>, old: Datatype },
-    Struct { blocklengths: Vec<u64>, displacements: Vec<i64>, types: Vec<Datatype> },
-    Subarray { sizes: Vec<u64>, subsizes: Vec<u64>, starts: Vec<u64>, order: Order, old: Datatype },
+    Hindexed {
+        blocklengths: Vec<u64>,
+        displacements: Vec<i64>,
+        old: Datatype,
+    },
+    IndexedBlock {
+        blocklength: u64,
+        displacements: Vec<i64>,
+        old: Datatype,
+    },
+    HindexedBlock {
+        blocklength: u64,
+        displacements: Vec<i64>,
+        old: Datatype,
+    },
+    Struct {
+        blocklengths: Vec<u64>,
+        displacements: Vec<i64>,
+        types: Vec<Datatype>,
+    },
+    Subarray {
+        sizes: Vec<u64>,
+        subsizes: Vec<u64>,
+        starts: Vec<u64>,
+        order: Order,
+        old: Datatype,
+    },
     Darray {
         size: u32,
         rank: u32,
@@ -76,7 +115,11 @@ pub enum Constructor {
         order: Order,
         old: Datatype,
     },
-    Resized { lb: i64, extent: i64, old: Datatype },
+    Resized {
+        lb: i64,
+        extent: i64,
+        old: Datatype,
+    },
     Dup(Datatype),
 }
 
@@ -171,7 +214,13 @@ impl Datatype {
     pub fn contiguous(count: u64, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new();
         p.block(old, count, 0)?;
-        p.finish(Constructor::Contiguous { count, old: old.clone() }, false)
+        p.finish(
+            Constructor::Contiguous {
+                count,
+                old: old.clone(),
+            },
+            false,
+        )
     }
 
     /// `count` blocks of `blocklength` instances of `old`, `stride` extents of `old` apart.
@@ -198,7 +247,12 @@ impl Datatype {
     pub fn vector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new();
         p.blocks(old, blocklength, 0, count, scaled(stride, old.0.extent)?)?;
-        let ctor = Constructor::Vector { count, blocklength, stride, old: old.clone() };
+        let ctor = Constructor::Vector {
+            count,
+            blocklength,
+            stride,
+            old: old.clone(),
+        };
         p.finish(ctor, false)
     }
 
@@ -206,12 +260,21 @@ impl Datatype {
     pub fn hvector(count: u64, blocklength: u64, stride: i64, old: &Datatype) -> Result<Datatype> {
         let mut p = Parts::new();
         p.blocks(old, blocklength, 0, count, stride)?;
-        let ctor = Constructor::Hvector { count, blocklength, stride, old: old.clone() };
+        let ctor = Constructor::Hvector {
+            count,
+            blocklength,
+            stride,
+            old: old.clone(),
+        };
         p.finish(ctor, false)
     }
 
     /// Blocks of `blocklengths[i]` instances of `old` at `displacements[i]` extents of `old`.
-    pub fn indexed(blocklengths: &[u64], displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+    pub fn indexed(
+        blocklengths: &[u64],
+        displacements: &[i64],
+        old: &Datatype,
+    ) -> Result<Datatype> {
         same_len(blocklengths.len(), displacements.len())?;
         let mut p = Parts::new();
         for (&n, &d) in blocklengths.iter().zip(displacements) {
@@ -226,7 +289,11 @@ impl Datatype {
     }
 
     /// [`Datatype::indexed`] with displacements in bytes.
-    pub fn hindexed(blocklengths: &[u64], displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+    pub fn hindexed(
+        blocklengths: &[u64],
+        displacements: &[i64],
+        old: &Datatype,
+    ) -> Result<Datatype> {
         same_len(blocklengths.len(), displacements.len())?;
         let mut p = Parts::new();
         for (&n, &d) in blocklengths.iter().zip(displacements) {
@@ -241,7 +308,11 @@ impl Datatype {
     }
 
     /// Blocks of `blocklength` instances of `old` at `displacements[i]` extents of `old`.
-    pub fn indexed_block(blocklength: u64, displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+    pub fn indexed_block(
+        blocklength: u64,
+        displacements: &[i64],
+        old: &Datatype,
+    ) -> Result<Datatype> {
         let mut p = Parts::new();
         for &d in displacements {
             p.block(old, blocklength, scaled(d, old.0.extent)?)?;
@@ -255,7 +326,11 @@ impl Datatype {
     }
 
     /// [`Datatype::indexed_block`] with displacements in bytes.
-    pub fn hindexed_block(blocklength: u64, displacements: &[i64], old: &Datatype) -> Result<Datatype> {
+    pub fn hindexed_block(
+        blocklength: u64,
+        displacements: &[i64],
+        old: &Datatype,
+    ) -> Result<Datatype> {
         let mut p = Parts::new();
         for &d in displacements {
             p.block(old, blocklength, d)?;
@@ -271,7 +346,11 @@ impl Datatype {
     /// Blocks of `blocklengths[i]` instances of `types[i]` at byte displacements
     /// `displacements[i]`; the extent is padded to the largest alignment of its elements unless
     /// a part has explicit bounds.
-    pub fn structure(blocklengths: &[u64], displacements: &[i64], types: &[Datatype]) -> Result<Datatype> {
+    pub fn structure(
+        blocklengths: &[u64],
+        displacements: &[i64],
+        types: &[Datatype],
+    ) -> Result<Datatype> {
         same_len(blocklengths.len(), displacements.len())?;
         same_len(blocklengths.len(), types.len())?;
         let mut p = Parts::new();
@@ -290,7 +369,11 @@ impl Datatype {
     pub fn resized(old: &Datatype, lb: i64, extent: i64) -> Result<Datatype> {
         let o = &old.0;
         Ok(Datatype(Arc::new(Inner {
-            ctor: Constructor::Resized { lb, extent, old: old.clone() },
+            ctor: Constructor::Resized {
+                lb,
+                extent,
+                old: old.clone(),
+            },
             lb,
             extent,
             explicit: true,
@@ -389,7 +472,12 @@ impl Datatype {
         }
         let whole = bytes / o.size;
         let rest = bytes % o.size;
-        whole.saturating_mul(o.elements) + if rest == 0 { 0 } else { self.elements_in_one(rest) }
+        whole.saturating_mul(o.elements)
+            + if rest == 0 {
+                0
+            } else {
+                self.elements_in_one(rest)
+            }
     }
 
     /// Basic elements in the first `bytes` (< size) bytes of one instance.
@@ -457,20 +545,52 @@ impl Datatype {
         match &self.0.ctor {
             Basic(_) => Vec::new(),
             Contiguous { count, old } => vec![(*count, old.clone())],
-            Vector { count, blocklength, old, .. } | Hvector { count, blocklength, old, .. } => {
+            Vector {
+                count,
+                blocklength,
+                old,
+                ..
+            }
+            | Hvector {
+                count,
+                blocklength,
+                old,
+                ..
+            } => {
                 vec![(count * blocklength, old.clone())]
             }
-            Indexed { blocklengths, old, .. } | Hindexed { blocklengths, old, .. } => {
+            Indexed {
+                blocklengths, old, ..
+            }
+            | Hindexed {
+                blocklengths, old, ..
+            } => {
                 vec![(blocklengths.iter().sum(), old.clone())]
             }
-            IndexedBlock { blocklength, displacements, old }
-            | HindexedBlock { blocklength, displacements, old } => {
+            IndexedBlock {
+                blocklength,
+                displacements,
+                old,
+            }
+            | HindexedBlock {
+                blocklength,
+                displacements,
+                old,
+            } => {
                 vec![(blocklength * displacements.len() as u64, old.clone())]
             }
-            Struct { blocklengths, types, .. } => {
-                blocklengths.iter().copied().zip(types.iter().cloned()).collect()
+            Struct {
+                blocklengths,
+                types,
+                ..
+            } => blocklengths
+                .iter()
+                .copied()
+                .zip(types.iter().cloned())
+                .collect(),
+            Subarray { .. } | Darray { .. } => {
+                self.0.expansion.iter().map(|e| (1, e.clone())).collect()
             }
-            Subarray { .. } | Darray { .. } => self.0.expansion.iter().map(|e| (1, e.clone())).collect(),
             Resized { old, .. } | Dup(old) => vec![(1, old.clone())],
         }
     }

@@ -1,8 +1,8 @@
 //! Random nested types of every constructor: the compiled plan's walker against the constructor
 //! tree's own walk (`for_each_basic`), sizes, true bounds and `contiguous_at`.
 
-use super::*;
 use super::tests::{ch, double, int, mem};
+use super::*;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -35,8 +35,18 @@ fn random_type(r: &mut Rng, depth: u32) -> Datatype {
     let u = |v: Vec<i64>| -> Vec<u64> { v.into_iter().map(|x| x as u64).collect() };
     let made = match r.range(0, 11) {
         0 => Datatype::contiguous(r.range(0, 4) as u64, &old),
-        1 => Datatype::vector(r.range(0, 4) as u64, r.range(0, 3) as u64, r.range(-4, 5), &old),
-        2 => Datatype::hvector(r.range(0, 4) as u64, r.range(0, 3) as u64, r.range(-40, 41), &old),
+        1 => Datatype::vector(
+            r.range(0, 4) as u64,
+            r.range(0, 3) as u64,
+            r.range(-4, 5),
+            &old,
+        ),
+        2 => Datatype::hvector(
+            r.range(0, 4) as u64,
+            r.range(0, 3) as u64,
+            r.range(-40, 41),
+            &old,
+        ),
         3 | 4 => {
             let lens = u(r.list(4, 0, 3));
             let disps: Vec<i64> = lens.iter().map(|_| r.range(-3, 7)).collect();
@@ -63,7 +73,11 @@ fn random_type(r: &mut Rng, depth: u32) -> Datatype {
             let sub = sizes.map(|n| r.range(0, n + 1));
             let starts = [0, 1].map(|i| r.range(0, sizes[i] - sub[i] + 1) as u64);
             let (sizes, sub) = (sizes.map(|n| n as u64), sub.map(|n| n as u64));
-            let order = if r.range(0, 2) == 0 { Order::C } else { Order::Fortran };
+            let order = if r.range(0, 2) == 0 {
+                Order::C
+            } else {
+                Order::Fortran
+            };
             Datatype::subarray(&sizes, &sub, &starts, order, &old)
         }
         _ => Ok(Datatype::dup(&old)),
@@ -86,7 +100,10 @@ fn the_walker_agrees_with_the_constructor_tree() {
         const PROBE: usize = 1 << 40;
         let mut spans = Vec::new();
         TypedBuf::new(PROBE as *const u8, count, &ty).for_each_basic(|p, n, b| {
-            spans.push((p as usize as i64 - PROBE as i64, (n as usize * b.size) as i64));
+            spans.push((
+                p as usize as i64 - PROBE as i64,
+                (n as usize * b.size) as i64,
+            ));
         });
         let dlo = spans.iter().map(|s| s.0).min().unwrap_or(0);
         let dhi = spans.iter().map(|s| s.0 + s.1).max().unwrap_or(0);
@@ -94,7 +111,10 @@ fn the_walker_agrees_with_the_constructor_tree() {
         let reach = (count as i64 - 1) * ty.extent();
         let tlo = ty.true_lb() + reach.min(0);
         let thi = ty.true_lb() + ty.true_extent() + reach.max(0);
-        assert!(spans.is_empty() || (tlo <= dlo && dhi <= thi), "case {case}: outside the check");
+        assert!(
+            spans.is_empty() || (tlo <= dlo && dhi <= thi),
+            "case {case}: outside the check"
+        );
         let (lo, hi) = (dlo.min(0), dhi.max(0));
         let (base, len) = ((-lo) as usize + 8, (hi - lo) as usize + 16);
         let m = mem(len);
@@ -103,7 +123,11 @@ fn the_walker_agrees_with_the_constructor_tree() {
             .iter()
             .flat_map(|&(at, n)| (base as i64 + at) as usize..(base as i64 + at + n) as usize)
             .collect();
-        assert_eq!(buf.packed_size(), want.len() as u64, "case {case}: size of {ty:?}");
+        assert_eq!(
+            buf.packed_size(),
+            want.len() as u64,
+            "case {case}: size of {ty:?}"
+        );
         if count == 1 && !want.is_empty() {
             let (min, max) = (want.iter().min().unwrap(), want.iter().max().unwrap());
             let tlb = (*min as i64 - base as i64, *max as i64 + 1 - base as i64);
@@ -116,7 +140,10 @@ fn the_walker_agrees_with_the_constructor_tree() {
         }
         if let Some(d) = ty.contiguous_at(count) {
             let start = (base as i64 + d) as usize;
-            assert!(want.iter().copied().eq(start..start + want.len()), "case {case}: not one run");
+            assert!(
+                want.iter().copied().eq(start..start + want.len()),
+                "case {case}: not one run"
+            );
         }
         let mut packed = Vec::new();
         while packed.len() < want.len() {
@@ -127,7 +154,10 @@ fn the_walker_agrees_with_the_constructor_tree() {
             packed.extend_from_slice(&piece[..n]);
         }
         let expected: Vec<u8> = want.iter().map(|&i| m[i]).collect();
-        assert_eq!(packed, expected, "case {case}: packed bytes of {ty:?} x {count}");
+        assert_eq!(
+            packed, expected,
+            "case {case}: packed bytes of {ty:?} x {count}"
+        );
         // Unpack distinct bytes into zeroed memory in random pieces; the oracle scatters them
         // in the same (type-map) order, so even overlapping maps agree.
         let fresh: Vec<u8> = (0..want.len()).map(|i| (i % 251 + 1) as u8).collect();
@@ -143,6 +173,9 @@ fn the_walker_agrees_with_the_constructor_tree() {
         for (i, &b) in want.iter().zip(&fresh) {
             oracle[*i] = b;
         }
-        assert_eq!(got, oracle, "case {case}: unpacked bytes of {ty:?} x {count}");
+        assert_eq!(
+            got, oracle,
+            "case {case}: unpacked bytes of {ty:?} x {count}"
+        );
     }
 }

@@ -92,7 +92,11 @@ fn a_huge_vector_is_a_loop_not_a_list() {
     assert_eq!(v.size(), 800_000_000);
     // A piece deep inside the stream is found by division.
     let m = [0u8; 64];
-    let buf = TypedBuf::new(m.as_ptr(), 1, &Datatype::vector(4, 1, 2, &double()).unwrap());
+    let buf = TypedBuf::new(
+        m.as_ptr(),
+        1,
+        &Datatype::vector(4, 1, 2, &double()).unwrap(),
+    );
     let mut dst = [0u8; 8];
     // SAFETY: the four doubles are inside `m`.
     assert_eq!(unsafe { buf.pack(24, &mut dst) }, 8);
@@ -145,7 +149,10 @@ fn struct_pads_to_alignment_unless_resized() {
 #[test]
 fn resized_moves_bounds_not_data() {
     let r = Datatype::resized(&int(), -4, 12).unwrap();
-    assert_eq!((r.lb(), r.extent(), r.true_lb(), r.true_extent()), (-4, 12, 0, 4));
+    assert_eq!(
+        (r.lb(), r.extent(), r.true_lb(), r.true_extent()),
+        (-4, 12, 0, 4)
+    );
     let m = mem(64);
     let mut want = bytes_of(0..4);
     want.extend(bytes_of(12..16));
@@ -181,25 +188,71 @@ fn subarray_in_both_orders() {
 #[test]
 fn darray_block_and_cyclic() {
     // 8 elements over 2 processes, block: rank 1 owns 4..8.
-    let b = Datatype::darray(2, 1, &[8], &[Distribution::Block], &[DISTRIBUTE_DFLT_DARG], &[2], Order::C, &int())
-        .unwrap();
+    let b = Datatype::darray(
+        2,
+        1,
+        &[8],
+        &[Distribution::Block],
+        &[DISTRIBUTE_DFLT_DARG],
+        &[2],
+        Order::C,
+        &int(),
+    )
+    .unwrap();
     assert_eq!((b.size(), b.extent(), b.true_lb()), (16, 32, 16));
     // Cyclic(2) over 3 processes of 10 elements: rank 1 owns 2,3 and 8,9.
-    let c = Datatype::darray(3, 1, &[10], &[Distribution::Cyclic], &[2], &[3], Order::C, &int()).unwrap();
+    let c = Datatype::darray(
+        3,
+        1,
+        &[10],
+        &[Distribution::Cyclic],
+        &[2],
+        &[3],
+        Order::C,
+        &int(),
+    )
+    .unwrap();
     let m = mem(64);
     let mut want = bytes_of(8..16);
     want.extend(bytes_of(32..40));
     check_pack(&c, 1, &m, 0, &want);
     // 2-D, 2x2 grid, rank 3 = coordinates (1, 1), 4x4 array, block: rows 2..4, cols 2..4.
     let g = Datatype::darray(
-        4, 3, &[4, 4], &[Distribution::Block; 2], &[DISTRIBUTE_DFLT_DARG; 2], &[2, 2], Order::C, &ch(),
+        4,
+        3,
+        &[4, 4],
+        &[Distribution::Block; 2],
+        &[DISTRIBUTE_DFLT_DARG; 2],
+        &[2, 2],
+        Order::C,
+        &ch(),
     )
     .unwrap();
     let mut want = bytes_of(10..12);
     want.extend(bytes_of(14..16));
     check_pack(&g, 1, &m, 0, &want);
-    assert!(Datatype::darray(4, 0, &[4], &[Distribution::Block], &[1], &[4], Order::C, &ch()).is_ok());
-    assert!(Datatype::darray(4, 0, &[8], &[Distribution::Block], &[1], &[4], Order::C, &ch()).is_err());
+    assert!(Datatype::darray(
+        4,
+        0,
+        &[4],
+        &[Distribution::Block],
+        &[1],
+        &[4],
+        Order::C,
+        &ch()
+    )
+    .is_ok());
+    assert!(Datatype::darray(
+        4,
+        0,
+        &[8],
+        &[Distribution::Block],
+        &[1],
+        &[4],
+        Order::C,
+        &ch()
+    )
+    .is_err());
 }
 
 #[test]
@@ -214,7 +267,13 @@ fn element_counts_of_partial_messages() {
         let b = s.bytes_of_elements(n);
         assert_eq!(s.elements_in(b), n, "{n} elements take {b} bytes");
     }
-    let pair = Datatype::basic(Basic { id: 99, size: 8, align: 4, parts: 2 }).unwrap();
+    let pair = Datatype::basic(Basic {
+        id: 99,
+        size: 8,
+        align: 4,
+        parts: 2,
+    })
+    .unwrap();
     let c = Datatype::contiguous(2, &pair).unwrap();
     assert_eq!((c.elements(), c.elements_in(12)), (4, 3));
 }
@@ -265,11 +324,19 @@ fn owned(g: u64, d: Distribution, darg: i64, p: u64, c: u64) -> Vec<u64> {
     match d {
         Distribution::None => (0..g).collect(),
         Distribution::Block => {
-            let b = if darg == DISTRIBUTE_DFLT_DARG { g.div_ceil(p) } else { darg as u64 };
+            let b = if darg == DISTRIBUTE_DFLT_DARG {
+                g.div_ceil(p)
+            } else {
+                darg as u64
+            };
             (c * b..((c + 1) * b).min(g)).collect()
         }
         Distribution::Cyclic => {
-            let k = if darg == DISTRIBUTE_DFLT_DARG { 1 } else { darg as u64 };
+            let k = if darg == DISTRIBUTE_DFLT_DARG {
+                1
+            } else {
+                darg as u64
+            };
             (0..g).filter(|i| (i / k) % p == c).collect()
         }
     }
@@ -284,7 +351,12 @@ fn darray_type_maps_match_the_standard_for_every_rank() {
     let cases: Vec<Case> = vec![
         (vec![7, 5], vec![Block, Cyclic], vec![d, 2], vec![2, 3]),
         (vec![9, 4], vec![Cyclic, None], vec![2, d], vec![3, 1]),
-        (vec![5, 6, 3], vec![Cyclic, Block, Block], vec![d, 4, d], vec![2, 2, 1]),
+        (
+            vec![5, 6, 3],
+            vec![Cyclic, Block, Block],
+            vec![d, 4, d],
+            vec![2, 2, 1],
+        ),
         (vec![4, 7], vec![Block, Cyclic], vec![3, 3], vec![2, 2]),
     ];
     for (gsizes, distribs, dargs, psizes) in cases {
@@ -294,8 +366,17 @@ fn darray_type_maps_match_the_standard_for_every_rank() {
         let m = mem(total as usize);
         for order in [Order::C, Order::Fortran] {
             for rank in 0..size {
-                let t = Datatype::darray(size, rank, &gsizes, &distribs, &dargs, &psizes, order, &ch())
-                    .unwrap();
+                let t = Datatype::darray(
+                    size,
+                    rank,
+                    &gsizes,
+                    &distribs,
+                    &dargs,
+                    &psizes,
+                    order,
+                    &ch(),
+                )
+                .unwrap();
                 let mut coords = vec![0u64; n];
                 let mut r = rank as u64;
                 for i in (0..n).rev() {
@@ -303,7 +384,15 @@ fn darray_type_maps_match_the_standard_for_every_rank() {
                     r /= psizes[i] as u64;
                 }
                 let local: Vec<Vec<u64>> = (0..n)
-                    .map(|i| owned(gsizes[i], distribs[i], dargs[i], psizes[i] as u64, coords[i]))
+                    .map(|i| {
+                        owned(
+                            gsizes[i],
+                            distribs[i],
+                            dargs[i],
+                            psizes[i] as u64,
+                            coords[i],
+                        )
+                    })
                     .collect();
                 // Every local index tuple, the fastest-varying dimension last in `dims`.
                 let dims: Vec<usize> = match order {

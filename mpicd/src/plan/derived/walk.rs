@@ -77,7 +77,12 @@ unsafe fn run<D: Direction>(addr: usize, len: u64, skip: u64, cur: &mut Cursor) 
 unsafe fn blocks<D: Direction>(addr: usize, stride: i64, len: usize, n: usize, cur: &mut Cursor) {
     /// The loop with the block length known at compile time (one load and store per block).
     #[inline(always)]
-    unsafe fn fixed<D: Direction, const L: usize>(mut a: usize, stride: i64, n: usize, mut at: *mut u8) {
+    unsafe fn fixed<D: Direction, const L: usize>(
+        mut a: usize,
+        stride: i64,
+        n: usize,
+        mut at: *mut u8,
+    ) {
         for _ in 0..n {
             // SAFETY: forwarded from the caller.
             unsafe {
@@ -170,10 +175,22 @@ unsafe fn walk<D: Direction>(layout: &Layout, base: usize, skip: u64, cur: &mut 
         // SAFETY: forwarded from the caller.
         let full = unsafe {
             match p {
-                Piece::Run { disp, len } => run::<D>(base.wrapping_add(*disp as usize), *len, skip, cur),
-                Piece::Loop { disp, count, stride, body } => {
-                    repeat::<D>(base.wrapping_add(*disp as usize), *count, *stride, body, skip, cur)
+                Piece::Run { disp, len } => {
+                    run::<D>(base.wrapping_add(*disp as usize), *len, skip, cur)
                 }
+                Piece::Loop {
+                    disp,
+                    count,
+                    stride,
+                    body,
+                } => repeat::<D>(
+                    base.wrapping_add(*disp as usize),
+                    *count,
+                    *stride,
+                    body,
+                    skip,
+                    cur,
+                ),
             }
         };
         if full {
@@ -189,10 +206,19 @@ fn visit(layout: &Layout, base: usize, f: &mut dyn FnMut(usize, u64)) {
     for p in &layout.pieces {
         match p {
             Piece::Run { disp, len } => f(base.wrapping_add(*disp as usize), *len),
-            Piece::Loop { disp, count, stride, body } => {
+            Piece::Loop {
+                disp,
+                count,
+                stride,
+                body,
+            } => {
                 let at = base.wrapping_add(*disp as usize);
                 for k in 0..*count {
-                    visit(body, at.wrapping_add((k as i64).wrapping_mul(*stride) as usize), f);
+                    visit(
+                        body,
+                        at.wrapping_add((k as i64).wrapping_mul(*stride) as usize),
+                        f,
+                    );
                 }
             }
         }
@@ -240,7 +266,16 @@ impl TypedBuf {
         if want > 0 {
             let t = &self.ty;
             // SAFETY: the caller's promise; the cursor covers `want` bytes of `dst`.
-            unsafe { repeat::<Gather>(self.base, self.count, t.extent(), t.layout(), offset, &mut cur) };
+            unsafe {
+                repeat::<Gather>(
+                    self.base,
+                    self.count,
+                    t.extent(),
+                    t.layout(),
+                    offset,
+                    &mut cur,
+                )
+            };
         }
         want
     }
@@ -259,7 +294,16 @@ impl TypedBuf {
         if want > 0 {
             let t = &self.ty;
             // SAFETY: the caller's promise; the cursor only reads `src` (Scatter copies from it).
-            unsafe { repeat::<Scatter>(self.base, self.count, t.extent(), t.layout(), offset, &mut cur) };
+            unsafe {
+                repeat::<Scatter>(
+                    self.base,
+                    self.count,
+                    t.extent(),
+                    t.layout(),
+                    offset,
+                    &mut cur,
+                )
+            };
         }
         want
     }
@@ -269,7 +313,9 @@ impl TypedBuf {
     pub fn for_each_run(&self, mut f: impl FnMut(*mut u8, usize)) {
         let (layout, ext) = (self.ty.layout(), self.ty.extent());
         for k in 0..self.count {
-            let at = self.base.wrapping_add((k as i64).wrapping_mul(ext) as usize);
+            let at = self
+                .base
+                .wrapping_add((k as i64).wrapping_mul(ext) as usize);
             visit(layout, at, &mut |a, l| f(a as *mut u8, l as usize));
         }
     }
@@ -279,7 +325,9 @@ impl TypedBuf {
     pub fn for_each_basic(&self, mut f: impl FnMut(*mut u8, u64, Basic)) {
         let ext = self.ty.extent();
         for k in 0..self.count {
-            let at = self.base.wrapping_add((k as i64).wrapping_mul(ext) as usize);
+            let at = self
+                .base
+                .wrapping_add((k as i64).wrapping_mul(ext) as usize);
             basics(&self.ty, at, &mut f);
         }
     }
@@ -297,43 +345,77 @@ fn basics(ty: &Datatype, at: usize, f: &mut dyn FnMut(*mut u8, u64, Basic)) {
             return;
         }
         for k in 0..n {
-            basics(old, a.wrapping_add((k as i64).wrapping_mul(old.extent()) as usize), f);
+            basics(
+                old,
+                a.wrapping_add((k as i64).wrapping_mul(old.extent()) as usize),
+                f,
+            );
         }
     };
     match ty.constructor() {
         C::Basic(b) => f(at as *mut u8, 1, *b),
         C::Contiguous { count, old } => block(old, *count, at, f),
-        C::Vector { count, blocklength, stride, old } => {
+        C::Vector {
+            count,
+            blocklength,
+            stride,
+            old,
+        } => {
             for k in 0..*count as i64 {
                 block(old, *blocklength, off(k * stride * old.extent()), f);
             }
         }
-        C::Hvector { count, blocklength, stride, old } => {
+        C::Hvector {
+            count,
+            blocklength,
+            stride,
+            old,
+        } => {
             for k in 0..*count as i64 {
                 block(old, *blocklength, off(k * stride), f);
             }
         }
-        C::Indexed { blocklengths, displacements, old } => {
+        C::Indexed {
+            blocklengths,
+            displacements,
+            old,
+        } => {
             for (n, d) in blocklengths.iter().zip(displacements) {
                 block(old, *n, off(d * old.extent()), f);
             }
         }
-        C::Hindexed { blocklengths, displacements, old } => {
+        C::Hindexed {
+            blocklengths,
+            displacements,
+            old,
+        } => {
             for (n, d) in blocklengths.iter().zip(displacements) {
                 block(old, *n, off(*d), f);
             }
         }
-        C::IndexedBlock { blocklength, displacements, old } => {
+        C::IndexedBlock {
+            blocklength,
+            displacements,
+            old,
+        } => {
             for d in displacements {
                 block(old, *blocklength, off(d * old.extent()), f);
             }
         }
-        C::HindexedBlock { blocklength, displacements, old } => {
+        C::HindexedBlock {
+            blocklength,
+            displacements,
+            old,
+        } => {
             for d in displacements {
                 block(old, *blocklength, off(*d), f);
             }
         }
-        C::Struct { blocklengths, displacements, types } => {
+        C::Struct {
+            blocklengths,
+            displacements,
+            types,
+        } => {
             for ((n, d), t) in blocklengths.iter().zip(displacements).zip(types) {
                 block(t, *n, off(*d), f);
             }
