@@ -8,7 +8,9 @@ use crate::ops::TypedEnd;
 use crate::plan::derived::TypedBuf;
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
-use crate::transport::{MessageHandle, OwnedPort, RecvInfo, RecvTarget};
+use crate::transport::{
+    Endpoint, MessageHandle, OwnedPort, RecvInfo, RecvTarget, UcxRequest, Worker,
+};
 use crate::wire::WirePlan;
 use std::task::Poll;
 
@@ -26,27 +28,9 @@ impl Engine {
         len: usize,
         synchronous: bool,
     ) -> Result<Posted> {
-        let bits = UserTag {
-            kind: MessageKind::Contiguous,
-            context: route.context,
-            source: self.net.rank,
-            tag,
-        }
-        .encode();
-        self.net.connect(dest)?;
-        let ep = self
-            .net
-            .existing_endpoint(dest)
-            .ok_or(Error::ProcFailed { rank: dest as i32 })?;
         // SAFETY: forwarded from the caller.
-        let req = unsafe { self.net.worker.tag_send(ep, buf, len, bits, synchronous) }?;
-        Ok(match req {
-            Some(r) => Posted::Pending(self.table.insert(Op::Send {
-                req: Some(r),
-                peer: dest,
-                port: None,
-            })),
-            None => Posted::Done(Ok(Status::empty())),
+        self.post_user_send(route, dest, tag, None, |worker, ep, bits| unsafe {
+            worker.tag_send(ep, buf, len, bits, synchronous)
         })
     }
 
@@ -63,6 +47,25 @@ impl Engine {
         buf: TypedBuf,
         synchronous: bool,
     ) -> Result<Posted> {
+        let mut port = OwnedPort::new(Box::new(TypedEnd(buf)));
+        let at = port.port();
+        // SAFETY: the port and its end live in the operation until the request completes, or
+        // are detached and stranded with it (`Engine::handle_failures`).
+        self.post_user_send(route, dest, tag, Some(port), |worker, ep, bits| unsafe {
+            worker.tag_send_stream(ep, at, bits, synchronous)
+        })
+    }
+
+    /// Sends a user-level contiguous-kind message to world rank `dest`: `send` posts it on the
+    /// peer's endpoint under the tag's bits; the operation keeps `port` until it completes.
+    fn post_user_send(
+        &mut self,
+        route: &Route,
+        dest: u32,
+        tag: i32,
+        port: Option<OwnedPort>,
+        send: impl FnOnce(&Worker, &Endpoint, u64) -> Result<Option<UcxRequest>>,
+    ) -> Result<Posted> {
         let bits = UserTag {
             kind: MessageKind::Contiguous,
             context: route.context,
@@ -75,19 +78,11 @@ impl Engine {
             .net
             .existing_endpoint(dest)
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
-        let mut port = OwnedPort::new(Box::new(TypedEnd(buf)));
-        // SAFETY: the port and its end live in the operation until the request completes, or
-        // are detached and stranded with it (`Engine::handle_failures`).
-        let req = unsafe {
-            self.net
-                .worker
-                .tag_send_stream(ep, port.port(), bits, synchronous)
-        }?;
-        Ok(match req {
+        Ok(match send(&self.net.worker, ep, bits)? {
             Some(r) => Posted::Pending(self.table.insert(Op::Send {
                 req: Some(r),
                 peer: dest,
-                port: Some(port),
+                port,
             })),
             None => Posted::Done(Ok(Status::empty())),
         })
