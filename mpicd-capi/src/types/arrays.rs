@@ -137,6 +137,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(
 ) -> c_int {
     run("Type_create_subarray", default_errh(), |_| {
         make(newtype, false, || {
+            // SAFETY: the caller (MPI) passes arrays of `ndims` entries.
             let [sz, sub, st] = unsafe {
                 subarray_args(ndims, array_of_sizes, array_of_subsizes, array_of_starts)
             }?;
@@ -158,6 +159,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray_c(
 ) -> c_int {
     run("Type_create_subarray_c", default_errh(), |_| {
         make(newtype, true, || {
+            // SAFETY: the caller (MPI) passes arrays of `ndims` entries.
             let [sz, sub, st] = unsafe {
                 subarray_args(ndims, array_of_sizes, array_of_subsizes, array_of_starts)
             }?;
@@ -192,6 +194,7 @@ pub unsafe extern "C" fn MPI_Type_create_darray(
                 psizes: array_of_psizes,
                 order,
             };
+            // SAFETY: the caller (MPI) passes arrays of `ndims` entries.
             unsafe { darray(g, array_of_gsizes, oldtype) }
         })
     })
@@ -222,6 +225,7 @@ pub unsafe extern "C" fn MPI_Type_create_darray_c(
                 psizes: array_of_psizes,
                 order,
             };
+            // SAFETY: the caller (MPI) passes arrays of `ndims` entries.
             unsafe { darray(g, array_of_gsizes, oldtype) }
         })
     })

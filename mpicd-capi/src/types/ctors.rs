@@ -56,6 +56,7 @@ pub(super) fn nonneg(n: i64, what: &str) -> CResult<u64> {
 /// # Safety
 /// A non-null `ptr` must point to `n` readable values.
 pub(crate) unsafe fn array<T: Wide>(ptr: *const T, n: u64, what: &str) -> CResult<Vec<i64>> {
+    // SAFETY: the caller (MPI) passes arrays of `count` entries.
     Ok(unsafe { raw(ptr, n, what) }?
         .iter()
         .map(|v| v.wide())
@@ -240,8 +241,10 @@ pub unsafe extern "C" fn MPI_Type_create_struct(
     run("Type_create_struct", default_errh(), |_| {
         make(newtype, false, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
+            // SAFETY: the caller (MPI) passes `count` datatypes.
             unsafe { structure(&bls, &displs, array_of_types) }
         })
     })
@@ -259,8 +262,10 @@ pub unsafe extern "C" fn MPI_Type_create_struct_c(
     run("Type_create_struct_c", default_errh(), |_| {
         make(newtype, true, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
+            // SAFETY: the caller (MPI) passes `count` datatypes.
             unsafe { structure(&bls, &displs, array_of_types) }
         })
     })

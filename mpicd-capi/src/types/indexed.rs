@@ -43,6 +43,7 @@ pub unsafe extern "C" fn MPI_Type_indexed(
     run("Type_indexed", default_errh(), |_| {
         make(newtype, false, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed(&bls, &displs, oldtype, false)
@@ -62,6 +63,7 @@ pub unsafe extern "C" fn MPI_Type_indexed_c(
     run("Type_indexed_c", default_errh(), |_| {
         make(newtype, true, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed(&bls, &displs, oldtype, false)
@@ -81,6 +83,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed(
     run("Type_create_hindexed", default_errh(), |_| {
         make(newtype, false, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed(&bls, &displs, oldtype, true)
@@ -100,6 +103,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_c(
     run("Type_create_hindexed_c", default_errh(), |_| {
         make(newtype, true, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let bls = unsafe { array(array_of_blocklengths, n, "array_of_blocklengths") }?;
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed(&bls, &displs, oldtype, true)
@@ -119,6 +123,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(
     run("Type_create_indexed_block", default_errh(), |_| {
         make(newtype, false, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed_block(blocklength as i64, &displs, oldtype, false)
         })
@@ -137,6 +142,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block_c(
     run("Type_create_indexed_block_c", default_errh(), |_| {
         make(newtype, true, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed_block(blocklength, &displs, oldtype, false)
         })
@@ -155,6 +161,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block(
     run("Type_create_hindexed_block", default_errh(), |_| {
         make(newtype, false, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed_block(blocklength as i64, &displs, oldtype, true)
         })
@@ -173,6 +180,7 @@ pub unsafe extern "C" fn MPI_Type_create_hindexed_block_c(
     run("Type_create_hindexed_block_c", default_errh(), |_| {
         make(newtype, true, || {
             let n = count_arg(count)?;
+            // SAFETY: the caller (MPI) passes arrays of `count` entries.
             let displs = unsafe { array(array_of_displacements, n, "array_of_displacements") }?;
             indexed_block(blocklength, &displs, oldtype, true)
         })
