@@ -361,11 +361,6 @@ impl Blocks {
         }
     }
 
-    /// True when the blocks are of a derived type.
-    pub(crate) fn is_derived(&self) -> bool {
-        matches!(Elem::of(self.datatype), Ok(Elem::Derived(_)))
-    }
-
     /// The `n` blocks as typed buffers (each travels as one message, nothing staged).
     ///
     /// # Safety

@@ -362,8 +362,9 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 /// Buffers and arrays as MPI_Alltoall(v) requires.
 unsafe fn alltoall(c: &Communicator, send: Blocks, recv: Blocks) -> CResult<()> {
     let n = c.size() as usize;
-    if !in_place(send.buf) && (send.is_derived() || recv.is_derived()) {
-        // Each block one typed message: nothing packed around the exchange.
+    if !in_place(send.buf) {
+        // Each block one typed message (in place when it is one run), whatever the datatypes:
+        // the choice must be the same on every member, and each may use other types.
         // SAFETY: forwarded from the caller.
         let (out, inc) = unsafe { (send.typed(n)?, recv.typed(n)?) };
         // SAFETY: MPI requires the blocks to be valid and the receive blocks disjoint.

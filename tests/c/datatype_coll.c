@@ -77,6 +77,20 @@ int main(int argc, char **argv) {
             CHECK(strided_in[6 * p + 2 * i] == 1000 * rank + 6 * p + 2 * i);
             CHECK(strided_in[6 * p + 2 * i + 1] == -1);
         }
+    /* Ranks may use different types of the same signature: even ranks send strided blocks,
+     * odd ranks contiguous ones; everybody receives contiguously. */
+    int *mixed_out = malloc(sizeof(int) * 6 * size), *mixed_in = malloc(sizeof(int) * 3 * size);
+    for (int i = 0; i < 6 * size; i++) mixed_out[i] = 100 * rank + i;
+    if (rank % 2 == 0)
+        OK(MPI_Alltoall(mixed_out, 3, every_other, mixed_in, 3, MPI_INT, comm));
+    else
+        OK(MPI_Alltoall(mixed_out, 3, MPI_INT, mixed_in, 3, MPI_INT, comm));
+    for (int p = 0; p < size; p++)
+        for (int i = 0; i < 3; i++)
+            CHECK(mixed_in[3 * p + i] == 100 * p + (p % 2 == 0 ? 6 * rank + 2 * i : 3 * rank + i));
+    free(mixed_out);
+    free(mixed_in);
+
     /* Alltoallv: rank p gets p + 1 strided ints */
     int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
     int *rc = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);

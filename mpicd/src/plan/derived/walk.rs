@@ -135,6 +135,12 @@ unsafe fn repeat<D: Direction>(
     let (mut k, mut s) = (skip / body.size, skip % body.size);
     let step = |k: u64| at.wrapping_add((k as i64).wrapping_mul(stride) as usize);
     if let Some((d, l)) = body.single_run() {
+        if l as i64 == stride {
+            // Dense copies (a count of a predefined or contiguous type): one run.
+            let len = l.saturating_mul(count);
+            // SAFETY: forwarded from the caller.
+            return unsafe { run::<D>(at.wrapping_add(d as usize), len, skip, cur) };
+        }
         let at_block = |k: u64| step(k).wrapping_add(d as usize);
         if s > 0 {
             // SAFETY: forwarded from the caller.
