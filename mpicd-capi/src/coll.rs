@@ -1,14 +1,16 @@
 //! Collective calls on predefined and derived datatypes: Barrier, Bcast, Reduce, Allreduce,
 //! Gather(v), Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the
 //! core's (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers
-//! ([`crate::blocks`]). Reductions take derived types made of one predefined type.
+//! ([`crate::blocks`]). Reductions ([`crate::reductions`]): the predefined ops on predefined
+//! types and on derived types made of one, complex sums and products, MINLOC/MAXLOC on the
+//! value-index pair types.
 
 use crate::abi::*;
 use crate::blocks::{in_place, Block, Blocks, Counts, Elem};
 use crate::comms::run_on;
 use crate::errors::{fail, CResult};
-use crate::types::{Basic, Kind};
-use mpicd::collective::{self, ReduceOp};
+use crate::reductions::Reduction;
+use mpicd::collective;
 use mpicd::Communicator;
 use std::ffi::{c_int, c_void};
 
@@ -21,45 +23,6 @@ fn check_root(c: &Communicator, root: c_int) -> CResult<()> {
             format!("invalid root {root} (size {})", c.size()),
         ))
     }
-}
-
-/// The core op of a predefined op handle, checked against the datatype.
-fn reduce_op(op: MPI_Op, b: Basic) -> CResult<ReduceOp> {
-    let o = |h: MPI_Op| h as usize;
-    let (rop, ok) = match op as usize {
-        x if x == o(MPI_SUM) => (ReduceOp::Sum, matches!(b.kind, Kind::Integer | Kind::Float)),
-        x if x == o(MPI_PROD) => (
-            ReduceOp::Prod,
-            matches!(b.kind, Kind::Integer | Kind::Float),
-        ),
-        x if x == o(MPI_MAX) => (ReduceOp::Max, matches!(b.kind, Kind::Integer | Kind::Float)),
-        x if x == o(MPI_MIN) => (ReduceOp::Min, matches!(b.kind, Kind::Integer | Kind::Float)),
-        x if x == o(MPI_LAND) => (ReduceOp::Land, matches!(b.kind, Kind::Integer | Kind::Bool)),
-        x if x == o(MPI_LOR) => (ReduceOp::Lor, matches!(b.kind, Kind::Integer | Kind::Bool)),
-        x if x == o(MPI_LXOR) => (ReduceOp::Lxor, matches!(b.kind, Kind::Integer | Kind::Bool)),
-        x if x == o(MPI_BAND) => (
-            ReduceOp::Band,
-            matches!(b.kind, Kind::Integer | Kind::Bytes),
-        ),
-        x if x == o(MPI_BOR) => (ReduceOp::Bor, matches!(b.kind, Kind::Integer | Kind::Bytes)),
-        x if x == o(MPI_BXOR) => (
-            ReduceOp::Bxor,
-            matches!(b.kind, Kind::Integer | Kind::Bytes),
-        ),
-        _ => {
-            return Err(fail(
-                MPI_ERR_OP,
-                "unknown or unsupported reduction operation",
-            ))
-        }
-    };
-    if !ok {
-        return Err(fail(
-            MPI_ERR_OP,
-            format!("{rop:?} is not defined on this datatype"),
-        ));
-    }
-    Ok(rop)
 }
 
 /// Blocks until every member has called it.
@@ -105,13 +68,13 @@ pub unsafe extern "C" fn MPI_Reduce(
     run_on("Reduce", comm, |c| {
         check_root(&c, root)?;
         let elem = Elem::of(datatype)?;
-        let b = elem.reduction_basic()?;
-        let rop = reduce_op(op, b)?;
+        let red = Reduction::of(op, datatype, &elem)?;
+        let combine = |acc: &mut [u8], inc: &[u8]| red.combine(acc, inc);
         let count = count as i64;
         if c.rank() != root {
             // SAFETY: MPI requires `count` elements at sendbuf.
             let send = unsafe { elem.read(sendbuf, count) }?;
-            return collective::reduce(&c, &send, None, b.elem, rop, root).map_err(Into::into);
+            return collective::reduce_by(&c, &send, None, root, &combine).map_err(Into::into);
         }
         let send = if in_place(sendbuf) {
             // SAFETY: MPI requires `count` elements at the root's recvbuf.
@@ -123,7 +86,7 @@ pub unsafe extern "C" fn MPI_Reduce(
         // SAFETY: MPI requires `count` elements at recvbuf, distinct from sendbuf.
         unsafe {
             elem.staged(recvbuf, count, false, |recv| {
-                collective::reduce(&c, &send, Some(recv), b.elem, rop, root).map_err(Into::into)
+                collective::reduce_by(&c, &send, Some(recv), root, &combine).map_err(Into::into)
             })
         }
     })
@@ -141,8 +104,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
 ) -> c_int {
     run_on("Allreduce", comm, |c| {
         let elem = Elem::of(datatype)?;
-        let b = elem.reduction_basic()?;
-        let rop = reduce_op(op, b)?;
+        let red = Reduction::of(op, datatype, &elem)?;
         let count = count as i64;
         let send = if in_place(sendbuf) {
             None
@@ -156,7 +118,8 @@ pub unsafe extern "C" fn MPI_Allreduce(
                 if let Some(send) = &send {
                     buf.copy_from_slice(send);
                 }
-                collective::allreduce(&c, buf, b.elem, rop).map_err(Into::into)
+                collective::allreduce_by(&c, buf, &|acc, inc| red.combine(acc, inc))
+                    .map_err(Into::into)
             })
         }
     })

@@ -17,6 +17,7 @@ pub mod errors;
 mod handles;
 pub mod p2p;
 pub mod probe;
+mod reductions;
 pub mod requests;
 pub mod status;
 pub mod types;

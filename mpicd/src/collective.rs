@@ -204,6 +204,9 @@ fn combine<T, const N: usize>(
     Ok(())
 }
 
+/// A reduction over bytes: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
+pub type Combine<'a> = dyn Fn(&mut [u8], &[u8]) -> Result<()> + 'a;
+
 /// Combines `incoming` into `acc` element by element: `acc[i] = op(acc[i], incoming[i])`.
 /// Integers wrap on overflow; `Byte` elements combine as unsigned bytes.
 pub fn reduce_local(
@@ -363,6 +366,20 @@ pub fn reduce(
     op: ReduceOp,
     root: i32,
 ) -> Result<()> {
+    reduce_by(comm, send, recv, root, &|acc, inc| {
+        reduce_local(op, elem, acc, inc)
+    })
+}
+
+/// [`reduce`] with any combination of the bytes: `combine(acc, incoming)` sets `acc` to
+/// `acc op incoming` (the C layer's reductions of complex numbers and value-index pairs).
+pub fn reduce_by(
+    comm: &Communicator,
+    send: &[u8],
+    recv: Option<&mut [u8]>,
+    root: i32,
+    combine: &Combine<'_>,
+) -> Result<()> {
     check_root(comm, root)?;
     let (rank, size) = (comm.rank(), comm.size());
     let mut acc = send.to_vec();
@@ -381,7 +398,7 @@ pub fn reduce(
                 absolute(comm, vr + mask, root),
                 REDUCE_TAG,
             )?;
-            reduce_local(op, elem, &mut acc, &incoming)?;
+            combine(&mut acc, &incoming)?;
         }
         mask <<= 1;
     }
@@ -404,6 +421,11 @@ pub fn allreduce(
     elem: ElementType,
     op: ReduceOp,
 ) -> Result<()> {
+    allreduce_by(comm, buf, &|acc, inc| reduce_local(op, elem, acc, inc))
+}
+
+/// [`allreduce`] with any combination of the bytes (see [`reduce_by`]).
+pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], combine: &Combine) -> Result<()> {
     let (rank, size) = (comm.rank(), comm.size());
     let mut pof2 = 1;
     while pof2 * 2 <= size {
@@ -417,7 +439,7 @@ pub fn allreduce(
             None
         } else {
             recv_into(comm, &mut incoming, rank - 1, ALLREDUCE_TAG)?;
-            reduce_local(op, elem, buf, &incoming)?;
+            combine(buf, &incoming)?;
             Some(rank / 2)
         }
     } else {
@@ -429,7 +451,7 @@ pub fn allreduce(
             let peer = newrank ^ mask;
             let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
             exchange(comm, buf, peer, &mut incoming, peer, ALLREDUCE_TAG)?;
-            reduce_local(op, elem, buf, &incoming)?;
+            combine(buf, &incoming)?;
             mask <<= 1;
         }
     }

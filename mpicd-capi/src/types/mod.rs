@@ -14,7 +14,7 @@ pub mod pack;
 mod predefined;
 pub mod query;
 
-pub(crate) use predefined::{basic, core_type, handle_of, is_predefined, Basic, Kind};
+pub(crate) use predefined::{basic, core_type, handle_of, is_predefined, pair, Basic, Kind};
 
 use crate::abi::*;
 use crate::comms::default_errh;

@@ -99,7 +99,7 @@ fn align_of(b: Basic) -> usize {
 }
 
 /// The pair types (value, int) of MINLOC and MAXLOC: (first member, offset of the int).
-fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
+pub(crate) fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
     let t = |d: MPI_Datatype| d as usize;
     let long = std::mem::size_of::<c_long>() as i64;
     Some(match h as usize {

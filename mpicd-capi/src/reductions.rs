@@ -1,0 +1,285 @@
+//! What a reduction computes, from an op handle and a datatype: the core's predefined ops on
+//! predefined element types (and derived types made of one), complex sums and products, and
+//! MINLOC/MAXLOC on the value-index pair types. [`Reduction::combine`] applies it to the packed
+//! bytes of two buffers, which is what the collective algorithms call.
+
+use crate::abi::*;
+use crate::blocks::Elem;
+use crate::errors::{fail, CResult};
+use crate::types::{self, Basic, Kind};
+use mpicd::collective::{reduce_local, ReduceOp};
+use mpicd::ElementType;
+use std::ffi::c_long;
+
+/// The value of a MINLOC/MAXLOC pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Value {
+    F32,
+    F64,
+    I16,
+    I32,
+    I64,
+}
+
+impl Value {
+    fn size(self) -> usize {
+        match self {
+            Value::I16 => 2,
+            Value::F32 | Value::I32 => 4,
+            Value::F64 | Value::I64 => 8,
+        }
+    }
+
+    /// The value at the start of `b`, widened for comparison.
+    fn read(self, b: &[u8]) -> f64 {
+        let mut w = [0u8; 8];
+        w[..self.size()].copy_from_slice(&b[..self.size()]);
+        match self {
+            Value::F32 => f32::from_ne_bytes([w[0], w[1], w[2], w[3]]) as f64,
+            Value::F64 => f64::from_ne_bytes(w),
+            Value::I16 => i16::from_ne_bytes([w[0], w[1]]) as f64,
+            Value::I32 => i32::from_ne_bytes([w[0], w[1], w[2], w[3]]) as f64,
+            // Compared exactly below; this widening only serves the float kinds.
+            Value::I64 => i64::from_ne_bytes(w) as f64,
+        }
+    }
+}
+
+/// A reduction over packed bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reduction {
+    /// A predefined op on predefined elements.
+    Core(ReduceOp, ElementType),
+    /// The product of complex numbers whose parts are `part` (sums are `Core` on the parts).
+    ComplexProd(ElementType),
+    /// MINLOC (`max` false) or MAXLOC on pairs of a value and an int.
+    Loc { max: bool, value: Value },
+}
+
+fn op_is(op: MPI_Op, h: MPI_Op) -> bool {
+    std::ptr::eq(op, h)
+}
+
+/// The core op of a predefined op handle on a predefined type of `kind`, if defined there.
+fn core_op(op: MPI_Op, kind: Kind) -> CResult<ReduceOp> {
+    use Kind::*;
+    let table: [(MPI_Op, ReduceOp, &[Kind]); 10] = [
+        (MPI_SUM, ReduceOp::Sum, &[Integer, Float]),
+        (MPI_PROD, ReduceOp::Prod, &[Integer, Float]),
+        (MPI_MAX, ReduceOp::Max, &[Integer, Float]),
+        (MPI_MIN, ReduceOp::Min, &[Integer, Float]),
+        (MPI_LAND, ReduceOp::Land, &[Integer, Bool]),
+        (MPI_LOR, ReduceOp::Lor, &[Integer, Bool]),
+        (MPI_LXOR, ReduceOp::Lxor, &[Integer, Bool]),
+        (MPI_BAND, ReduceOp::Band, &[Integer, Bytes]),
+        (MPI_BOR, ReduceOp::Bor, &[Integer, Bytes]),
+        (MPI_BXOR, ReduceOp::Bxor, &[Integer, Bytes]),
+    ];
+    let Some(&(_, rop, kinds)) = table.iter().find(|(h, _, _)| op_is(op, *h)) else {
+        return Err(fail(
+            MPI_ERR_OP,
+            "unknown or unsupported reduction operation",
+        ));
+    };
+    if !kinds.contains(&kind) {
+        return Err(fail(
+            MPI_ERR_OP,
+            format!("{rop:?} is not defined on this datatype"),
+        ));
+    }
+    Ok(rop)
+}
+
+/// The complex number types mpicd reduces, by the type of their parts.
+fn complex_part(b: Basic) -> Option<ElementType> {
+    match (b.kind, b.size, b.elem) {
+        (Kind::Other, 8, ElementType::F32) => Some(ElementType::F32),
+        (Kind::Other, 16, ElementType::F64) => Some(ElementType::F64),
+        _ => None,
+    }
+}
+
+/// The value of a pair type handle.
+fn pair_value(h: MPI_Datatype) -> Option<Value> {
+    let (first, _) = types::pair(h)?;
+    let t = |d: MPI_Datatype| d as usize;
+    Some(match first as usize {
+        x if x == t(MPI_FLOAT) => Value::F32,
+        x if x == t(MPI_DOUBLE) => Value::F64,
+        x if x == t(MPI_SHORT) => Value::I16,
+        x if x == t(MPI_INT) => Value::I32,
+        x if x == t(MPI_LONG) && std::mem::size_of::<c_long>() == 8 => Value::I64,
+        x if x == t(MPI_LONG) => Value::I32,
+        // MPI_LONG_DOUBLE_INT: no long double arithmetic here.
+        _ => return None,
+    })
+}
+
+impl Reduction {
+    /// The reduction `op` performs on elements of `datatype` (whose collective view is `elem`).
+    pub(crate) fn of(op: MPI_Op, datatype: MPI_Datatype, elem: &Elem) -> CResult<Reduction> {
+        let minloc = op_is(op, MPI_MINLOC);
+        if minloc || op_is(op, MPI_MAXLOC) {
+            let value = pair_value(datatype).ok_or_else(|| {
+                fail(
+                    MPI_ERR_OP,
+                    "MINLOC and MAXLOC need a value-index pair type such as MPI_DOUBLE_INT",
+                )
+            })?;
+            return Ok(Reduction::Loc {
+                max: !minloc,
+                value,
+            });
+        }
+        if types::pair(datatype).is_some() {
+            return Err(fail(
+                MPI_ERR_OP,
+                "a value-index pair type takes only MINLOC and MAXLOC",
+            ));
+        }
+        let b = elem.reduction_basic()?;
+        if let Some(part) = complex_part(b) {
+            if op_is(op, MPI_SUM) {
+                return Ok(Reduction::Core(ReduceOp::Sum, part));
+            }
+            if op_is(op, MPI_PROD) {
+                return Ok(Reduction::ComplexProd(part));
+            }
+            return Err(fail(
+                MPI_ERR_OP,
+                "only MPI_SUM and MPI_PROD are defined on complex types",
+            ));
+        }
+        Ok(Reduction::Core(core_op(op, b.kind)?, b.elem))
+    }
+
+    /// Sets `acc` to `acc op incoming`, element by element.
+    #[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
+    pub(crate) fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+        let uneven =
+            || mpicd::Error::InvalidArgument("reduction buffers of different sizes".into());
+        if acc.len() != inc.len() {
+            return Err(uneven());
+        }
+        match *self {
+            Reduction::Core(op, e) => reduce_local(op, e, acc, inc),
+            Reduction::ComplexProd(ElementType::F32) => complex_prod::<4>(
+                acc,
+                inc,
+                |b| f32::from_ne_bytes(b) as f64,
+                |v| (v as f32).to_ne_bytes(),
+            ),
+            Reduction::ComplexProd(_) => {
+                complex_prod::<8>(acc, inc, f64::from_ne_bytes, f64::to_ne_bytes)
+            }
+            Reduction::Loc { max, value } => {
+                let n = value.size() + 4;
+                if acc.len() % n != 0 {
+                    return Err(uneven());
+                }
+                for (a, b) in acc.chunks_exact_mut(n).zip(inc.chunks_exact(n)) {
+                    if loc_takes(value, max, a, b) {
+                        a.copy_from_slice(b);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Whether MINLOC/MAXLOC of pairs `a` and `b` is `b`: the better value, or on a tie the lower
+/// index.
+fn loc_takes(value: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
+    let s = value.size();
+    let index = |p: &[u8]| i32::from_ne_bytes([p[s], p[s + 1], p[s + 2], p[s + 3]]);
+    let order = if value == Value::I64 {
+        let v = |p: &[u8]| i64::from_ne_bytes(p[..8].try_into().unwrap_or([0; 8]));
+        v(a).cmp(&v(b))
+    } else {
+        value
+            .read(a)
+            .partial_cmp(&value.read(b))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    match (order, max) {
+        (std::cmp::Ordering::Equal, _) => index(b) < index(a),
+        (std::cmp::Ordering::Less, true) | (std::cmp::Ordering::Greater, false) => true,
+        _ => false,
+    }
+}
+
+/// Complex products of pairs of parts of `N` bytes.
+#[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
+fn complex_prod<const N: usize>(
+    acc: &mut [u8],
+    inc: &[u8],
+    from: fn([u8; N]) -> f64,
+    to: fn(f64) -> [u8; N],
+) -> mpicd::Result<()> {
+    if acc.len() % (2 * N) != 0 {
+        return Err(mpicd::Error::InvalidArgument(
+            "complex buffers of whole numbers".into(),
+        ));
+    }
+    let part = |p: &[u8], i: usize| {
+        let mut w = [0u8; N];
+        w.copy_from_slice(&p[i * N..(i + 1) * N]);
+        from(w)
+    };
+    for (a, b) in acc.chunks_exact_mut(2 * N).zip(inc.chunks_exact(2 * N)) {
+        let (ar, ai, br, bi) = (part(a, 0), part(a, 1), part(b, 0), part(b, 1));
+        a[..N].copy_from_slice(&to(ar * br - ai * bi));
+        a[N..].copy_from_slice(&to(ar * bi + ai * br));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair_f64(v: f64, i: i32) -> Vec<u8> {
+        let mut b = v.to_ne_bytes().to_vec();
+        b.extend_from_slice(&i.to_ne_bytes());
+        b
+    }
+
+    #[test]
+    fn minloc_maxloc_break_ties_by_the_lower_index() {
+        let min = Reduction::Loc {
+            max: false,
+            value: Value::F64,
+        };
+        let mut acc = [pair_f64(2.0, 5), pair_f64(1.0, 7), pair_f64(3.0, 9)].concat();
+        let inc = [pair_f64(1.0, 6), pair_f64(1.0, 2), pair_f64(4.0, 0)].concat();
+        min.combine(&mut acc, &inc).unwrap();
+        assert_eq!(
+            acc,
+            [pair_f64(1.0, 6), pair_f64(1.0, 2), pair_f64(3.0, 9)].concat()
+        );
+        let max = Reduction::Loc {
+            max: true,
+            value: Value::F64,
+        };
+        max.combine(
+            &mut acc,
+            &[pair_f64(0.0, 0), pair_f64(1.0, 1), pair_f64(3.0, 3)].concat(),
+        )
+        .unwrap();
+        assert_eq!(
+            acc,
+            [pair_f64(1.0, 6), pair_f64(1.0, 1), pair_f64(3.0, 3)].concat()
+        );
+    }
+
+    #[test]
+    fn complex_products() {
+        let z = |r: f64, i: f64| [r.to_ne_bytes(), i.to_ne_bytes()].concat();
+        let mut acc = z(1.0, 2.0);
+        Reduction::ComplexProd(ElementType::F64)
+            .combine(&mut acc, &z(3.0, -1.0))
+            .unwrap();
+        assert_eq!(acc, z(5.0, 5.0));
+    }
+}
