@@ -280,6 +280,16 @@ typedef MPI_ABI_Message *MPI_Message;
 // Address-sized integer.
 typedef intptr_t MPI_Aint;
 
+// A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
+// elements of `*datatype`.
+typedef void (MPI_User_function)(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+
+// [`MPI_User_function`] with an MPI_Count length (`MPI_Op_create_c`).
+typedef void (MPI_User_function_c)(void *invec,
+                                    void *inoutvec,
+                                    MPI_Count *len,
+                                    MPI_Datatype *datatype);
+
 typedef MPI_ABI_Group *MPI_Group;
 
 typedef MPI_ABI_Win *MPI_Win;
@@ -1217,6 +1227,32 @@ MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 
 // `addr1 - addr2`, as a displacement.
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+// Creates a reduction operation from a user function.
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+// [`MPI_Op_create`] with a function taking an MPI_Count length.
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+// Frees a user operation and sets the handle to MPI_OP_NULL.
+int MPI_Op_free(MPI_Op *op);
+
+// Whether an operation commutes (every predefined one does).
+int MPI_Op_commutative(MPI_Op op, int *commute);
+
+// Combines two local buffers: `inoutbuf = inbuf op inoutbuf`, element by element.
+int MPI_Reduce_local(const void *inbuf,
+                     void *inoutbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op);
+
+// [`MPI_Reduce_local`] with an MPI_Count.
+int MPI_Reduce_local_c(const void *inbuf,
+                       void *inoutbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op);
 
 #ifdef __cplusplus
 }  // extern "C"

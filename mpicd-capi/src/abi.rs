@@ -18,6 +18,26 @@ pub type MPI_Offset = i64;
 /// A Fortran INTEGER.
 pub type MPI_Fint = c_int;
 
+/// A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
+/// elements of `*datatype`.
+pub type MPI_User_function = Option<
+    unsafe extern "C" fn(
+        invec: *mut c_void,
+        inoutvec: *mut c_void,
+        len: *mut c_int,
+        datatype: *mut MPI_Datatype,
+    ),
+>;
+/// [`MPI_User_function`] with an MPI_Count length (`MPI_Op_create_c`).
+pub type MPI_User_function_c = Option<
+    unsafe extern "C" fn(
+        invec: *mut c_void,
+        inoutvec: *mut c_void,
+        len: *mut MPI_Count,
+        datatype: *mut MPI_Datatype,
+    ),
+>;
+
 /// What a receive, probe or wait reports. `internal` is private to the library.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -74,7 +74,8 @@ pub unsafe extern "C" fn MPI_Reduce(
         if c.rank() != root {
             // SAFETY: MPI requires `count` elements at sendbuf.
             let send = unsafe { elem.read(sendbuf, count) }?;
-            return collective::reduce_by(&c, &send, None, root, &combine).map_err(Into::into);
+            return collective::reduce_by(&c, &send, None, root, &combine, red.order())
+                .map_err(Into::into);
         }
         let send = if in_place(sendbuf) {
             // SAFETY: MPI requires `count` elements at the root's recvbuf.
@@ -86,7 +87,8 @@ pub unsafe extern "C" fn MPI_Reduce(
         // SAFETY: MPI requires `count` elements at recvbuf, distinct from sendbuf.
         unsafe {
             elem.staged(recvbuf, count, false, |recv| {
-                collective::reduce_by(&c, &send, Some(recv), root, &combine).map_err(Into::into)
+                collective::reduce_by(&c, &send, Some(recv), root, &combine, red.order())
+                    .map_err(Into::into)
             })
         }
     })
@@ -118,7 +120,7 @@ pub unsafe extern "C" fn MPI_Allreduce(
                 if let Some(send) = &send {
                     buf.copy_from_slice(send);
                 }
-                collective::allreduce_by(&c, buf, &|acc, inc| red.combine(acc, inc))
+                collective::allreduce_by(&c, buf, &|acc, inc| red.combine(acc, inc), red.order())
                     .map_err(Into::into)
             })
         }

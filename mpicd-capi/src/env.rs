@@ -123,6 +123,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
         crate::probe::discard_all();
         drop(comms::COMMS.drain());
         crate::types::free_all();
+        crate::userops::free_all();
         let rt = runtime().take();
         let finalized = match rt {
             Some(rt) => rt.finalize().map_err(Into::into),

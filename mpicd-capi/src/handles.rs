@@ -13,6 +13,7 @@ pub(crate) const COMM_BASE: usize = 0x1000_0000_0000;
 pub(crate) const REQUEST_BASE: usize = 0x2000_0000_0000;
 pub(crate) const DATATYPE_BASE: usize = 0x3000_0000_0000;
 pub(crate) const MESSAGE_BASE: usize = 0x4000_0000_0000;
+pub(crate) const OP_BASE: usize = 0x5000_0000_0000;
 
 struct Slots<T> {
     next: usize,

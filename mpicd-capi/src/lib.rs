@@ -21,3 +21,4 @@ mod reductions;
 pub mod requests;
 pub mod status;
 pub mod types;
+pub mod userops;

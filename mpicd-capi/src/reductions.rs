@@ -7,9 +7,11 @@ use crate::abi::*;
 use crate::blocks::Elem;
 use crate::errors::{fail, CResult};
 use crate::types::{self, Basic, Kind};
-use mpicd::collective::{reduce_local, ReduceOp};
+use crate::userops::{user_op, UserOp};
+use mpicd::collective::{reduce_local, Order, ReduceOp};
 use mpicd::ElementType;
 use std::ffi::c_long;
+use std::ffi::c_void;
 
 /// The value of a MINLOC/MAXLOC pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,12 @@ pub(crate) enum Reduction {
     ComplexProd(ElementType),
     /// MINLOC (`max` false) or MAXLOC on pairs of a value and an int.
     Loc { max: bool, value: Value },
+    /// A user's op on elements of `datatype`, `size` bytes each, laid out as packed.
+    User {
+        op: UserOp,
+        datatype: MPI_Datatype,
+        size: usize,
+    },
 }
 
 fn op_is(op: MPI_Op, h: MPI_Op) -> bool {
@@ -116,8 +124,59 @@ fn pair_value(h: MPI_Datatype) -> Option<Value> {
 }
 
 impl Reduction {
+    /// True for a predefined op handle.
+    pub(crate) fn is_predefined(op: MPI_Op) -> bool {
+        [
+            MPI_SUM,
+            MPI_PROD,
+            MPI_MAX,
+            MPI_MIN,
+            MPI_LAND,
+            MPI_LOR,
+            MPI_LXOR,
+            MPI_BAND,
+            MPI_BOR,
+            MPI_BXOR,
+            MPI_MINLOC,
+            MPI_MAXLOC,
+            MPI_REPLACE,
+            MPI_NO_OP,
+        ]
+        .iter()
+        .any(|&h| op_is(op, h))
+    }
+
+    /// Whether the operands may combine in any order.
+    pub(crate) fn order(&self) -> Order {
+        match self {
+            Reduction::User { op, .. } if !op.commute => Order::Ranks,
+            _ => Order::Any,
+        }
+    }
+
     /// The reduction `op` performs on elements of `datatype` (whose collective view is `elem`).
     pub(crate) fn of(op: MPI_Op, datatype: MPI_Datatype, elem: &Elem) -> CResult<Reduction> {
+        if let Some(user) = user_op(op) {
+            // The function sees elements as they lie in memory: the packed bytes must be that.
+            let size =
+                match elem {
+                    Elem::Basic(b) => b.size,
+                    Elem::Derived(t)
+                        if t.contiguous_at(1) == Some(0) && t.size() as i64 == t.extent() =>
+                    {
+                        t.size() as usize
+                    }
+                    Elem::Derived(_) => return Err(fail(
+                        MPI_ERR_OP,
+                        "user operations take predefined types and contiguous derived types only",
+                    )),
+                };
+            return Ok(Reduction::User {
+                op: user,
+                datatype,
+                size,
+            });
+        }
         let minloc = op_is(op, MPI_MINLOC);
         if minloc || op_is(op, MPI_MAXLOC) {
             let value = pair_value(datatype).ok_or_else(|| {
@@ -171,6 +230,26 @@ impl Reduction {
             ),
             Reduction::ComplexProd(_) => {
                 complex_prod::<8>(acc, inc, f64::from_ne_bytes, f64::to_ne_bytes)
+            }
+            Reduction::User { op, datatype, size } => {
+                if size == 0 || acc.len() % size != 0 {
+                    return Err(uneven());
+                }
+                // The function computes inout = in op inout: in = acc, inout = a copy of inc.
+                let mut inout = inc.to_vec();
+                let len = (acc.len() / size) as i64;
+                // SAFETY: both buffers hold `len` elements of `datatype` laid out as packed.
+                unsafe {
+                    op.apply(
+                        acc.as_mut_ptr() as *mut c_void,
+                        inout.as_mut_ptr() as *mut c_void,
+                        len,
+                        datatype,
+                    )
+                }
+                .map_err(|_| mpicd::Error::InvalidCount(len))?;
+                acc.copy_from_slice(&inout);
+                Ok(())
             }
             Reduction::Loc { max, value } => {
                 let n = value.size() + 4;

@@ -9,7 +9,9 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 8] = [
+const FUNCTION_TYPES: [&str; 10] = [
+    "MPI_User_function_c",
+    "MPI_User_function",
     "MPI_Type_custom_state_function",
     "MPI_Type_custom_state_free_function",
     "MPI_Type_custom_query_function",

@@ -204,6 +204,15 @@ fn combine<T, const N: usize>(
     Ok(())
 }
 
+/// Whether a reduction may combine its operands in any order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// A commutative op: any order.
+    Any,
+    /// A non-commutative op: operands combine in rank order, always.
+    Ranks,
+}
+
 /// A reduction over bytes: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
 pub type Combine<'a> = dyn Fn(&mut [u8], &[u8]) -> Result<()> + 'a;
 
@@ -366,9 +375,14 @@ pub fn reduce(
     op: ReduceOp,
     root: i32,
 ) -> Result<()> {
-    reduce_by(comm, send, recv, root, &|acc, inc| {
-        reduce_local(op, elem, acc, inc)
-    })
+    reduce_by(
+        comm,
+        send,
+        recv,
+        root,
+        &|acc, inc| reduce_local(op, elem, acc, inc),
+        Order::Any,
+    )
 }
 
 /// [`reduce`] with any combination of the bytes: `combine(acc, incoming)` sets `acc` to
@@ -379,28 +393,40 @@ pub fn reduce_by(
     recv: Option<&mut [u8]>,
     root: i32,
     combine: &Combine<'_>,
+    order: Order,
 ) -> Result<()> {
     check_root(comm, root)?;
     let (rank, size) = (comm.rank(), comm.size());
+    // In rank order, the tree is rooted at rank 0 (every partial result then covers a range of
+    // ranks in order) and its result goes on to `root`.
+    let tree_root = match order {
+        Order::Any => root,
+        Order::Ranks => 0,
+    };
     let mut acc = send.to_vec();
     let mut incoming = vec![0u8; send.len()];
-    let vr = (rank - root).rem_euclid(size);
+    let vr = (rank - tree_root).rem_euclid(size);
     let mut mask = 1;
     while mask < size {
         if vr & mask != 0 {
-            let parent = absolute(comm, vr - mask, root);
-            return self::send(comm, &acc, parent, REDUCE_TAG);
+            let parent = absolute(comm, vr - mask, tree_root);
+            self::send(comm, &acc, parent, REDUCE_TAG)?;
+            if rank != root {
+                return Ok(());
+            }
+            recv_into(comm, &mut acc, tree_root, REDUCE_TAG)?;
+            break;
         }
         if vr + mask < size {
-            recv_into(
-                comm,
-                &mut incoming,
-                absolute(comm, vr + mask, root),
-                REDUCE_TAG,
-            )?;
+            let child = absolute(comm, vr + mask, tree_root);
+            recv_into(comm, &mut incoming, child, REDUCE_TAG)?;
             combine(&mut acc, &incoming)?;
         }
         mask <<= 1;
+    }
+    if rank != root {
+        // The tree's root, holding the result for `root`.
+        return self::send(comm, &acc, root, REDUCE_TAG);
     }
     match recv {
         Some(out) if out.len() == acc.len() => {
@@ -421,12 +447,32 @@ pub fn allreduce(
     elem: ElementType,
     op: ReduceOp,
 ) -> Result<()> {
-    allreduce_by(comm, buf, &|acc, inc| reduce_local(op, elem, acc, inc))
+    allreduce_by(
+        comm,
+        buf,
+        &|acc, inc| reduce_local(op, elem, acc, inc),
+        Order::Any,
+    )
 }
 
 /// [`allreduce`] with any combination of the bytes (see [`reduce_by`]).
-pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], combine: &Combine) -> Result<()> {
+pub fn allreduce_by(
+    comm: &Communicator,
+    buf: &mut [u8],
+    combine: &Combine<'_>,
+    order: Order,
+) -> Result<()> {
     let (rank, size) = (comm.rank(), comm.size());
+    // Each partial result covers a range of ranks; in rank order, one from lower ranks goes first.
+    let merge = |buf: &mut [u8], incoming: &mut [u8], from_lower: bool| -> Result<()> {
+        if order == Order::Ranks && from_lower {
+            combine(incoming, buf)?;
+            buf.copy_from_slice(incoming);
+            Ok(())
+        } else {
+            combine(buf, incoming)
+        }
+    };
     let mut pof2 = 1;
     while pof2 * 2 <= size {
         pof2 *= 2;
@@ -439,7 +485,7 @@ pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], combine: &Combine) -> R
             None
         } else {
             recv_into(comm, &mut incoming, rank - 1, ALLREDUCE_TAG)?;
-            combine(buf, &incoming)?;
+            merge(buf, &mut incoming, true)?;
             Some(rank / 2)
         }
     } else {
@@ -451,7 +497,7 @@ pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], combine: &Combine) -> R
             let peer = newrank ^ mask;
             let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
             exchange(comm, buf, peer, &mut incoming, peer, ALLREDUCE_TAG)?;
-            combine(buf, &incoming)?;
+            merge(buf, &mut incoming, peer < rank)?;
             mask <<= 1;
         }
     }

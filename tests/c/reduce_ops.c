@@ -1,4 +1,6 @@
-/* reduce_ops.c: reductions beyond the element-wise numeric ones, on any number of ranks:
+/* reduce_ops.c: reductions beyond the element-wise numeric ones, on any number of ranks: user
+ * ops (MPI_Op_create, _c, commutative or not: a non-commutative one combines in rank order
+ * whatever the root), MPI_Reduce_local, MPI_Op_commutative and MPI_Op_free;
  * MPI_SUM and MPI_PROD on complex numbers (float and double), MINLOC and MAXLOC on every
  * value-index pair type (MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT)
  * with ties broken by the lower index, through Reduce and Allreduce (in place too), and the
@@ -19,6 +21,90 @@ struct double_int { double v; int i; };
 struct long_int { long v; int i; };
 struct two_int { int v; int i; };
 struct short_int { short v; int i; };
+
+/* A non-commutative (associative) op: products of 2x2 integer matrices, each an element of a
+ * contiguous type of 4 long longs: inout = in * inout. */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    long long *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        long long r[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                          a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+        for (int i = 0; i < 4; i++) b[i] = r[i];
+    }
+}
+
+/* A commutative one with an MPI_Count length: sums of ints. */
+static void sum_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt) {
+    (void)dt;
+    int *a = in, *b = inout;
+    for (MPI_Count i = 0; i < *len; i++) b[i] += a[i];
+}
+
+static void matrix_of(int r, long long m[4]) {
+    m[0] = r + 1, m[1] = 1, m[2] = 1, m[3] = 0;
+}
+
+static void user_ops(int rank, int size, MPI_Comm comm) {
+    MPI_Op mul, sum;
+    OK(MPI_Op_create(matmul, 0, &mul));
+    OK(MPI_Op_create_c(sum_c, 1, &sum));
+    int c;
+    OK(MPI_Op_commutative(mul, &c));
+    CHECK(!c);
+    OK(MPI_Op_commutative(sum, &c));
+    CHECK(c);
+    OK(MPI_Op_commutative(MPI_SUM, &c));
+    CHECK(c);
+    MPI_Datatype mat;
+    OK(MPI_Type_contiguous(4, MPI_LONG_LONG, &mat));
+    OK(MPI_Type_commit(&mat));
+    /* The product M_0 M_1 ... M_{size-1}, in rank order whatever the root. */
+    long long want[4] = {1, 0, 0, 1};
+    for (int r = 0; r < size; r++) {
+        long long m[4];
+        matrix_of(r, m);
+        int one = 1;
+        matmul(want, m, &one, &mat);
+        for (int i = 0; i < 4; i++) want[i] = m[i];
+    }
+    for (int root = 0; root < size; root++) {
+        long long mine[8], res[8];
+        matrix_of(rank, mine);
+        matrix_of(rank, mine + 4);
+        OK(MPI_Reduce(mine, res, 2, mat, mul, root, comm));
+        if (rank == root)
+            for (int i = 0; i < 8; i++) CHECK(res[i] == want[i % 4]);
+    }
+    long long mine[4], all[4];
+    matrix_of(rank, mine);
+    OK(MPI_Allreduce(mine, all, 1, mat, mul, comm));
+    for (int i = 0; i < 4; i++) CHECK(all[i] == want[i]);
+    int v[3] = {rank, 1, -rank}, t[3];
+    OK(MPI_Allreduce(v, t, 3, MPI_INT, sum, comm));
+    CHECK(t[0] == size * (size - 1) / 2 && t[1] == size && t[2] == -t[0]);
+    /* Reduce_local: inout = in op inout */
+    long long a[4] = {1, 2, 3, 4}, b[4] = {0, 1, 1, 0};
+    OK(MPI_Reduce_local(a, b, 1, mat, mul));
+    CHECK(b[0] == 2 && b[1] == 1 && b[2] == 4 && b[3] == 3);
+    int x[2] = {1, 2}, y[2] = {10, 20};
+    OK(MPI_Reduce_local(x, y, 2, MPI_INT, MPI_SUM));
+    CHECK(y[0] == 11 && y[1] == 22);
+    /* A user op on a non-contiguous derived type is refused */
+    MPI_Datatype strided;
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &strided));
+    OK(MPI_Type_commit(&strided));
+    int w[4] = {0}, z[4];
+    FAILS(MPI_Allreduce(w, z, 1, strided, sum, comm), MPI_ERR_OP);
+    OK(MPI_Type_free(&strided));
+    OK(MPI_Type_free(&mat));
+    OK(MPI_Op_free(&mul));
+    CHECK(mul == MPI_OP_NULL);
+    OK(MPI_Op_free(&sum));
+    MPI_Op predefined = MPI_SUM;
+    FAILS(MPI_Op_free(&predefined), MPI_ERR_OP);
+    FAILS(MPI_Op_create(NULL, 1, &mul), MPI_ERR_ARG);
+}
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -69,6 +155,7 @@ int main(int argc, char **argv) {
     int x = rank, y;
     FAILS(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MINLOC, comm), MPI_ERR_OP);
     FAILS(MPI_Allreduce(&ti, &tr, 1, MPI_2INT, MPI_SUM, comm), MPI_ERR_OP);
+    user_ops(rank, size, comm);
     test_finish(rank, "reduce_ops");
     return 0;
 }
