@@ -491,6 +491,24 @@ int MPI_Allreduce(const void *sendbuf,
                   MPI_Op op,
                   MPI_Comm comm);
 
+// Inclusive prefix reduction: member r gets the reduction of members 0..=r, in rank order.
+// MPI_IN_PLACE as sendbuf takes recvbuf.
+int MPI_Scan(const void *sendbuf,
+             void *recvbuf,
+             int count,
+             MPI_Datatype datatype,
+             MPI_Op op,
+             MPI_Comm comm);
+
+// Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
+// recvbuf is left as it was (MPI leaves it undefined).
+int MPI_Exscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
 // Gathers equal blocks at `root`.
 int MPI_Gather(const void *sendbuf,
                int sendcount,

@@ -1,5 +1,5 @@
 //! Collective calls on predefined and derived datatypes: Barrier, Bcast, Reduce, Allreduce,
-//! Gather(v), Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the
+//! Scan, Exscan, Gather(v), Scatter(v), Allgather(v), Alltoall(v), with MPI_IN_PLACE. The algorithms are the
 //! core's (`mpicd::collective`); this module checks arguments, maps ops and lays out buffers
 //! ([`crate::blocks`]). Reductions ([`crate::reductions`]): the predefined ops on predefined
 //! types and on derived types made of one, complex sums and products, MINLOC/MAXLOC on the
@@ -124,6 +124,89 @@ pub unsafe extern "C" fn MPI_Allreduce(
                     .map_err(Into::into)
             })
         }
+    })
+}
+
+/// Shared body of Scan and Exscan.
+///
+/// # Safety
+/// Buffers as MPI_Scan requires.
+unsafe fn scan(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    kind: collective::Scan,
+) -> CResult<()> {
+    let elem = Elem::of(datatype)?;
+    let red = Reduction::of(op, datatype, &elem)?;
+    let count = count as i64;
+    let send = if in_place(sendbuf) {
+        None
+    } else {
+        // SAFETY: MPI requires `count` elements at sendbuf, distinct from recvbuf.
+        Some(unsafe { elem.read(sendbuf, count) }?.into_owned())
+    };
+    // SAFETY: MPI requires `count` elements at recvbuf.
+    unsafe {
+        elem.staged(recvbuf, count, send.is_none(), |buf| {
+            if let Some(send) = &send {
+                buf.copy_from_slice(send);
+            }
+            collective::scan_by(c, buf, &|acc, inc| red.combine(acc, inc), kind).map_err(Into::into)
+        })
+    }
+}
+
+/// Inclusive prefix reduction: member r gets the reduction of members 0..=r, in rank order.
+/// MPI_IN_PLACE as sendbuf takes recvbuf.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: buffers as MPI requires.
+    run_on("Scan", comm, |c| unsafe {
+        scan(
+            &c,
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            collective::Scan::Inclusive,
+        )
+    })
+}
+
+/// Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
+/// recvbuf is left as it was (MPI leaves it undefined).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: buffers as MPI requires.
+    run_on("Exscan", comm, |c| unsafe {
+        scan(
+            &c,
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            collective::Scan::Exclusive,
+        )
     })
 }
 

@@ -20,6 +20,7 @@ const ALLREDUCE_TAG: i32 = 12;
 const GATHERV_TAG: i32 = 13;
 const SCATTERV_TAG: i32 = 14;
 const ALLTOALL_TAG: i32 = 15;
+const SCAN_TAG: i32 = 17;
 
 impl Communicator {
     /// Blocks until every member has called it (dissemination: ⌈log2 p⌉ rounds).
@@ -509,6 +510,58 @@ pub fn allreduce_by(
         }
     }
     Ok(())
+}
+
+/// Prefix reductions in rank order (recursive doubling, ⌈log2 p⌉ rounds): `buf` holds this
+/// member's operand on entry; on return, with `Scan::Inclusive` the reduction of members
+/// 0..=rank, with `Scan::Exclusive` that of members 0..rank (member 0's `buf` is then left as
+/// it was, as MPI_Exscan leaves it undefined). Any op, commutative or not.
+pub fn scan_by(
+    comm: &Communicator,
+    buf: &mut [u8],
+    combine: &Combine<'_>,
+    scan: Scan,
+) -> Result<()> {
+    let (rank, size) = (comm.rank(), comm.size());
+    // `partial`: the reduction of the block of members this one has heard from, itself included.
+    let mut partial = buf.to_vec();
+    let mut incoming = vec![0u8; buf.len()];
+    let mut have_lower = false;
+    let mut mask = 1;
+    while mask < size {
+        let peer = rank ^ mask;
+        if peer < size {
+            exchange(comm, &partial, peer, &mut incoming, peer, SCAN_TAG)?;
+            if peer < rank {
+                // A block of lower members: it goes first.
+                let mut lower = incoming.clone();
+                combine(&mut lower, &partial)?;
+                partial.copy_from_slice(&lower);
+                match (scan, have_lower) {
+                    (Scan::Inclusive, _) | (Scan::Exclusive, true) => {
+                        let mut lower = incoming.clone();
+                        combine(&mut lower, buf)?;
+                        buf.copy_from_slice(&lower);
+                    }
+                    (Scan::Exclusive, false) => buf.copy_from_slice(&incoming),
+                }
+                have_lower = true;
+            } else {
+                combine(&mut partial, &incoming)?;
+            }
+        }
+        mask <<= 1;
+    }
+    Ok(())
+}
+
+/// Which prefix [`scan_by`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// Members 0..=rank (MPI_Scan).
+    Inclusive,
+    /// Members 0..rank (MPI_Exscan).
+    Exclusive,
 }
 
 /// Gathers every member's `mine` (any length, may differ) at `root` (binomial tree): the root

@@ -1,6 +1,7 @@
 /* reduce_ops.c: reductions beyond the element-wise numeric ones, on any number of ranks: user
  * ops (MPI_Op_create, _c, commutative or not: a non-commutative one combines in rank order
- * whatever the root), MPI_Reduce_local, MPI_Op_commutative and MPI_Op_free;
+ * whatever the root), MPI_Scan and MPI_Exscan (in place too), MPI_Reduce_local,
+ * MPI_Op_commutative and MPI_Op_free;
  * MPI_SUM and MPI_PROD on complex numbers (float and double), MINLOC and MAXLOC on every
  * value-index pair type (MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT)
  * with ties broken by the lower index, through Reduce and Allreduce (in place too), and the
@@ -83,6 +84,32 @@ static void user_ops(int rank, int size, MPI_Comm comm) {
     int v[3] = {rank, 1, -rank}, t[3];
     OK(MPI_Allreduce(v, t, 3, MPI_INT, sum, comm));
     CHECK(t[0] == size * (size - 1) / 2 && t[1] == size && t[2] == -t[0]);
+    /* Scan and Exscan: prefixes in rank order, for a commutative and a non-commutative op */
+    int sv[2] = {rank + 1, 1}, sr[2];
+    OK(MPI_Scan(sv, sr, 2, MPI_INT, MPI_SUM, comm));
+    CHECK(sr[0] == (rank + 1) * (rank + 2) / 2 && sr[1] == rank + 1);
+    OK(MPI_Scan(MPI_IN_PLACE, sv, 2, MPI_INT, sum, comm));
+    CHECK(sv[0] == (rank + 1) * (rank + 2) / 2 && sv[1] == rank + 1);
+    int ex[2] = {-5, -5}, one_each[2] = {rank + 1, 1};
+    OK(MPI_Exscan(one_each, ex, 2, MPI_INT, MPI_SUM, comm));
+    if (rank > 0) CHECK(ex[0] == rank * (rank + 1) / 2 && ex[1] == rank);
+    long long pre[4] = {1, 0, 0, 1}, prod[4], exprod[4];
+    for (int r = 0; r <= rank; r++) {
+        long long m[4];
+        matrix_of(r, m);
+        int one = 1;
+        if (r == rank) for (int i = 0; i < 4; i++) exprod[i] = pre[i];
+        matmul(pre, m, &one, &mat);
+        for (int i = 0; i < 4; i++) pre[i] = m[i];
+    }
+    long long my[4];
+    matrix_of(rank, my);
+    OK(MPI_Scan(my, prod, 1, mat, mul, comm));
+    for (int i = 0; i < 4; i++) CHECK(prod[i] == pre[i]);
+    OK(MPI_Exscan(my, prod, 1, mat, mul, comm));
+    if (rank > 0)
+        for (int i = 0; i < 4; i++) CHECK(prod[i] == exprod[i]);
+
     /* Reduce_local: inout = in op inout */
     long long a[4] = {1, 2, 3, 4}, b[4] = {0, 1, 1, 0};
     OK(MPI_Reduce_local(a, b, 1, mat, mul));
