@@ -501,7 +501,7 @@ int MPI_Scan(const void *sendbuf,
              MPI_Comm comm);
 
 // Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
-// recvbuf is left as it was (MPI leaves it undefined).
+// recvbuf is left as it was (MPI leaves it undefined; MPICH and its tests leave it too).
 int MPI_Exscan(const void *sendbuf,
                void *recvbuf,
                int count,

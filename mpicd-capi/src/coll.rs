@@ -143,21 +143,20 @@ unsafe fn scan(
     let elem = Elem::of(datatype)?;
     let red = Reduction::of(op, datatype, &elem)?;
     let count = count as i64;
-    let send = if in_place(sendbuf) {
-        None
+    let from = if in_place(sendbuf) {
+        recvbuf as *const c_void
     } else {
-        // SAFETY: MPI requires `count` elements at sendbuf, distinct from recvbuf.
-        Some(unsafe { elem.read(sendbuf, count) }?.into_owned())
+        sendbuf
     };
-    // SAFETY: MPI requires `count` elements at recvbuf.
-    unsafe {
-        elem.staged(recvbuf, count, send.is_none(), |buf| {
-            if let Some(send) = &send {
-                buf.copy_from_slice(send);
-            }
-            collective::scan_by(c, buf, &|acc, inc| red.combine(acc, inc), kind).map_err(Into::into)
-        })
+    // SAFETY: MPI requires `count` elements at sendbuf (or recvbuf, in place).
+    let mut mine = unsafe { elem.read(from, count) }?.into_owned();
+    collective::scan_by(c, &mut mine, &|acc, inc| red.combine(acc, inc), kind)?;
+    if kind == collective::Scan::Exclusive && c.rank() == 0 {
+        // Nothing precedes member 0: its recvbuf is left as it was.
+        return Ok(());
     }
+    // SAFETY: MPI requires `count` writable elements at recvbuf.
+    unsafe { elem.write(recvbuf, count, &mine) }
 }
 
 /// Inclusive prefix reduction: member r gets the reduction of members 0..=r, in rank order.
@@ -186,7 +185,7 @@ pub unsafe extern "C" fn MPI_Scan(
 }
 
 /// Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
-/// recvbuf is left as it was (MPI leaves it undefined).
+/// recvbuf is left as it was (MPI leaves it undefined; MPICH and its tests leave it too).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Exscan(
     sendbuf: *const c_void,

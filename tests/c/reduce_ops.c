@@ -93,6 +93,7 @@ static void user_ops(int rank, int size, MPI_Comm comm) {
     int ex[2] = {-5, -5}, one_each[2] = {rank + 1, 1};
     OK(MPI_Exscan(one_each, ex, 2, MPI_INT, MPI_SUM, comm));
     if (rank > 0) CHECK(ex[0] == rank * (rank + 1) / 2 && ex[1] == rank);
+    else CHECK(ex[0] == -5 && ex[1] == -5); /* nothing precedes rank 0: left as it was */
     long long pre[4] = {1, 0, 0, 1}, prod[4], exprod[4];
     for (int r = 0; r <= rank; r++) {
         long long m[4];
