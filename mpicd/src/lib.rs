@@ -45,7 +45,8 @@
 //! `prterun`); started alone, a program is a singleton of size 1.
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
-//   foundations   config, error, tag, datatype, status, group, route, bootstrap, liveness
+//   foundations   config, error, tag, datatype, reduction, status, group, route, bootstrap,
+//                 liveness
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
@@ -69,6 +70,7 @@ mod message;
 mod newcomm;
 mod ops;
 mod plan;
+mod reduction;
 pub mod request;
 mod route;
 mod runtime;
