@@ -50,7 +50,7 @@
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
-//   operations    ops (send and receive state machines)
+//   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
 //   top           request, comm, message, typed, equivalence, collective, collective_typed, newcomm,
 //                 custom, runtime, serde_api
@@ -74,6 +74,7 @@ mod reduction;
 pub mod request;
 mod route;
 mod runtime;
+pub mod schedule;
 #[cfg(feature = "serde")]
 pub mod serde_api;
 pub mod status;

@@ -74,6 +74,18 @@ pub const PEER_ERRORS: Knob = Knob {
 };
 
 /// Every `MPICD_*` variable, in the order `mpicd-info` and the README list them.
+pub const COLL_ALGORITHMS: Knob = Knob {
+    name: "MPICD_COLL_ALGORITHMS",
+    default: "",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "Collective algorithms forced for experiments, as collective=algorithm pairs separated \
+          by commas, e.g. bcast=binomial,allreduce=ring (bcast: binomial scatter_allgather; \
+          allreduce: recursive_doubling ring; allgather: linear ring; alltoall: linear pairwise; \
+          gather and scatter: linear binomial; reduce_scatter: ring reduce_scatterv). Unnamed \
+          ones are chosen by message and communicator size.",
+};
+
 pub static KNOBS: &[Knob] = &[
     INLINE_BYTES,
     INLINE_SPLIT,
@@ -81,6 +93,7 @@ pub static KNOBS: &[Knob] = &[
     ZCOPY_DEPTH,
     NODE_LOCAL,
     PEER_ERRORS,
+    COLL_ALGORITHMS,
     Knob {
         name: "MPICD_OOB_THRESHOLD",
         default: "65536",

@@ -7,7 +7,8 @@
 //! - [`table`]: the request table ([`OpId`], [`Op`]);
 //! - [`contiguous`]: contiguous sends and receives, probes, matched messages;
 //! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
-//! - [`progress`]: the progress loop, peer failures, tests and cancels.
+//! - [`progress`]: the progress loop, peer failures, tests and cancels;
+//! - [`schedule`]: runs of collective plans.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
@@ -15,6 +16,7 @@
 mod contiguous;
 mod custom;
 mod progress;
+mod schedule;
 mod table;
 
 pub(crate) use crate::route::Route;
@@ -46,6 +48,8 @@ pub(crate) struct Engine {
     /// Tokens of the custom ops to poll at the next progress call: filed by UCX when one of
     /// their requests completed, or added when they started or were aborted.
     noticed: Vec<usize>,
+    /// Collective plans being run.
+    schedules: Vec<OpId>,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
     net: Net,
@@ -81,6 +85,9 @@ impl Engine {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
+        // The collectives' forced algorithms: a text knob the collectives parse.
+        let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
+        crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
         let mut boot = Bootstrap::init()?;
         if boot.size() > crate::tag::MAX_PROCESSES {
             return Err(Error::Launch(format!(
@@ -103,6 +110,7 @@ impl Engine {
             orphans: Vec::new(),
             custom_active: Vec::new(),
             noticed: Vec::new(),
+            schedules: Vec::new(),
             progress_calls: 0,
             net: Net {
                 stranded: Vec::new(),
