@@ -196,16 +196,23 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
-typedef MPI_ABI_Comm *MPI_Comm;
-
 typedef MPI_ABI_Datatype *MPI_Datatype;
 
-typedef MPI_ABI_Op *MPI_Op;
-
-typedef MPI_ABI_Errhandler *MPI_Errhandler;
+typedef MPI_ABI_Comm *MPI_Comm;
 
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
+
+// Address-sized integer.
+typedef intptr_t MPI_Aint;
+
+typedef MPI_ABI_Op *MPI_Op;
+
+typedef MPI_ABI_Request *MPI_Request;
+
+typedef MPI_ABI_Info *MPI_Info;
+
+typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
 // Creates the per-operation state from the buffer and count given to MPI.
 typedef int (MPI_Type_custom_state_function)(void *context,
@@ -265,8 +272,6 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 const MPI_Count *reg_lens,
                                                 const MPI_Datatype *reg_types);
 
-typedef MPI_ABI_Request *MPI_Request;
-
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -276,9 +281,6 @@ typedef struct {
 } MPI_Status;
 
 typedef MPI_ABI_Message *MPI_Message;
-
-// Address-sized integer.
-typedef intptr_t MPI_Aint;
 
 // A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
 // elements of `*datatype`.
@@ -297,8 +299,6 @@ typedef MPI_ABI_Win *MPI_Win;
 typedef MPI_ABI_File *MPI_File;
 
 typedef MPI_ABI_Session *MPI_Session;
-
-typedef MPI_ABI_Info *MPI_Info;
 
 // File offsets.
 typedef int64_t MPI_Offset;
@@ -468,48 +468,13 @@ typedef int MPI_Fint;
 extern "C" {
 #endif // __cplusplus
 
-// Blocks until every member has called it.
-int MPI_Barrier(MPI_Comm comm);
-
-// Broadcasts from `root`.
+// The root's buffer copied to every member.
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
-// Reduces to `root`; MPI_IN_PLACE as the root's sendbuf takes its recvbuf.
-int MPI_Reduce(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               int root,
-               MPI_Comm comm);
+// The root's buffer copied to every member (large counts).
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
-// Reduces; every member gets the result. MPI_IN_PLACE as sendbuf takes recvbuf.
-int MPI_Allreduce(const void *sendbuf,
-                  void *recvbuf,
-                  int count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm);
-
-// Inclusive prefix reduction: member r gets the reduction of members 0..=r, in rank order.
-// MPI_IN_PLACE as sendbuf takes recvbuf.
-int MPI_Scan(const void *sendbuf,
-             void *recvbuf,
-             int count,
-             MPI_Datatype datatype,
-             MPI_Op op,
-             MPI_Comm comm);
-
-// Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
-// recvbuf is left as it was (MPI leaves it undefined; MPICH and its tests leave it too).
-int MPI_Exscan(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm);
-
-// Gathers equal blocks at `root`.
+// Equal blocks gathered at the root.
 int MPI_Gather(const void *sendbuf,
                int sendcount,
                MPI_Datatype sendtype,
@@ -519,7 +484,17 @@ int MPI_Gather(const void *sendbuf,
                int root,
                MPI_Comm comm);
 
-// Gathers blocks of varying sizes at `root`.
+// Equal blocks gathered at the root (large counts).
+int MPI_Gather_c(const void *sendbuf,
+                 MPI_Count sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 MPI_Count recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+// Blocks of varying sizes gathered at the root.
 int MPI_Gatherv(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -530,7 +505,18 @@ int MPI_Gatherv(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-// Scatters equal blocks from `root`.
+// Blocks of varying sizes gathered at the root (large counts).
+int MPI_Gatherv_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const MPI_Count *recvcounts,
+                  const MPI_Aint *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+// Equal blocks scattered from the root.
 int MPI_Scatter(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -540,7 +526,17 @@ int MPI_Scatter(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-// Scatters blocks of varying sizes from `root`.
+// Equal blocks scattered from the root (large counts).
+int MPI_Scatter_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+// Blocks of varying sizes scattered from the root.
 int MPI_Scatterv(const void *sendbuf,
                  const int *sendcounts,
                  const int *displs,
@@ -551,7 +547,18 @@ int MPI_Scatterv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
-// Every member gets every member's block.
+// Blocks of varying sizes scattered from the root (large counts).
+int MPI_Scatterv_c(const void *sendbuf,
+                   const MPI_Count *sendcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+// Every member's block on every member.
 int MPI_Allgather(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -560,7 +567,16 @@ int MPI_Allgather(const void *sendbuf,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
 
-// Every member gets every member's block, of varying sizes.
+// Every member's block on every member (large counts).
+int MPI_Allgather_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+// Every member's block, of varying sizes, on every member.
 int MPI_Allgatherv(const void *sendbuf,
                    int sendcount,
                    MPI_Datatype sendtype,
@@ -570,7 +586,17 @@ int MPI_Allgatherv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
-// Each member sends block i to member i.
+// Every member's block, of varying sizes, on every member (large counts).
+int MPI_Allgatherv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+// Block i of every member sent to member i.
 int MPI_Alltoall(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -579,7 +605,16 @@ int MPI_Alltoall(const void *sendbuf,
                  MPI_Datatype recvtype,
                  MPI_Comm comm);
 
-// Each member sends block i (of varying size) to member i.
+// Block i of every member sent to member i (large counts).
+int MPI_Alltoall_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+// Block i (of varying size) of every member sent to member i.
 int MPI_Alltoallv(const void *sendbuf,
                   const int *sendcounts,
                   const int *sdispls,
@@ -589,6 +624,834 @@ int MPI_Alltoallv(const void *sendbuf,
                   const int *rdispls,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
+
+// Block i (of varying size) of every member sent to member i (large counts).
+int MPI_Alltoallv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+// Block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Alltoallw(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  const MPI_Datatype *sendtypes,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  const MPI_Datatype *recvtypes,
+                  MPI_Comm comm);
+
+// Block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Alltoallw_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm);
+
+// Every member has called it.
+int MPI_Barrier(MPI_Comm comm);
+
+// Every member's data reduced at the root.
+int MPI_Reduce(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               int root,
+               MPI_Comm comm);
+
+// Every member's data reduced at the root (large counts).
+int MPI_Reduce_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm);
+
+// Every member's data reduced, on every member.
+int MPI_Allreduce(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+// Every member's data reduced, on every member (large counts).
+int MPI_Allreduce_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm);
+
+// The reduction scattered in blocks of varying sizes.
+int MPI_Reduce_scatter(const void *sendbuf,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm);
+
+// The reduction scattered in blocks of varying sizes (large counts).
+int MPI_Reduce_scatter_c(const void *sendbuf,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm);
+
+// The reduction scattered in equal blocks.
+int MPI_Reduce_scatter_block(const void *sendbuf,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm);
+
+// The reduction scattered in equal blocks (large counts).
+int MPI_Reduce_scatter_block_c(const void *sendbuf,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm);
+
+// Member r gets the reduction of members 0..=r, in rank order.
+int MPI_Scan(const void *sendbuf,
+             void *recvbuf,
+             int count,
+             MPI_Datatype datatype,
+             MPI_Op op,
+             MPI_Comm comm);
+
+// Member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Scan_c(const void *sendbuf,
+               void *recvbuf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+// Member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Exscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+// Member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Exscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm);
+
+// Starts: the root's buffer copied to every member.
+int MPI_Ibcast(void *buffer,
+               int count,
+               MPI_Datatype datatype,
+               int root,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+// Starts: the root's buffer copied to every member (large counts).
+int MPI_Ibcast_c(void *buffer,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: equal blocks gathered at the root.
+int MPI_Igather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: equal blocks gathered at the root (large counts).
+int MPI_Igather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: blocks of varying sizes gathered at the root.
+int MPI_Igatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: blocks of varying sizes gathered at the root (large counts).
+int MPI_Igatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: equal blocks scattered from the root.
+int MPI_Iscatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: equal blocks scattered from the root (large counts).
+int MPI_Iscatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: blocks of varying sizes scattered from the root.
+int MPI_Iscatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: blocks of varying sizes scattered from the root (large counts).
+int MPI_Iscatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: every member's block on every member.
+int MPI_Iallgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: every member's block on every member (large counts).
+int MPI_Iallgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: every member's block, of varying sizes, on every member.
+int MPI_Iallgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: every member's block, of varying sizes, on every member (large counts).
+int MPI_Iallgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+// Starts: block i of every member sent to member i.
+int MPI_Ialltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: block i of every member sent to member i (large counts).
+int MPI_Ialltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: block i (of varying size) of every member sent to member i.
+int MPI_Ialltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: block i (of varying size) of every member sent to member i (large counts).
+int MPI_Ialltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Ialltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Ialltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: every member has called it.
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
+// Starts: every member's data reduced at the root.
+int MPI_Ireduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: every member's data reduced at the root (large counts).
+int MPI_Ireduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: every member's data reduced, on every member.
+int MPI_Iallreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: every member's data reduced, on every member (large counts).
+int MPI_Iallreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: the reduction scattered in blocks of varying sizes.
+int MPI_Ireduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Request *request);
+
+// Starts: the reduction scattered in blocks of varying sizes (large counts).
+int MPI_Ireduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+// Starts: the reduction scattered in equal blocks.
+int MPI_Ireduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+// Starts: the reduction scattered in equal blocks (large counts).
+int MPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+// Starts: member r gets the reduction of members 0..=r, in rank order.
+int MPI_Iscan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm,
+              MPI_Request *request);
+
+// Starts: member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Iscan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Iexscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Iexscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// A persistent request for: the root's buffer copied to every member.
+int MPI_Bcast_init(void *buffer,
+                   int count,
+                   MPI_Datatype datatype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+// A persistent request for: the root's buffer copied to every member (large counts).
+int MPI_Bcast_init_c(void *buffer,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: equal blocks gathered at the root.
+int MPI_Gather_init(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: equal blocks gathered at the root (large counts).
+int MPI_Gather_init_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes gathered at the root.
+int MPI_Gatherv_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes gathered at the root (large counts).
+int MPI_Gatherv_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: equal blocks scattered from the root.
+int MPI_Scatter_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     int recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: equal blocks scattered from the root (large counts).
+int MPI_Scatter_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes scattered from the root.
+int MPI_Scatterv_init(const void *sendbuf,
+                      const int *sendcounts,
+                      const int *displs,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes scattered from the root (large counts).
+int MPI_Scatterv_init_c(const void *sendbuf,
+                        const MPI_Count *sendcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: every member's block on every member.
+int MPI_Allgather_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: every member's block on every member (large counts).
+int MPI_Allgather_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: every member's block, of varying sizes, on every member.
+int MPI_Allgatherv_init(const void *sendbuf,
+                        int sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *displs,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: every member's block, of varying sizes, on every member (large counts).
+int MPI_Allgatherv_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *displs,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+// A persistent request for: block i of every member sent to member i.
+int MPI_Alltoall_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: block i of every member sent to member i (large counts).
+int MPI_Alltoall_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i.
+int MPI_Alltoallv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i (large counts).
+int MPI_Alltoallv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Alltoallw_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       const MPI_Datatype *sendtypes,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       const MPI_Datatype *recvtypes,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Alltoallw_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         const MPI_Datatype *recvtypes,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: every member has called it.
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+// A persistent request for: every member's data reduced at the root.
+int MPI_Reduce_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: every member's data reduced at the root (large counts).
+int MPI_Reduce_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: every member's data reduced, on every member.
+int MPI_Allreduce_init(const void *sendbuf,
+                       void *recvbuf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: every member's data reduced, on every member (large counts).
+int MPI_Allreduce_init_c(const void *sendbuf,
+                         void *recvbuf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: the reduction scattered in blocks of varying sizes.
+int MPI_Reduce_scatter_init(const void *sendbuf,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            MPI_Datatype datatype,
+                            MPI_Op op,
+                            MPI_Comm comm,
+                            MPI_Info info,
+                            MPI_Request *request);
+
+// A persistent request for: the reduction scattered in blocks of varying sizes (large counts).
+int MPI_Reduce_scatter_init_c(const void *sendbuf,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Info info,
+                              MPI_Request *request);
+
+// A persistent request for: the reduction scattered in equal blocks.
+int MPI_Reduce_scatter_block_init(const void *sendbuf,
+                                  void *recvbuf,
+                                  int recvcount,
+                                  MPI_Datatype datatype,
+                                  MPI_Op op,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+// A persistent request for: the reduction scattered in equal blocks (large counts).
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                    void *recvbuf,
+                                    MPI_Count recvcount,
+                                    MPI_Datatype datatype,
+                                    MPI_Op op,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+// A persistent request for: member r gets the reduction of members 0..=r, in rank order.
+int MPI_Scan_init(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Info info,
+                  MPI_Request *request);
+
+// A persistent request for: member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Scan_init_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Exscan_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Exscan_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
 
 // This process's rank in `comm`.
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
@@ -868,6 +1731,12 @@ int MPI_Request_free(MPI_Request *request);
 // Asks a pending receive to cancel; its completion then reports it cancelled (see
 // MPI_Test_cancelled). Sends cannot be cancelled and complete normally.
 int MPI_Cancel(MPI_Request *request);
+
+// Starts a persistent request (MPI-4 persistent collectives, and point-to-point ones).
+int MPI_Start(MPI_Request *request);
+
+// Starts persistent requests in order.
+int MPI_Startall(int count, MPI_Request *array_of_requests);
 
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

@@ -1,10 +1,11 @@
 //! Reductions over bytes: the predefined operations ([`ReduceOp`]) on elements of an
-//! [`ElementType`] ([`reduce_local`]), the [`Combine`] function type the collective algorithms
+//! [`ElementType`] ([`reduce_local`]), the [`Reduction`] the collective algorithms
 //! apply (the C library builds its own for complex numbers, pairs and user operations), and
 //! whether operands may combine in any [`Order`].
 
 use crate::datatype::ElementType;
 use crate::error::{Error, Result};
+use std::sync::Arc;
 
 /// A predefined reduction operation (MPI_SUM, MPI_PROD, ...). All are commutative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,8 +94,28 @@ pub enum Order {
     Ranks,
 }
 
-/// A reduction over bytes: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
-pub type Combine<'a> = dyn Fn(&mut [u8], &[u8]) -> Result<()> + 'a;
+/// A combination of two operands: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
+pub type CombineFn = dyn Fn(&mut [u8], &[u8]) -> Result<()> + Send + Sync;
+
+/// A reduction as the collectives apply it.
+#[derive(Clone)]
+pub struct Reduction {
+    pub combine: Arc<CombineFn>,
+    pub order: Order,
+    /// Bytes of one element: operands are split only at multiples of it.
+    pub unit: usize,
+}
+
+impl Reduction {
+    /// A predefined op on elements of one type.
+    pub fn predefined(op: ReduceOp, elem: ElementType) -> Reduction {
+        Reduction {
+            combine: Arc::new(move |acc, inc| reduce_local(op, elem, acc, inc)),
+            order: Order::Any,
+            unit: elem.size(),
+        }
+    }
+}
 
 /// Combines `incoming` into `acc` element by element: `acc[i] = op(acc[i], incoming[i])`.
 /// Integers wrap on overflow; `Byte` elements combine as unsigned bytes.

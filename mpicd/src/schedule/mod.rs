@@ -8,10 +8,12 @@
 //! (`sim`), without a network.
 //!
 //! - [`algorithms`]: the plans of every collective, several algorithms each;
+//! - [`collectives`]: one function per collective, which picks the algorithm;
 //! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
 //!   table that `MPICD_COLL_*` variables override.
 
 pub mod algorithms;
+pub mod collectives;
 pub mod select;
 #[cfg(test)]
 mod sim;
@@ -19,24 +21,13 @@ mod sim;
 mod tests;
 
 use crate::error::{Error, Result};
+pub use crate::reduction::{CombineFn, Reduction};
 use crate::reduction::Order;
 use crate::route::Route;
 use std::sync::Arc;
 
-/// A combination of two operands: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
-pub type CombineFn = dyn Fn(&mut [u8], &[u8]) -> Result<()> + Send + Sync;
-
 /// Work a step does on the run's memory (packing or unpacking a derived type, say).
 pub type LocalFn = dyn Fn(&mut Frame) -> Result<()> + Send + Sync;
-
-/// A reduction as a schedule applies it.
-#[derive(Clone)]
-pub struct Reduction {
-    pub combine: Arc<CombineFn>,
-    pub order: Order,
-    /// Bytes of one element: operands split only at multiples of it.
-    pub unit: usize,
-}
 
 /// Bytes of a run's memory: `len` bytes at `offset` of memory `mem`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
