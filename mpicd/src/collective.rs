@@ -152,7 +152,6 @@ fn decode_records(mut buf: &[u8], size: usize) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-
 // ----- public collectives on bytes -----
 
 fn check_root(comm: &Communicator, root: i32) -> Result<()> {
@@ -187,7 +186,6 @@ fn isend<'s, 'a>(
     })?;
     Ok(scope.request(&comm.shared, posted))
 }
-
 
 /// Broadcasts `buf` from `root` to every member (binomial tree, or scatter then allgather for
 /// long buffers). Every member passes a buffer of the same length.
@@ -266,7 +264,12 @@ pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -
 /// member's operand on entry; on return, with `Scan::Inclusive` the reduction of members
 /// 0..=rank, with `Scan::Exclusive` that of members 0..rank (member 0's `buf` is then left as
 /// it was, as MPI_Exscan leaves it undefined). Any op, commutative or not.
-pub fn scan_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction, scan: Scan) -> Result<()> {
+pub fn scan_by(
+    comm: &Communicator,
+    buf: &mut [u8],
+    reduction: Reduction,
+    scan: Scan,
+) -> Result<()> {
     let mut b = comm.plan();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
@@ -301,11 +304,7 @@ pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<
             return Ok(None);
         }
         if vr + mask < size {
-            gathered.extend(recv_vec(
-                comm,
-                absolute(comm, vr + mask, root),
-                tag,
-            )?);
+            gathered.extend(recv_vec(comm, absolute(comm, vr + mask, root), tag)?);
         }
         mask <<= 1;
     }

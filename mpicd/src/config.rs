@@ -13,8 +13,8 @@
 mod table;
 
 pub use table::{
-    COLL_ALGORITHMS, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS, ZCOPY_DEPTH,
-    ZCOPY_THRESHOLD,
+    COLL_ALGORITHMS, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS,
+    ZCOPY_DEPTH, ZCOPY_THRESHOLD,
 };
 
 use crate::error::{Error, Result};
@@ -226,6 +226,9 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
         let number = |k: &Knob| k.number(lookup(k.name).as_deref());
         let switch = |k: &Knob| k.switch(lookup(k.name).as_deref());
+        if let Some(text) = lookup(COLL_ALGORITHMS.name) {
+            check_pairs(&COLL_ALGORITHMS, &text)?;
+        }
         Ok(Config {
             inline_bytes: number(&INLINE_BYTES)?,
             inline_split: number(&INLINE_SPLIT)?,
@@ -241,6 +244,28 @@ impl Default for Config {
     /// The table's defaults.
     fn default() -> Config {
         Config::from_lookup(|_| None).expect("the table's defaults parse (checked by its tests)")
+    }
+}
+
+/// Checks that `text` is `name=value` pairs separated by commas (the collectives check the
+/// names themselves when they start).
+fn check_pairs(knob: &Knob, text: &str) -> Result<()> {
+    let word = |w: &str| {
+        !w.trim().is_empty()
+            && w.trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let bad = text
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .find(|p| !p.split_once('=').is_some_and(|(a, b)| word(a) && word(b)));
+    match bad {
+        Some(p) => Err(Error::InvalidArgument(format!(
+            "{}: `{p}` is not name=value",
+            knob.name
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -2,8 +2,8 @@
 //! generation, so that a stale id never reaches a later operation), and what each kind of
 //! operation holds ([`Op`]).
 
-use crate::error::{Error, Result};
 use super::schedule::Run;
+use crate::error::{Error, Result};
 use crate::ops::{RecvOp, SendOp};
 use crate::route::Route;
 use crate::status::Status;

@@ -84,7 +84,10 @@ pub fn bcast_scatter_allgather(b: &mut Builder, buf: Buf, root: i32) {
     // The pieces of virtual ranks first..last, as one buffer.
     let span = |first: i32, last: i32| {
         let (start, end) = (pieces[first as usize], pieces[last as usize - 1]);
-        buf.part(start.offset - buf.offset, end.offset + end.len - start.offset)
+        buf.part(
+            start.offset - buf.offset,
+            end.offset + end.len - start.offset,
+        )
     };
     let mine = subtree(vr, size);
     if vr != 0 {

@@ -80,13 +80,19 @@ pub fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) {
 
 /// Gathers every member's `mine` into `blocks` at `root` (`mine` `None`: in place at the
 /// root). `uniform`: every block has the same length, which every member knows.
-pub fn gather(b: &mut Builder, mine: Option<Buf>, blocks: Option<&[Buf]>, root: i32, uniform: bool) {
+pub fn gather(
+    b: &mut Builder,
+    mine: Option<Buf>,
+    blocks: Option<&[Buf]>,
+    root: i32,
+    uniform: bool,
+) {
     let own = blocks.map(|bl| bl[b.rank() as usize]);
     let Some(mine) = mine.or(own) else {
         return;
     };
-    let binomial = uniform
-        && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
+    let binomial =
+        uniform && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
     if binomial {
         alg::gather_binomial(b, mine, blocks, root);
     } else {
@@ -95,13 +101,19 @@ pub fn gather(b: &mut Builder, mine: Option<Buf>, blocks: Option<&[Buf]>, root: 
 }
 
 /// Scatters `blocks` from `root` into every member's `mine` (`None`: in place at the root).
-pub fn scatter(b: &mut Builder, blocks: Option<&[Buf]>, mine: Option<Buf>, root: i32, uniform: bool) {
+pub fn scatter(
+    b: &mut Builder,
+    blocks: Option<&[Buf]>,
+    mine: Option<Buf>,
+    root: i32,
+    uniform: bool,
+) {
     let own = blocks.map(|bl| bl[b.rank() as usize]);
     let Some(mine) = mine.or(own) else {
         return;
     };
-    let binomial = uniform
-        && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
+    let binomial =
+        uniform && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
     if binomial {
         alg::scatter_binomial(b, blocks, mine, root);
     } else {

@@ -21,8 +21,8 @@ mod sim;
 mod tests;
 
 use crate::error::{Error, Result};
-pub use crate::reduction::{CombineFn, Reduction};
 use crate::reduction::Order;
+pub use crate::reduction::{CombineFn, Reduction};
 use crate::route::Route;
 use std::sync::Arc;
 
@@ -87,18 +87,30 @@ unsafe impl Sync for RawBytes {}
 /// A message of an exchange, with the member (communicator rank) on the other side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Xfer {
-    Send { to: i32, buf: Buf },
+    Send {
+        to: i32,
+        buf: Buf,
+    },
     /// Receives exactly `buf.len()` bytes.
-    Recv { from: i32, buf: Buf },
+    Recv {
+        from: i32,
+        buf: Buf,
+    },
 }
 
 /// One step of a plan.
 pub enum Step {
     /// Messages started together; the step ends when all have completed.
     Exchange(Vec<Xfer>),
-    Copy { from: Buf, to: Buf },
+    Copy {
+        from: Buf,
+        to: Buf,
+    },
     /// `acc = acc op inc` with the plan's reduction.
-    Combine { acc: Buf, inc: Buf },
+    Combine {
+        acc: Buf,
+        inc: Buf,
+    },
     Local(Arc<LocalFn>),
 }
 

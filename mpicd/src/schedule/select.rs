@@ -107,7 +107,11 @@ impl Forced {
     }
 
     fn get(&self, coll: Collective) -> Option<Algorithm> {
-        self.0.iter().rev().find(|(c, _)| *c == coll).map(|(_, a)| *a)
+        self.0
+            .iter()
+            .rev()
+            .find(|(c, _)| *c == coll)
+            .map(|(_, a)| *a)
     }
 }
 
@@ -187,7 +191,10 @@ mod tests {
             commutative,
         };
         let big = 4 << 20;
-        assert_eq!(rule(Collective::Bcast, shape(8, 4, true)), Algorithm::Binomial);
+        assert_eq!(
+            rule(Collective::Bcast, shape(8, 4, true)),
+            Algorithm::Binomial
+        );
         assert_eq!(
             rule(Collective::Bcast, shape(big, 4, true)),
             Algorithm::ScatterAllgather
@@ -196,7 +203,10 @@ mod tests {
             rule(Collective::Allreduce, shape(big, 4, false)),
             Algorithm::RecursiveDoubling
         );
-        assert_eq!(rule(Collective::Allreduce, shape(big, 4, true)), Algorithm::Ring);
+        assert_eq!(
+            rule(Collective::Allreduce, shape(big, 4, true)),
+            Algorithm::Ring
+        );
         assert_eq!(
             rule(Collective::ReduceScatter, shape(8, 3, false)),
             Algorithm::ReduceScatterv

@@ -67,7 +67,8 @@ pub(super) fn run(plans: &[Arc<Plan>]) -> Result<Vec<Frame>> {
                 continue;
             };
             while let (Some(s), Some(rv)) = (queue.front(), waiting.front()) {
-                let (Xfer::Send { buf: from, .. }, Xfer::Recv { buf: into, .. }) = (s.xfer, rv.xfer)
+                let (Xfer::Send { buf: from, .. }, Xfer::Recv { buf: into, .. }) =
+                    (s.xfer, rv.xfer)
                 else {
                     unreachable!("queues hold their own kind");
                 };
@@ -79,7 +80,10 @@ pub(super) fn run(plans: &[Arc<Plan>]) -> Result<Vec<Frame>> {
                     )));
                 }
                 let data = members[s.member].frame.bytes_mut(from).to_vec();
-                members[rv.member].frame.bytes_mut(into).copy_from_slice(&data);
+                members[rv.member]
+                    .frame
+                    .bytes_mut(into)
+                    .copy_from_slice(&data);
                 members[s.member].open -= 1;
                 members[rv.member].open -= 1;
                 queue.pop_front();

@@ -31,13 +31,17 @@ fn run(plans: Vec<Arc<Plan>>) {
 
 /// Distinct bytes for member `r`.
 fn data(r: i32, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (r as usize * 37 + i * 11 + 1) as u8).collect()
+    (0..len)
+        .map(|i| (r as usize * 37 + i * 11 + 1) as u8)
+        .collect()
 }
 
 fn sum() -> Reduction {
     Reduction {
         combine: Arc::new(|acc: &mut [u8], inc: &[u8]| {
-            acc.iter_mut().zip(inc).for_each(|(a, b)| *a = a.wrapping_add(*b));
+            acc.iter_mut()
+                .zip(inc)
+                .for_each(|(a, b)| *a = a.wrapping_add(*b));
             Ok(())
         }),
         order: Order::Any,
@@ -57,10 +61,14 @@ fn matrix_product() -> Reduction {
                 };
                 let (x, y) = (m(a), m(b));
                 let p = [
-                    x[0].wrapping_mul(y[0]).wrapping_add(x[1].wrapping_mul(y[2])),
-                    x[0].wrapping_mul(y[1]).wrapping_add(x[1].wrapping_mul(y[3])),
-                    x[2].wrapping_mul(y[0]).wrapping_add(x[3].wrapping_mul(y[2])),
-                    x[2].wrapping_mul(y[1]).wrapping_add(x[3].wrapping_mul(y[3])),
+                    x[0].wrapping_mul(y[0])
+                        .wrapping_add(x[1].wrapping_mul(y[2])),
+                    x[0].wrapping_mul(y[1])
+                        .wrapping_add(x[1].wrapping_mul(y[3])),
+                    x[2].wrapping_mul(y[0])
+                        .wrapping_add(x[3].wrapping_mul(y[2])),
+                    x[2].wrapping_mul(y[1])
+                        .wrapping_add(x[3].wrapping_mul(y[3])),
                 ];
                 for (d, v) in a.chunks_mut(4).zip(p) {
                     d.copy_from_slice(&v.to_le_bytes());
@@ -104,7 +112,13 @@ fn broadcasts_deliver_the_roots_bytes() {
             for len in [0, 1, 7, 100, 1000] {
                 for f in algorithms {
                     let mut bufs: Vec<Vec<u8>> = (0..size)
-                        .map(|r| if r == root { data(r, len) } else { vec![0; len] })
+                        .map(|r| {
+                            if r == root {
+                                data(r, len)
+                            } else {
+                                vec![0; len]
+                            }
+                        })
                         .collect();
                     let plans = bufs
                         .iter_mut()
@@ -117,7 +131,10 @@ fn broadcasts_deliver_the_roots_bytes() {
                         })
                         .collect();
                     run(plans);
-                    assert!(bufs.iter().all(|v| *v == data(root, len)), "{size} {root} {len}");
+                    assert!(
+                        bufs.iter().all(|v| *v == data(root, len)),
+                        "{size} {root} {len}"
+                    );
                 }
             }
         }
@@ -330,7 +347,11 @@ fn alltoalls_deliver_every_pair() {
     for size in MEMBERS {
         for f in algorithms {
             let mut send: Vec<Vec<u8>> = (0..size)
-                .map(|s| (0..size).flat_map(|d| data(s * 10 + d, len(s, d))).collect())
+                .map(|s| {
+                    (0..size)
+                        .flat_map(|d| data(s * 10 + d, len(s, d)))
+                        .collect()
+                })
                 .collect();
             let mut recv: Vec<Vec<u8>> = (0..size)
                 .map(|d| vec![0u8; (0..size).map(|s| len(s, d)).sum()])
@@ -357,7 +378,9 @@ fn alltoalls_deliver_every_pair() {
                 .collect();
             run(plans);
             for d in 0..size {
-                let expected: Vec<u8> = (0..size).flat_map(|s| data(s * 10 + d, len(s, d))).collect();
+                let expected: Vec<u8> = (0..size)
+                    .flat_map(|s| data(s * 10 + d, len(s, d)))
+                    .collect();
                 assert_eq!(recv[d as usize], expected, "{size} {d}");
             }
         }
