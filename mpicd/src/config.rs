@@ -14,7 +14,7 @@ mod table;
 
 pub use table::{
     COLL_ALGORITHMS, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS,
-    ZCOPY_DEPTH, ZCOPY_THRESHOLD,
+    WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
 };
 
 use crate::error::{Error, Result};
@@ -214,6 +214,33 @@ pub struct Config {
     pub node_local: bool,
     /// Detect dead peers through UCX ([`PEER_ERRORS`]).
     pub peer_errors: bool,
+    /// What progress does when idle ([`WAIT`]).
+    pub wait: Wait,
+}
+
+/// What a process does when progress finds nothing to do ([`WAIT`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Poll again at once.
+    Spin,
+    /// Give the core away first (`sched_yield`).
+    Yield,
+    /// Yield when the node's processes outnumber this process's cores.
+    Auto,
+}
+
+impl Wait {
+    fn parse(text: Option<&str>) -> Result<Wait> {
+        match text.map(str::trim).unwrap_or(WAIT.default) {
+            "spin" => Ok(Wait::Spin),
+            "yield" => Ok(Wait::Yield),
+            "auto" => Ok(Wait::Auto),
+            other => Err(Error::InvalidArgument(format!(
+                "{}={other} is not spin, yield or auto",
+                WAIT.name
+            ))),
+        }
+    }
 }
 
 impl Config {
@@ -236,6 +263,7 @@ impl Config {
             zcopy_depth: number(&ZCOPY_DEPTH)?,
             node_local: switch(&NODE_LOCAL)?,
             peer_errors: switch(&PEER_ERRORS)?,
+            wait: Wait::parse(lookup(WAIT.name).as_deref())?,
         })
     }
 }

@@ -74,6 +74,17 @@ pub const PEER_ERRORS: Knob = Knob {
 };
 
 /// Every `MPICD_*` variable, in the order `mpicd-info` and the README list them.
+pub const WAIT: Knob = Knob {
+    name: "MPICD_WAIT",
+    default: "auto",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "What a process does when progress finds nothing to do: spin (poll again at once), \
+          yield (give the core to another process first, as Open MPI's mpi_yield_when_idle), \
+          or auto: yield when this node runs more of the job's processes than this process may \
+          use cores, else spin.",
+};
+
 pub const COLL_ALGORITHMS: Knob = Knob {
     name: "MPICD_COLL_ALGORITHMS",
     default: "",
@@ -93,6 +104,7 @@ pub static KNOBS: &[Knob] = &[
     ZCOPY_DEPTH,
     NODE_LOCAL,
     PEER_ERRORS,
+    WAIT,
     COLL_ALGORITHMS,
     Knob {
         name: "MPICD_OOB_THRESHOLD",

@@ -50,6 +50,8 @@ pub(crate) struct Engine {
     noticed: Vec<usize>,
     /// Collective plans being run.
     schedules: Vec<OpId>,
+    /// Give the core away when progress finds nothing to do (`MPICD_WAIT`).
+    yield_when_idle: bool,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
     net: Net,
@@ -105,12 +107,21 @@ impl Engine {
         boot.put(IDENTITY_KEY, &Identity::current().encode())?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
+        let yield_when_idle = match config.wait {
+            crate::config::Wait::Spin => false,
+            crate::config::Wait::Yield => true,
+            crate::config::Wait::Auto => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                boot.local_size().is_some_and(|n| n as usize > cores)
+            }
+        };
         Ok(Engine {
             table: Table::default(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
             noticed: Vec::new(),
             schedules: Vec::new(),
+            yield_when_idle,
             progress_calls: 0,
             net: Net {
                 stranded: Vec::new(),

@@ -40,6 +40,11 @@ impl Engine {
         if !self.schedules.is_empty() {
             self.advance_schedules();
         }
+        if !active && self.yield_when_idle {
+            // More processes than cores on this node: the peer this one waits for may need
+            // this core to make its progress.
+            std::thread::yield_now();
+        }
     }
 
     fn reap_orphans(&mut self) {
