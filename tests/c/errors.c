@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
     double d = 1, e;
     FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, MPI_BAND, w), MPI_ERR_OP);
     FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, (MPI_Op)0x3f, w), MPI_ERR_OP);
-    FAILS(MPI_Allreduce(&x, &flag, 1, MPI_CHAR, MPI_SUM, w), MPI_ERR_OP);
+    FAILS(MPI_Allreduce(&x, &flag, 1, MPI_WCHAR, MPI_SUM, w), MPI_ERR_OP);
+    FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE_INT, MPI_SUM, w), MPI_ERR_OP);
     FAILS(MPI_Allreduce(&x, &flag, -2, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
 
     /* truncation on a matched receive */
