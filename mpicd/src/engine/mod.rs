@@ -111,7 +111,11 @@ impl Engine {
             crate::config::Wait::Spin => false,
             crate::config::Wait::Yield => true,
             crate::config::Wait::Auto => {
-                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                // The node's cores, not this process's affinity mask: a launcher that binds
+                // each process to its own core leaves one in each mask.
+                // SAFETY: sysconf has no preconditions.
+                let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+                let cores = usize::try_from(online).unwrap_or(1).max(1);
                 boot.local_size().is_some_and(|n| n as usize > cores)
             }
         };
