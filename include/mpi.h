@@ -1686,12 +1686,6 @@ int MPIX_Message_shape(MPI_Message message,
                        MPI_Count *region_lens,
                        MPI_Datatype *region_types);
 
-extern int mpicd_long_double_reduce(int op, uint8_t *acc, const uint8_t *inc, uintptr_t n);
-
-extern int mpicd_long_double_complex_reduce(int op, uint8_t *acc, const uint8_t *inc, uintptr_t n);
-
-extern int mpicd_long_double_compare(const uint8_t *a, const uint8_t *b);
-
 // Waits for a request; sets it to MPI_REQUEST_NULL.
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 
