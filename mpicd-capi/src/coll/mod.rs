@@ -7,11 +7,13 @@
 //!
 //! - [`args`]: one function per collective over C arguments widened to 64 bits;
 //! - [`plans`]: the plans, buffers named and MPI_IN_PLACE resolved;
+//! - [`objects`]: the plans of collectives over custom datatypes;
 //! - [`blocking`], [`nonblocking`], [`persistent`]: the exported functions.
 
 mod args;
 pub mod blocking;
 pub mod nonblocking;
+mod objects;
 pub mod persistent;
 mod plans;
 

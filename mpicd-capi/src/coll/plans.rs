@@ -7,6 +7,7 @@
 //! caller's memory itself. Any other derived type's data is packed into a temporary at the
 //! start of each run (what is sent) or unpacked from one at its end (what is received).
 
+use super::objects;
 use crate::abi::*;
 use crate::blocks::{in_place, Elem};
 use crate::errors::{fail, CResult};
@@ -47,7 +48,7 @@ impl Layout {
         count: i64,
         dtype: MPI_Datatype,
     ) -> CResult<Layout> {
-        let extent = Elem::of(dtype)?.stride();
+        let extent = extent(dtype)?;
         Ok(Layout {
             p,
             counts: vec![count; n],
@@ -63,7 +64,7 @@ impl Layout {
         displs: Vec<i64>,
         dtype: MPI_Datatype,
     ) -> CResult<Layout> {
-        let extent = Elem::of(dtype)?.stride();
+        let extent = extent(dtype)?;
         let n = counts.len();
         Ok(Layout {
             p,
@@ -73,9 +74,18 @@ impl Layout {
         })
     }
 
-    fn arg(&self, i: usize) -> Arg {
+    pub(crate) fn arg(&self, i: usize) -> Arg {
         let p = (self.p as *const u8).wrapping_offset(self.displs[i] as isize);
         Arg::new(p as *const c_void, self.counts[i], self.dtypes[i])
+    }
+}
+
+/// The distance between consecutive elements of `dtype` in an array (a custom type's is 1
+/// unless MPI_Type_create_resized set it).
+fn extent(dtype: MPI_Datatype) -> CResult<i64> {
+    match objects::custom_type(dtype) {
+        Some(t) => Ok(t.bounds.1),
+        None => Ok(Elem::of(dtype)?.stride()),
     }
 }
 
@@ -230,6 +240,9 @@ pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
 /// Buffers as MPI requires of every collective below.
 pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc<Plan>> {
     check_root(c, root)?;
+    if let Some(t) = objects::custom_type(a.dtype) {
+        return Ok(objects::bcast(c, t, a, root));
+    }
     let mut w = Writer::new(c);
     // SAFETY: MPI's rules for the buffer.
     let buf = unsafe {
@@ -362,6 +375,10 @@ pub(crate) unsafe fn gather(
     uniform: bool,
 ) -> CResult<Arc<Plan>> {
     check_root(c, root)?;
+    let here = in_place(send.p) && c.rank() == root;
+    if let Some(t) = objects::custom_of(send.dtype, here, recv.as_ref())? {
+        return Ok(objects::gather(c, t, send, recv, root));
+    }
     let mut w = Writer::new(c);
     let at_root = c.rank() == root;
     let here = in_place(send.p) && at_root;
@@ -386,6 +403,10 @@ pub(crate) unsafe fn scatter(
     uniform: bool,
 ) -> CResult<Arc<Plan>> {
     check_root(c, root)?;
+    let here = in_place(recv.p) && c.rank() == root;
+    if let Some(t) = objects::custom_of(recv.dtype, here, send.as_ref())? {
+        return Ok(objects::scatter(c, t, send, recv, root));
+    }
     let mut w = Writer::new(c);
     let at_root = c.rank() == root;
     let here = in_place(recv.p) && at_root;
@@ -402,6 +423,9 @@ pub(crate) unsafe fn scatter(
 }
 
 pub(crate) unsafe fn allgather(c: &Communicator, send: Arg, recv: Layout) -> CResult<Arc<Plan>> {
+    if let Some(t) = objects::custom_of(send.dtype, in_place(send.p), Some(&recv))? {
+        return Ok(objects::allgather(c, t, send, recv));
+    }
     let mut w = Writer::new(c);
     let here = in_place(send.p);
     // SAFETY: MPI's rules for the buffers.
@@ -419,6 +443,10 @@ pub(crate) unsafe fn alltoall(
     send: Option<Layout>,
     recv: Layout,
 ) -> CResult<Arc<Plan>> {
+    let first = send.as_ref().map_or(MPI_DATATYPE_NULL, |s| s.dtypes[0]);
+    if let Some(t) = objects::custom_of(first, send.is_none(), Some(&recv))? {
+        return objects::alltoall(c, t, send, recv);
+    }
     let mut w = Writer::new(c);
     // SAFETY: MPI's rules for the buffers.
     unsafe {

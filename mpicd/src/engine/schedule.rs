@@ -140,10 +140,11 @@ impl Engine {
     /// Starts the messages of an exchange (receives first).
     fn post_exchange(&mut self, run: &mut Run, xfers: &[Xfer]) {
         let plan = Arc::clone(run.frame.plan());
+        let receives = |x: &&Xfer| matches!(x, Xfer::Recv { .. } | Xfer::RecvObject { .. });
         let ordered = xfers
             .iter()
-            .filter(|x| matches!(x, Xfer::Recv { .. }))
-            .chain(xfers.iter().filter(|x| matches!(x, Xfer::Send { .. })));
+            .filter(receives)
+            .chain(xfers.iter().filter(|x| !receives(x)));
         for x in ordered {
             let posted = match *x {
                 Xfer::Send { to, buf } => plan.route.group.world_rank(to).and_then(|dest| {
@@ -161,6 +162,18 @@ impl Engine {
                     }
                     .map(|p| (p, Some(buf.len())))
                 }),
+                Xfer::SendObject { to, obj } => plan.route.group.world_rank(to).and_then(|dest| {
+                    let state = (plan.object(obj).send)()?;
+                    self.post_custom_send(&plan.route, dest, plan.tag, state, false)
+                        .map(|op| (Posted::Pending(op), None))
+                }),
+                Xfer::RecvObject { from, obj } => {
+                    plan.route.group.world_rank(from).and_then(|source| {
+                        let state = (plan.object(obj).recv)()?;
+                        self.post_custom_recv(&plan.route, Some(source), Some(plan.tag), state)
+                            .map(|op| (Posted::Pending(op), None))
+                    })
+                }
             };
             match posted {
                 Ok((Posted::Pending(op), expected)) => run.waiting.push((op, expected)),

@@ -9,11 +9,13 @@
 //!
 //! - [`algorithms`]: the plans of every collective, several algorithms each;
 //! - [`collectives`]: one function per collective, which picks the algorithm;
+//! - [`objects`]: the collectives that move objects of custom datatypes;
 //! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
 //!   table that `MPICD_COLL_*` variables override.
 
 pub mod algorithms;
 pub mod collectives;
+pub mod objects;
 pub mod select;
 #[cfg(test)]
 mod sim;
@@ -21,6 +23,7 @@ mod sim;
 mod tests;
 
 use crate::error::{Error, Result};
+use crate::plan::{PackState, UnpackState};
 use crate::reduction::Order;
 pub use crate::reduction::{CombineFn, Reduction};
 use crate::route::Route;
@@ -28,6 +31,24 @@ use std::sync::Arc;
 
 /// Work a step does on the run's memory (packing or unpacking a derived type, say).
 pub type LocalFn = dyn Fn(&mut Frame) -> Result<()> + Send + Sync;
+
+/// Makes the state of a custom-typed send of an object, for one run.
+pub type MakePack = dyn Fn() -> Result<Box<dyn PackState>> + Send + Sync;
+
+/// Makes the state of a custom-typed receive into an object, for one run.
+pub type MakeUnpack = dyn Fn() -> Result<Box<dyn UnpackState>> + Send + Sync;
+
+/// An object of a custom datatype (the caller's buffer of it): a plan sends it, or receives
+/// into it, as one custom-typed message, whose receiver learns its shape from the message.
+#[derive(Clone)]
+pub struct Object {
+    pub send: Arc<MakePack>,
+    pub recv: Arc<MakeUnpack>,
+}
+
+/// An object a plan names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjId(usize);
 
 /// Bytes of a run's memory: `len` bytes at `offset` of memory `mem`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +117,16 @@ pub enum Xfer {
         from: i32,
         buf: Buf,
     },
+    /// Sends an object as one custom-typed message.
+    SendObject {
+        to: i32,
+        obj: ObjId,
+    },
+    /// Receives a custom-typed message into an object, of whatever shape it has.
+    RecvObject {
+        from: i32,
+        obj: ObjId,
+    },
 }
 
 /// One step of a plan.
@@ -120,11 +151,16 @@ pub struct Plan {
     /// The tag of every message of the plan (on the communicator's collective context).
     pub(crate) tag: i32,
     mems: Vec<Mem>,
+    objects: Vec<Object>,
     pub(crate) steps: Vec<Step>,
     reduction: Option<Reduction>,
 }
 
 impl Plan {
+    pub(crate) fn object(&self, id: ObjId) -> &Object {
+        &self.objects[id.0]
+    }
+
     /// The memory of a new run: fresh temporaries, the caller's memory.
     pub(crate) fn frame(self: &Arc<Plan>) -> Frame {
         let temps = self
@@ -249,6 +285,7 @@ pub struct Builder {
     route: Route,
     tag: i32,
     mems: Vec<Mem>,
+    objects: Vec<Object>,
     steps: Vec<Step>,
     reduction: Option<Reduction>,
 }
@@ -261,9 +298,16 @@ impl Builder {
             route,
             tag,
             mems: Vec::new(),
+            objects: Vec::new(),
             steps: Vec::new(),
             reduction: None,
         }
+    }
+
+    /// An object the plan sends or receives whole.
+    pub fn object(&mut self, obj: Object) -> ObjId {
+        self.objects.push(obj);
+        ObjId(self.objects.len() - 1)
     }
 
     pub fn rank(&self) -> i32 {
@@ -363,6 +407,7 @@ impl Builder {
             route: self.route,
             tag: self.tag,
             mems: self.mems,
+            objects: self.objects,
             steps: self.steps,
             reduction: self.reduction,
         })

@@ -50,6 +50,11 @@ pub(super) fn run(plans: &[Arc<Plan>]) -> Result<Vec<Frame>> {
                             let (key, queue) = match *x {
                                 Xfer::Send { to, .. } => ((r as i32, to), &mut sends),
                                 Xfer::Recv { from, .. } => ((from, r as i32), &mut recvs),
+                                Xfer::SendObject { .. } | Xfer::RecvObject { .. } => {
+                                    return Err(Error::InvalidArgument(
+                                        "objects need the engine".into(),
+                                    ))
+                                }
                             };
                             queue.entry(key).or_default().push_back(Posted {
                                 member: r,
