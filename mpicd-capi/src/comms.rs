@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::env::{check_live, out, require};
 use crate::errors::{fail, run, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
-use mpicd::{Communicator, SplitType};
+use mpicd::{Communicator, Comparison, SplitType};
 use std::ffi::c_int;
 use std::sync::Arc;
 
@@ -125,23 +125,16 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
 ) -> c_int {
     run_on("Comm_split_type", comm, |c| {
         require(newcomm, "newcomm")?;
-        let shared_hint = || -> CResult<bool> {
-            if info == MPI_INFO_NULL {
-                return Ok(false);
-            }
-            crate::info::with(info, |i| {
+        // The hint `mpi_hw_resource_type` = `mpi_shared_memory` (and a check of the handle).
+        let shared_hint = info != MPI_INFO_NULL
+            && crate::info::with(info, |i| {
                 i.get(HW_RESOURCE_TYPE)
                     .map(|v| v == Some(SHARED_MEMORY.as_bytes()))
-            })?
-            .map_err(Into::into)
-        };
-        if info != MPI_INFO_NULL {
-            crate::info::with(info, |_| ())?;
-        }
+            })??;
         let kind = match split_type {
             MPI_COMM_TYPE_SHARED => SplitType::Shared,
             MPI_COMM_TYPE_HW_UNGUIDED => SplitType::SharedStrict,
-            MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED if shared_hint()? => {
+            MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED if shared_hint => {
                 SplitType::Shared
             }
             MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED | MPI_UNDEFINED => {
@@ -239,25 +232,11 @@ pub unsafe extern "C" fn MPI_Comm_compare(
 ) -> c_int {
     run_on("Comm_compare", comm1, |a| {
         let b = get(comm2)?;
-        let members = |c: &Communicator| -> CResult<Vec<u32>> {
-            (0..c.size())
-                .map(|r| c.world_rank(r).map_err(Into::into))
-                .collect()
-        };
-        let (ma, mb) = (members(&a)?, members(&b)?);
-        let verdict = if comm1 == comm2 {
-            MPI_IDENT
-        } else if ma == mb {
-            MPI_CONGRUENT
-        } else {
-            let (mut sa, mut sb) = (ma, mb);
-            sa.sort_unstable();
-            sb.sort_unstable();
-            if sa == sb {
-                MPI_SIMILAR
-            } else {
-                MPI_UNEQUAL
-            }
+        let verdict = match a.group().compare(&b.group()) {
+            _ if comm1 == comm2 => MPI_IDENT,
+            Comparison::Ident => MPI_CONGRUENT,
+            Comparison::Similar => MPI_SIMILAR,
+            Comparison::Unequal => MPI_UNEQUAL,
         };
         out(result, verdict)
     })
