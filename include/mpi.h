@@ -24,6 +24,12 @@
 
 #define MPI_MAX_OBJECT_NAME 128
 
+// Bytes of a C buffer that holds any info key and its NUL (keys have at most 255 bytes).
+#define MPI_MAX_INFO_KEY 256
+
+// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
+#define MPI_MAX_INFO_VAL 1024
+
 #define MPI_ANY_SOURCE (-1)
 
 #define MPI_PROC_NULL (-2)
@@ -49,6 +55,14 @@
 #define MPI_SIMILAR 103
 
 #define MPI_UNEQUAL 104
+
+#define MPI_COMM_TYPE_SHARED 221
+
+#define MPI_COMM_TYPE_HW_UNGUIDED 222
+
+#define MPI_COMM_TYPE_HW_GUIDED 223
+
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 224
 
 #define MPI_TAG_UB 10001
 
@@ -154,6 +168,12 @@
 
 #define MPI_ERR_IN_STATUS 19
 
+#define MPI_ERR_INFO_KEY 31
+
+#define MPI_ERR_INFO_NOKEY 32
+
+#define MPI_ERR_INFO_VALUE 33
+
 #define MPI_ERR_INFO 34
 
 #define MPI_ERR_NO_MEM 39
@@ -211,6 +231,8 @@ typedef MPI_ABI_Op *MPI_Op;
 typedef MPI_ABI_Request *MPI_Request;
 
 typedef MPI_ABI_Info *MPI_Info;
+
+typedef MPI_ABI_Group *MPI_Group;
 
 typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
@@ -291,8 +313,6 @@ typedef void (MPI_User_function_c)(void *invec,
                                     void *inoutvec,
                                     MPI_Count *len,
                                     MPI_Datatype *datatype);
-
-typedef MPI_ABI_Group *MPI_Group;
 
 typedef MPI_ABI_Win *MPI_Win;
 
@@ -1465,6 +1485,22 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 // Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL.
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 
+// Splits by where the processes run (collective): MPI_COMM_TYPE_SHARED groups the processes
+// of each node; MPI_COMM_TYPE_HW_GUIDED and MPI_COMM_TYPE_RESOURCE_GUIDED do so for the info
+// hint `mpi_hw_resource_type` = `mpi_shared_memory` and give MPI_COMM_NULL for other hints;
+// MPI_COMM_TYPE_HW_UNGUIDED gives the node's processes if they are fewer than `comm`'s (and
+// sets that hint in `info`), else MPI_COMM_NULL; MPI_UNDEFINED gives MPI_COMM_NULL.
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+// A communicator of `group`'s members (collective over `comm`, whose subgroup `group` must
+// be; processes may pass disjoint groups); MPI_COMM_NULL for processes not in their group.
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+// A communicator of `group`'s members, made by them alone (collective over `group`, a
+// subgroup of `comm`'s; concurrent calls on `comm` use different tags); MPI_COMM_NULL, at
+// once, for a process not in `group`.
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
 // Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
 int MPI_Comm_free(MPI_Comm *comm);
 
@@ -1563,6 +1599,89 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen);
 // The class of an error code. Codes are classes in mpicd, except a custom datatype callback's
 // own code, which is returned as it is.
 int MPI_Error_class(int errorcode, int *errorclass);
+
+// The group of `comm`'s members.
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+// The number of members of `group`.
+int MPI_Group_size(MPI_Group group, int *size);
+
+// The calling process's rank in `group`, or MPI_UNDEFINED if it is not a member.
+int MPI_Group_rank(MPI_Group group, int *rank);
+
+// The ranks in `group2` of the members of `group1` of ranks `ranks1`: MPI_UNDEFINED for those
+// not in `group2`, MPI_PROC_NULL for MPI_PROC_NULL.
+int MPI_Group_translate_ranks(MPI_Group group1,
+                              int n,
+                              const int *ranks1,
+                              MPI_Group group2,
+                              int *ranks2);
+
+// MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or MPI_UNEQUAL.
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+// The members of `group1`, then those of `group2` not in `group1`.
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of `group1` that are in `group2`, in `group1`'s order.
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of `group1` that are not in `group2`, in `group1`'s order.
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of ranks `ranks` of `group`, in that order.
+int MPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+// `group` without the members of ranks `ranks`, in `group`'s order.
+int MPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+// The members of the ranks `first, first + stride, ...` up to `last` of each triplet of
+// `ranges`, in that order.
+int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+// `group` without the members of the ranks the triplets of `ranges` name.
+int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+// Frees a group and sets the handle to MPI_GROUP_NULL (communicators made from it are not
+// affected). MPI_GROUP_EMPTY may be freed, as every empty result is that handle.
+int MPI_Group_free(MPI_Group *group);
+
+// A new info object without keys.
+int MPI_Info_create(MPI_Info *info);
+
+// A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
+// `argv` is null).
+int MPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+// Sets `key` to `value` (MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE for ones too long).
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+// The value of `key`, if set (`*flag`), cut to `valuelen` characters plus a NUL.
+// Deprecated by MPI-4 in favour of MPI_Info_get_string.
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+// The value of `key`, if set (`*flag`): `*buflen` bytes at `value` on entry (the value is cut
+// to fit with its NUL; 0 writes nothing), the size the whole value and its NUL need on return.
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+// The length of the value of `key` without its NUL, if set (`*flag`).
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+// The number of keys set.
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+// Key number `n` (0 to nkeys - 1, in the order the keys were first set) into `key`, which
+// holds MPI_MAX_INFO_KEY bytes.
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+// Removes `key`; MPI_ERR_INFO_NOKEY if it is not set.
+int MPI_Info_delete(MPI_Info info, const char *key);
+
+// A new info object with the same keys and values (MPI_INFO_ENV may be duplicated).
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+// Frees an info object and sets the handle to MPI_INFO_NULL.
+int MPI_Info_free(MPI_Info *info);
 
 // Sends; returns once the buffer can be reused.
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -1685,6 +1804,34 @@ int MPIX_Message_shape(MPI_Message message,
                        MPI_Count max_regions,
                        MPI_Count *region_lens,
                        MPI_Datatype *region_types);
+
+// Whether `request` is done (`*flag`) and, if so, its status; the request is left as it is.
+// A failed request's error is returned (and is in the status's MPI_ERROR).
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+// Whether every active request is done (`*flag`) and, if so, the status of each (an empty one
+// for MPI_REQUEST_NULL and inactive requests); the requests are left as they are.
+int MPI_Request_get_status_all(int count,
+                               const MPI_Request *array_of_requests,
+                               int *flag,
+                               MPI_Status *array_of_statuses);
+
+// The index (`*index`) and status of a done active request, if any is (`*flag`); with no
+// active request, `*flag` = 1 and `*index` = MPI_UNDEFINED. The request is left as it is.
+int MPI_Request_get_status_any(int count,
+                               const MPI_Request *array_of_requests,
+                               int *index,
+                               int *flag,
+                               MPI_Status *status);
+
+// The indices (`array_of_indices`, `*outcount` of them) and statuses of the active requests
+// that are done; `*outcount` = MPI_UNDEFINED with no active request. The requests are left
+// as they are; MPI_ERR_IN_STATUS if one of those reported failed.
+int MPI_Request_get_status_some(int incount,
+                                const MPI_Request *array_of_requests,
+                                int *outcount,
+                                int *array_of_indices,
+                                MPI_Status *array_of_statuses);
 
 // Waits for a request; sets it to MPI_REQUEST_NULL.
 int MPI_Wait(MPI_Request *request, MPI_Status *status);

@@ -1,5 +1,6 @@
 //! Request handles and the completion calls: Wait, Test and their all/any/some forms,
-//! Request_free and Cancel, and MPI_Start(all) of persistent requests. A request handle owns
+//! Request_free and Cancel, and MPI_Start(all) of persistent requests (the calls that look
+//! without completing, MPI_Request_get_status*, are in [`crate::request_status`]). A request handle owns
 //! the core request (or, once completed by a Testall that could not complete all, its
 //! outcome) and the error handler of its communicator; a persistent one also owns what starts
 //! its operation, and completion leaves it inactive instead of freeing it.
@@ -77,13 +78,13 @@ impl Drop for Owned {
 /// A live request.
 pub(crate) struct ReqEntry {
     slot: Slot,
-    errh: Errh,
+    pub(crate) errh: Errh,
     custom_count: Option<i64>,
     /// A persistent request's starter: completion leaves the handle, inactive.
     persistent: Option<Starter>,
 }
 
-static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
+pub(crate) static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
 /// Requests dropped unfinished (see [`Owned`]): progressed until they complete.
 static DETACHED: Mutex<Vec<Request<'static>>> = Mutex::new(Vec::new());
 
@@ -137,8 +138,17 @@ impl ReqEntry {
         outcome_to_c(outcome, self.custom_count)
     }
 
+    /// The status and failure once done, without completing it (MPI_Request_get_status);
+    /// `None` while pending. Inactive: the empty status.
+    pub(crate) fn peek(&mut self) -> Option<(MPI_Status, Option<Fail>)> {
+        self.poll().then(|| match &self.slot {
+            Slot::Done(outcome) => outcome_to_c(outcome.clone(), self.custom_count),
+            Slot::Active(_) | Slot::Inactive => (status::empty(), None),
+        })
+    }
+
     /// True unless it is a persistent request not started.
-    fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         !matches!(self.slot, Slot::Inactive)
     }
 }
@@ -191,7 +201,7 @@ fn exists(h: MPI_Request) -> bool {
 }
 
 /// Progresses detached requests; releases those that completed.
-fn sweep_detached() {
+pub(crate) fn sweep_detached() {
     let mut list = std::mem::take(&mut *detached());
     list.retain_mut(|r| matches!(r.test(), Ok(None)));
     detached().extend(list);
@@ -231,7 +241,7 @@ fn requests<'a>(count: c_int, reqs: *mut MPI_Request) -> CResult<&'a mut [MPI_Re
 }
 
 /// Writes status `i` unless `statuses` is MPI_STATUSES_IGNORE.
-fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
+pub(crate) fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
     if !statuses.is_null() {
         // SAFETY: MPI requires one status per request.
         unsafe { statuses.add(i).write(s) };

@@ -71,6 +71,11 @@ impl Communicator {
         self.route.group.world_rank(rank)
     }
 
+    /// The members, in rank order.
+    pub fn group(&self) -> Group {
+        (*self.route.group).clone()
+    }
+
     fn send_tag(tag: i32) -> Result<i32> {
         if (0..=TAG_UB).contains(&tag) {
             Ok(tag)

@@ -45,8 +45,8 @@
 //! `prterun`); started alone, a program is a singleton of size 1.
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
-//   foundations   config, error, tag, datatype, reduction, status, group, route, bootstrap,
-//                 liveness
+//   foundations   config, error, tag, datatype, reduction, status, group, info, route,
+//                 bootstrap, liveness
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
@@ -64,7 +64,8 @@ pub mod datatype;
 mod engine;
 pub mod equivalence;
 pub mod error;
-mod group;
+pub mod group;
+pub mod info;
 mod liveness;
 mod message;
 mod newcomm;
@@ -88,7 +89,10 @@ pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Sha
 pub use datatype::{ElementType, Primitive};
 pub use equivalence::Equivalence;
 pub use error::{Error, Result};
+pub use group::{Comparison, Group, RankRange};
+pub use info::Info;
 pub use message::Message;
+pub use newcomm::SplitType;
 pub use plan::derived::{
     Basic, Constructor, Datatype, Distribution, Order, TypedBuf, DISTRIBUTE_DFLT_DARG,
 };
@@ -108,5 +112,5 @@ pub const ANY_SOURCE: i32 = -1;
 pub const ANY_TAG: i32 = -1;
 /// The null process: operations with it complete at once and move nothing.
 pub const PROC_NULL: i32 = -2;
-/// "No color" in [`Communicator::split`].
+/// "No color" in [`Communicator::split`]; "not a member" in [`Group::translate`].
 pub const UNDEFINED: i32 = -32766;
