@@ -246,6 +246,12 @@ static void errors(MPI_Comm comm) {
     FAILS(MPI_Ibcast(&x, 1, MPI_INT, size, comm, &r), MPI_ERR_ROOT);
     FAILS(MPI_Ibcast(&x, 1, MPI_INT, 0, comm, NULL), MPI_ERR_ARG);
     FAILS(MPI_Iallreduce(&x, &x, 1, MPI_INT, MPI_OP_NULL, comm, &r), MPI_ERR_OP);
+    /* aliased send and receive buffers without MPI_IN_PLACE */
+    int v[8] = {0};
+    FAILS(MPI_Allreduce(v, v, 4, MPI_INT, MPI_SUM, comm), MPI_ERR_BUFFER);
+    FAILS(MPI_Iallreduce(v, v + 2, 4, MPI_INT, MPI_SUM, comm, &r), MPI_ERR_BUFFER);
+    FAILS(MPI_Allgather(v, 1, MPI_INT, v, 1, MPI_INT, comm), MPI_ERR_BUFFER);
+    OK(MPI_Allreduce(v, v + 4, 4, MPI_INT, MPI_SUM, comm)); /* adjacent, not overlapping */
     OK(MPI_Ibarrier(comm, &r));
     FAILS(MPI_Start(&r), MPI_ERR_REQUEST); /* not persistent */
     OK(MPI_Wait(&r, MPI_STATUS_IGNORE));

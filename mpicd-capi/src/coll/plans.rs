@@ -104,6 +104,9 @@ enum Flow {
 pub(crate) struct Writer {
     pub b: Builder,
     tail: Vec<Arc<LocalFn>>,
+    /// The caller's memory the plan reads (`In`) and writes (`Out`, `InOut`), as byte ranges:
+    /// a send buffer that overlaps a receive buffer without MPI_IN_PLACE is MPI_ERR_BUFFER.
+    spans: Vec<(Flow, std::ops::Range<usize>)>,
 }
 
 impl Writer {
@@ -111,7 +114,29 @@ impl Writer {
         Writer {
             b: c.plan(),
             tail: Vec::new(),
+            spans: Vec::new(),
         }
+    }
+
+    /// Records the caller's bytes `at..at + len` as used by `flow`; refuses a send buffer that
+    /// overlaps a receive buffer.
+    fn claim(&mut self, at: usize, len: usize, flow: Flow) -> CResult<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let span = at..at.saturating_add(len);
+        let clash = self.spans.iter().any(|(f, s)| {
+            let crosses = (*f == Flow::In) != (flow == Flow::In);
+            crosses && s.start < span.end && span.start < s.end
+        });
+        if clash {
+            return Err(fail(
+                MPI_ERR_BUFFER,
+                "the send and receive buffers overlap (only MPI_IN_PLACE may share them)",
+            ));
+        }
+        self.spans.push((flow, span));
+        Ok(())
     }
 
     /// The buffer of block `a` in the plan.
@@ -126,9 +151,22 @@ impl Writer {
             return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
         }
         let t = match elem {
-            // SAFETY: the caller's promise.
-            Elem::Basic(_) => return Ok(unsafe { self.b.raw(a.p as *mut u8, len) }),
-            Elem::Derived(t) => TypedBuf::new(a.p as *const u8, a.count as u64, &t),
+            Elem::Basic(_) => {
+                self.claim(a.p as usize, len, flow)?;
+                // SAFETY: the caller's promise.
+                return Ok(unsafe { self.b.raw(a.p as *mut u8, len) });
+            }
+            Elem::Derived(t) => {
+                // The bytes the type map spans: from its true lower bound to the true end of
+                // the last element.
+                let span = match a.count {
+                    0 => 0,
+                    n => (n - 1) * t.extent() + t.true_extent(),
+                };
+                let start = (a.p as usize).wrapping_add_signed(t.true_lb() as isize);
+                self.claim(start, usize::try_from(span).unwrap_or(0), flow)?;
+                TypedBuf::new(a.p as *const u8, a.count as u64, &t)
+            }
         };
         if let Some((p, n)) = t.contiguous() {
             // SAFETY: as above.
