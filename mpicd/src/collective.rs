@@ -27,7 +27,7 @@ impl Communicator {
 
     /// The tag of the next collective on this communicator (every member starts its
     /// collectives in the same order, as MPI requires, so all agree on it).
-    fn next_coll_tag(&self) -> i32 {
+    pub(crate) fn next_coll_tag(&self) -> i32 {
         (self.coll_seq.fetch_add(1, Ordering::Relaxed) % (TAG_UB as u32 + 1)) as i32
     }
 
@@ -52,7 +52,7 @@ impl Communicator {
     ///
     /// # Safety
     /// As [`Communicator::start_plan`], until this returns.
-    unsafe fn run_plan(&self, plan: Builder) -> Result<()> {
+    pub(crate) unsafe fn run_plan(&self, plan: Builder) -> Result<()> {
         // SAFETY: forwarded from the caller; the run completes before this returns (a request
         // dropped unfinished is waited for).
         unsafe { self.start_plan(&plan.finish()) }?.wait().map(drop)

@@ -52,10 +52,12 @@
 //   plan          plan (what a datatype moves)
 //   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, typed, equivalence, collective, collective_typed, newcomm,
+//   top           request, comm, message, typed, equivalence, collective, collective_custom,
+//                 collective_typed, newcomm,
 //                 custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
+pub mod collective_custom;
 pub mod collective_typed;
 pub mod comm;
 pub mod config;

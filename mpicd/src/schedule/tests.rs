@@ -199,10 +199,10 @@ fn reductions_combine_in_rank_order() {
                 let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
                     alg::scan_recursive_doubling(b, s, v, exclusive)
                 });
-                for r in 0..size as usize {
+                for (r, got) in recv.iter().enumerate() {
                     let upto = if exclusive { r } else { r + 1 };
                     if upto > 0 {
-                        assert_eq!(recv[r], fold(&red, &operands[..upto]), "scan {size} {r}");
+                        assert_eq!(*got, fold(&red, &operands[..upto]), "scan {size} {r}");
                     }
                 }
             }
