@@ -231,7 +231,7 @@ def ensure_matplotlib():
     return False
 
 
-def plots(med, ops, ranks_list, sizes, outdir):
+def plots(med, ops, ranks_list, sizes, outdir, provides_mpicd):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -274,8 +274,11 @@ def plots(med, ops, ranks_list, sizes, outdir):
         if drawn:
             ax.legend(fontsize=8)
         else:
-            ax.text(0.5, 0.5, "no mpicd results (see collectives.md)", transform=ax.transAxes,
-                    ha="center")
+            why = ("not provided by mpicd's libmpi" if op not in provides_mpicd
+                   else "no results on both (see collectives.md)")
+            ax.text(0.5, 0.65, why, transform=ax.transAxes, ha="center",
+                    bbox=dict(facecolor="white", edgecolor="none"))
+            ax.set_xlim(sizes[0] / 1.5, sizes[-1] * 1.5)
         fig.tight_layout()
         path = os.path.join(outdir, f"collectives-{op}.png")
         fig.savefig(path, dpi=110)
@@ -314,7 +317,7 @@ def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, 
     spin_ranks = [n for n in ranks_list if any(k[0] == OMPI_SPIN and k[2] == n for k in med)]
     L = []
     L.append("# Collectives: mpicd against Open MPI\n")
-    L.append(f"Made by `{meta['command']}` on {meta['date']} in {duration(meta['secs'])}: "
+    L.append(f"Made by `{meta['command']}`, started {meta['date']}, in {duration(meta['secs'])}: "
              f"{meta['rounds']} interleaved round(s), medians; {meta['nproc']} cores, load average "
              f"{meta['load_start']} at the start, {meta['load_end']} at the end.  ")
     L.append(f"mpicd {meta['engine']}, UCX {meta['ucx']}; {meta['ompi']} (`{meta['peer']}`, "
@@ -436,6 +439,7 @@ def main():
     nproc = os.cpu_count() or 1
     load_start = open("/proc/loadavg").read().split()[0]
     t_start = time.time()
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     os.makedirs(os.path.join(TMP, "logs"), exist_ok=True)
     for f in os.listdir(os.path.join(TMP, "logs")):
         os.remove(os.path.join(TMP, "logs", f))
@@ -520,7 +524,7 @@ def main():
     ucx = ucx[1] if ucx else "?"
     meta = {
         "command": "bench/coll/run.py" + (" " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": date,
         "secs": time.time() - t_start, "rounds": rounds, "nproc": nproc,
         "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[0],
         "engine": f"commit {engine}", "ucx": ucx,
@@ -532,7 +536,8 @@ def main():
                                       problems, meta)
     made = []
     if not a.no_plots and ensure_matplotlib():
-        made = plots(med, ops, ranks_list, sizes, os.path.join(a.out, "plots"))
+        made = plots(med, ops, ranks_list, sizes, os.path.join(a.out, "plots"),
+                     provides[MPICD])
 
     # The summary on stdout: geomeans per op and rank count.
     print(f"\ncollectives: geomean of Open MPI time / mpicd time (>1: mpicd faster), "
