@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-ddt bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-p2p bench-python fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -91,7 +91,8 @@ demo: build $(OMPI_PINGPONG)
 
 # bench: the paper's evaluation on 2 local ranks (bench/run-all.sh, about 10-15 minutes): datatype
 # benchmarks against rsmpi on Open MPI, DDTBench against Open MPI's derived datatypes, criterion,
-# peak memory; CSVs, plots and summary.md in bench/results/.
+# peak memory, then the collectives against Open MPI at 2-4 ranks (bench-coll's run, about 6
+# minutes more); CSVs, plots and summary.md in bench/results/.
 bench: build $(OMPI_PINGPONG)
 	bash bench/run-all.sh
 
@@ -103,6 +104,15 @@ bench-ddt: build
 	$(MPICC) -O2 -Wall -Wextra -o target/bench/ddtbench-ompi bench/ddtbench/*.c
 	bin/mpicc -O2 -Wall -Wextra -DMPICD_CUSTOM -o target/bench/ddtbench-mpicd bench/ddtbench/*.c
 	python3 bench/ddtbench/interleave.py --rounds 3 --out bench/results/ddtbench-interleaved.md
+
+# bench-coll: collectives (Allreduce, Bcast, Allgather, Alltoall, Reduce_scatter_block; 8 B-4 MiB)
+# of mpicd against Open MPI at 2, 3 and 4 ranks, 3 interleaved rounds, medians and ratios
+# (bench/coll/run.py, about 6 minutes on 2 cores; BENCH_COLL_ARGS=--quick: one round of 10 sizes,
+# about 1 minute): bench/results/collectives.{csv,md}, plots/collectives-*.png. Every result
+# is checked; a wrong result, a crash or a hang (300 s per run) is reported and fails the target.
+# Not part of `make test`.
+bench-coll: build
+	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
 
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.

@@ -538,9 +538,33 @@ def summary(d, out, crit, made, args):
         L.append("")
         if "criterion.png" in made:
             L.append("![criterion](plots/criterion.png)\n")
+    L += collectives_section(out, args)
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(L) + "\n")
     return evaluated
+
+
+def collectives_section(out, args):
+    """The geomean table of collectives.md (bench/coll/run.py, run before this report), if any."""
+    path = os.path.join(out, "collectives.md")
+    if args.smoke or not os.path.exists(path):
+        return []
+    lines = open(path).read().splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.startswith("## Geometric mean"))
+    except StopIteration:
+        return []
+    table = []
+    for l in lines[start + 1:]:
+        if l.startswith("|"):
+            table.append(l)
+        elif table:
+            break
+    made = next((l for l in lines if l.startswith("Made by")), "")
+    return ["## Collectives (mpicd against Open MPI, 2-4 ranks)\n",
+            "Geometric mean over the sizes of Open MPI's time / mpicd's time (above 1: mpicd "
+            "faster); every size, the failures and the method in [collectives.md](collectives.md). "
+            + made.strip() + "\n", *table, ""]
 
 
 def main():

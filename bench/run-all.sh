@@ -3,7 +3,7 @@
 # one command, with CSV files, PNG plots and a Markdown summary of the ratios against the targets
 # in bench/results/.
 #
-#   bash bench/run-all.sh            the full run (make bench); about 20-25 minutes on 2 cores
+#   bash bench/run-all.sh            the full run (make bench); about 25-30 minutes on 2 cores
 #   bash bench/run-all.sh --smoke    tiny sizes, one iteration, correctness only (make test)
 #
 # What runs, in order (a progress line each):
@@ -17,7 +17,12 @@
 #      mpi_ddt, mpi_pack_ddt) then mpicd (mpicd_reference, mpicd_manual, mpicd_ddt, mpicd_pack_ddt,
 #      custom, custom_regions; the *_ddt methods build the same derived datatypes on both);
 #   4. criterion (bench/benches/engine.rs): the engine's CPU costs in a singleton, no network;
-#   5. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md.
+#   5. collectives (full run only, not --smoke): bench/coll/run.py, mpicd's Allreduce, Bcast,
+#      Allgather, Alltoall (and Reduce_scatter_block once libmpi has it) against Open MPI's at 2, 3
+#      and 4 ranks, interleaved rounds: collectives.csv, collectives.md, plots/collectives-*.png
+#      (make bench-coll runs it alone);
+#   6. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md
+#      (with the collectives' geomeans when collectives.md is there).
 # Every benchmark checks the data it received; a failed check fails the run.
 #
 # Environment: MPIRUN (the Makefile exports it), PEER_MPICC (default mpicc: Open MPI's; not
@@ -33,7 +38,7 @@ SMOKE=0
 for a in "$@"; do
     case "$a" in
         --smoke) SMOKE=1 ;;
-        -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
         *) echo "run-all.sh: unknown argument $a" >&2; exit 2 ;;
     esac
 done
@@ -66,7 +71,7 @@ else
 fi
 
 KINDS=(double-vec struct-vec struct-simple struct-simple-no-gap)
-TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1))
+TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 1)))
 
 elapsed() { echo $(($(date +%s) - $1)); }
 
@@ -169,7 +174,16 @@ else
         --warm-up-time 1 --measurement-time 2 --noplot
 fi
 
-# ----- 5. report ---------------------------------------------------------------------------------
+# ----- 5. collectives ----------------------------------------------------------------------------
+# Not in --smoke (make test): it needs minutes and 4 ranks. It builds its own two binaries and
+# copies libmpi; each of its runs has its own time limit (300 s), so the step gets an hour. Its
+# progress lines and summary are in $LOGS/collectives.log.
+if ((!SMOKE)); then
+    STEP_TIMEOUT=3600 step collectives "$LOGS/collectives.log" python3 bench/coll/run.py --out "$OUT"
+    sed -n '/^collectives: geomean/,$p' "$LOGS/collectives.log" >&2
+fi
+
+# ----- 6. report ---------------------------------------------------------------------------------
 report_args=(--raw "$RAW" --out "$OUT" --criterion "$CRITERION_HOME" --engine "$ENGINE"
     --load-start "$load" --load-end "$(cut -d' ' -f1 /proc/loadavg)")
 if ((SMOKE)); then
