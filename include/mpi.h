@@ -1479,10 +1479,13 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 // The number of processes in `comm`.
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
-// A new communicator with the same group (collective); it inherits the error handler.
+// A new communicator with the same group (collective); it inherits the error handler. The
+// dup of an inter-communicator is an inter-communicator with the same two groups.
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
-// Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL.
+// Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL. On an
+// inter-communicator each group splits, and a color's processes in one group are joined to
+// the other group's of that color (MPI_COMM_NULL if the other group has none).
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 
 // Splits by where the processes run (collective): MPI_COMM_TYPE_SHARED groups the processes
@@ -1494,6 +1497,9 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 
 // A communicator of `group`'s members (collective over `comm`, whose subgroup `group` must
 // be; processes may pass disjoint groups); MPI_COMM_NULL for processes not in their group.
+// On an inter-communicator, each group's members pass the same subgroup of their own group,
+// and the result is an inter-communicator between the two subgroups (MPI_COMM_NULL where
+// either is empty).
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 
 // A communicator of `group`'s members, made by them alone (collective over `group`, a
@@ -1505,7 +1511,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 int MPI_Comm_free(MPI_Comm *comm);
 
 // MPI_IDENT (same handle), MPI_CONGRUENT (same members in the same order), MPI_SIMILAR (same
-// members) or MPI_UNEQUAL.
+// members) or MPI_UNEQUAL; two inter-communicators compare by both their local and their
+// remote groups, and an inter-communicator is unequal to any intra-communicator.
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 
 // Sets the error handler of `comm` (a predefined one).
@@ -1682,6 +1689,33 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
 
 // Frees an info object and sets the handle to MPI_INFO_NULL.
 int MPI_Info_free(MPI_Info *info);
+
+// An inter-communicator between the group of `local_comm` and another, disjoint group
+// (collective over both groups). Each group names its leader (`local_leader`, a rank of
+// `local_comm`, the same on every member); the leaders meet on `peer_comm`, where the other
+// leader has rank `remote_leader`, with messages of tag `tag`. `peer_comm` and
+// `remote_leader` are read at the local leader only. The new communicator inherits
+// `local_comm`'s error handler.
+int MPI_Intercomm_create(MPI_Comm local_comm,
+                         int local_leader,
+                         MPI_Comm peer_comm,
+                         int remote_leader,
+                         int tag,
+                         MPI_Comm *newintercomm);
+
+// One intra-communicator of both groups of `intercomm` (collective over both): the group
+// whose members pass `high` = 0 comes first, then the other; if both groups pass the same
+// value, the group whose rank 0 has the lower rank in MPI_COMM_WORLD comes first.
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+// `*flag` = 1 for an inter-communicator, 0 for an intra-communicator.
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
+// The size of the remote group of an inter-communicator.
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+// The remote group of an inter-communicator.
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 
 // Sends; returns once the buffer can be reused.
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

@@ -1,5 +1,6 @@
 //! Communicator handles: the table (with MPI_COMM_WORLD and MPI_COMM_SELF at their predefined
-//! values), each communicator's error handler, and the communicator calls.
+//! values), each communicator's error handler, and the communicator calls, on intra- and
+//! inter-communicators (those that make and merge inter-communicators are in `intercomm.rs`).
 
 use crate::abi::*;
 use crate::env::{check_live, out, require};
@@ -58,7 +59,7 @@ pub(crate) fn run_on(
     run(name, errh(comm), |_| body(get(comm)?))
 }
 
-fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
+pub(crate) fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
     COMMS.insert(CommEntry::new(Arc::new(comm), errh)) as MPI_Comm
 }
 
@@ -74,7 +75,8 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
     run_on("Comm_size", comm, |c| out(size, c.size()))
 }
 
-/// A new communicator with the same group (collective); it inherits the error handler.
+/// A new communicator with the same group (collective); it inherits the error handler. The
+/// dup of an inter-communicator is an inter-communicator with the same two groups.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
@@ -84,7 +86,9 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) ->
     })
 }
 
-/// Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL.
+/// Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL. On an
+/// inter-communicator each group splits, and a color's processes in one group are joined to
+/// the other group's of that color (MPI_COMM_NULL if the other group has none).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split(
     comm: MPI_Comm,
@@ -163,6 +167,9 @@ const SHARED_MEMORY: &str = "mpi_shared_memory";
 
 /// A communicator of `group`'s members (collective over `comm`, whose subgroup `group` must
 /// be; processes may pass disjoint groups); MPI_COMM_NULL for processes not in their group.
+/// On an inter-communicator, each group's members pass the same subgroup of their own group,
+/// and the result is an inter-communicator between the two subgroups (MPI_COMM_NULL where
+/// either is empty).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create(
     comm: MPI_Comm,
@@ -223,7 +230,8 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
 }
 
 /// MPI_IDENT (same handle), MPI_CONGRUENT (same members in the same order), MPI_SIMILAR (same
-/// members) or MPI_UNEQUAL.
+/// members) or MPI_UNEQUAL; two inter-communicators compare by both their local and their
+/// remote groups, and an inter-communicator is unequal to any intra-communicator.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_compare(
     comm1: MPI_Comm,
@@ -232,7 +240,17 @@ pub unsafe extern "C" fn MPI_Comm_compare(
 ) -> c_int {
     run_on("Comm_compare", comm1, |a| {
         let b = get(comm2)?;
-        let verdict = match a.group().compare(&b.group()) {
+        let local = a.group().compare(&b.group());
+        let both = match (a.remote_group(), b.remote_group()) {
+            (None, None) => local,
+            (Some(ra), Some(rb)) => match (local, ra.compare(&rb)) {
+                (Comparison::Ident, Comparison::Ident) => Comparison::Ident,
+                (Comparison::Unequal, _) | (_, Comparison::Unequal) => Comparison::Unequal,
+                _ => Comparison::Similar,
+            },
+            _ => Comparison::Unequal,
+        };
+        let verdict = match both {
             _ if comm1 == comm2 => MPI_IDENT,
             Comparison::Ident => MPI_CONGRUENT,
             Comparison::Similar => MPI_SIMILAR,

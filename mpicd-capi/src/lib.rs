@@ -17,6 +17,7 @@ pub mod errors;
 pub mod groups;
 mod handles;
 pub mod info;
+pub mod intercomm;
 pub mod p2p;
 pub mod probe;
 mod reductions;

@@ -7,6 +7,8 @@
 //! plans, and gather, scatter and allgather of pieces of any size (lengths the receivers do
 //! not know: binomial trees of records, found by probing). Reductions combine with a
 //! [`Reduction`] (the predefined ops on [`ElementType`]s: [`Reduction::predefined`]).
+//! On an inter-communicator only the barrier runs here (the C layer runs the others through
+//! [`crate::schedule::inter`]); the rest fail with [`Error::CommunicatorKind`].
 
 use crate::comm::Communicator;
 use crate::datatype::ElementType;
@@ -32,9 +34,14 @@ impl Communicator {
     }
 
     /// A new plan for a collective on this communicator. Its messages' tag is taken now:
-    /// every member makes its collectives' plans in the same order.
+    /// every member makes its collectives' plans in the same order. On an inter-communicator
+    /// the plan names the remote group's members too ([`Builder::remote`]).
     pub fn plan(&self) -> Builder {
-        Builder::new(self.coll.clone(), self.rank, self.next_coll_tag())
+        let tag = self.next_coll_tag();
+        match self.is_inter() {
+            true => Builder::inter(self.coll.clone(), self.size(), self.rank, tag),
+            false => Builder::new(self.coll.clone(), self.rank, tag),
+        }
     }
 
     /// Starts a run of `plan` (made by [`Communicator::plan`] on this communicator); the
@@ -84,16 +91,21 @@ fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Dissemination barrier: in round k, signal rank + 2^k and wait for rank - 2^k.
+/// Dissemination barrier: in round k, signal rank + 2^k and wait for rank - 2^k (on an
+/// inter-communicator, [`crate::schedule::inter::barrier`]).
 pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
     let mut b = comm.plan();
-    collectives::barrier(&mut b);
+    match comm.is_inter() {
+        true => crate::schedule::inter::barrier(&mut b),
+        false => collectives::barrier(&mut b),
+    }
     // SAFETY: the plan names no memory of the caller.
     unsafe { comm.run_plan(b) }
 }
 
 /// Every member's `mine`, indexed by rank, on every member.
 pub(crate) fn allgather_bytes(comm: &Communicator, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+    comm.require_intra("allgather")?;
     let (rank, size) = (comm.rank(), comm.size());
     let tag = comm.next_coll_tag();
     // Binomial gather to rank 0 of (rank, len, bytes) records.
@@ -155,6 +167,7 @@ fn decode_records(mut buf: &[u8], size: usize) -> Result<Vec<Vec<u8>>> {
 // ----- public collectives on bytes -----
 
 fn check_root(comm: &Communicator, root: i32) -> Result<()> {
+    comm.require_intra("a rooted collective")?;
     if (0..comm.size()).contains(&root) {
         Ok(())
     } else {
@@ -251,6 +264,7 @@ pub fn allreduce(
 
 /// [`allreduce`] with any [`Reduction`] (see [`reduce_by`]).
 pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -> Result<()> {
+    comm.require_intra("allreduce")?;
     let mut b = comm.plan();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
@@ -270,6 +284,7 @@ pub fn scan_by(
     reduction: Reduction,
     scan: Scan,
 ) -> Result<()> {
+    comm.require_intra("scan")?;
     let mut b = comm.plan();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
@@ -366,6 +381,7 @@ pub fn allgather(comm: &Communicator, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
 
 /// All-to-all: `send[r]` goes to rank r, `recv[r]` receives exactly its length from rank r.
 pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> Result<()> {
+    comm.require_intra("alltoall")?;
     let size = comm.size();
     if send.len() != size as usize || recv.len() != size as usize {
         return Err(Error::InvalidArgument(format!(

@@ -50,6 +50,7 @@ pub unsafe fn alltoall_typed(
     send: &[TypedBuf],
     recv: &[TypedBuf],
 ) -> Result<()> {
+    comm.require_intra("alltoall")?;
     let size = comm.size();
     if send.len() != size as usize || recv.len() != size as usize {
         return Err(Error::InvalidArgument(format!(

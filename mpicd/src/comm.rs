@@ -1,6 +1,11 @@
 //! Communicators and their point-to-point calls. Every call checks its arguments here and
 //! returns a specific error before anything reaches the engine.
 //!
+//! A communicator is an intra-communicator (one group) or an inter-communicator ([`Sides`]:
+//! a local group and a remote one, made by [`crate::intercomm`]). Point-to-point addresses
+//! `route.group`: the members of an intra-communicator, the remote group of an
+//! inter-communicator (whose receives report remote ranks as sources).
+//!
 //! Calls that borrow a buffer beyond their own return take a [`Scope`] (see
 //! [`crate::request`] for why); blocking calls wait before their borrows end and need none.
 
@@ -30,12 +35,26 @@ pub enum SendMode {
 /// A group of processes with its own matching context: no message crosses communicators.
 pub struct Communicator {
     pub(crate) shared: Arc<Shared>,
+    /// Point-to-point: the members, or an inter-communicator's remote group.
     pub(crate) route: Route,
+    /// Collectives: the members, or an inter-communicator's local group then its remote group
+    /// (as [`crate::schedule::Builder::remote`] names them).
     pub(crate) coll: Route,
+    /// This process's rank (in the local group of an inter-communicator).
     pub(crate) rank: i32,
+    pub(crate) sides: Sides,
     /// Collectives started on this communicator: the next one's messages carry this number
     /// as their tag on the collective context, so that several in flight never mix.
     pub(crate) coll_seq: AtomicU32,
+}
+
+/// Which processes a communicator connects.
+pub(crate) enum Sides {
+    /// One group: `route.group`.
+    Intra,
+    /// An inter-communicator: this process's group `local`, and the remote group
+    /// (`route.group`), disjoint.
+    Inter { local: Arc<Group> },
 }
 
 impl Communicator {
@@ -52,28 +71,89 @@ impl Communicator {
                 group,
             },
             rank,
+            sides: Sides::Intra,
             coll_seq: AtomicU32::new(0),
         }
     }
 
-    /// This process's rank in the communicator.
+    /// An inter-communicator between `local` (where this process has rank `rank`) and
+    /// `remote`, two disjoint groups, on `context` and the two after it (point-to-point,
+    /// collectives, and the third for the calls that make new communicators from it).
+    pub(crate) fn new_inter(
+        shared: Arc<Shared>,
+        context: u32,
+        local: Group,
+        remote: Group,
+        rank: i32,
+    ) -> Communicator {
+        let mut both = local.members();
+        both.extend(remote.members());
+        Communicator {
+            shared,
+            route: Route {
+                context,
+                group: Arc::new(remote),
+            },
+            coll: Route {
+                context: context + 1,
+                group: Arc::new(Group::from_members(both)),
+            },
+            rank,
+            sides: Sides::Inter {
+                local: Arc::new(local),
+            },
+            coll_seq: AtomicU32::new(0),
+        }
+    }
+
+    /// This process's rank in the communicator (in its local group on an inter-communicator).
     pub fn rank(&self) -> i32 {
         self.rank
     }
 
-    /// Number of processes in the communicator.
+    /// Number of processes in the communicator (in its local group on an
+    /// inter-communicator).
     pub fn size(&self) -> i32 {
-        self.route.group.size()
+        self.local_group().size()
     }
 
-    /// The world rank of communicator rank `rank`.
+    /// The world rank of the process that point-to-point rank `rank` names (a member of the
+    /// remote group on an inter-communicator).
     pub fn world_rank(&self, rank: i32) -> Result<u32> {
         self.route.group.world_rank(rank)
     }
 
-    /// The members, in rank order.
+    /// The members, in rank order (the local group on an inter-communicator).
     pub fn group(&self) -> Group {
-        (*self.route.group).clone()
+        (**self.local_group()).clone()
+    }
+
+    fn local_group(&self) -> &Arc<Group> {
+        match &self.sides {
+            Sides::Intra => &self.route.group,
+            Sides::Inter { local } => local,
+        }
+    }
+
+    /// True for an inter-communicator.
+    pub fn is_inter(&self) -> bool {
+        matches!(self.sides, Sides::Inter { .. })
+    }
+
+    /// The remote group of an inter-communicator; `None` for an intra-communicator.
+    pub fn remote_group(&self) -> Option<Group> {
+        self.is_inter().then(|| (*self.route.group).clone())
+    }
+
+    /// Fails on an inter-communicator, for the calls MPI defines on intra-communicators only
+    /// (`call` names it in the error).
+    pub(crate) fn require_intra(&self, call: &str) -> Result<()> {
+        if self.is_inter() {
+            return Err(Error::CommunicatorKind(format!(
+                "{call} needs an intra-communicator, not an inter-communicator"
+            )));
+        }
+        Ok(())
     }
 
     fn send_tag(tag: i32) -> Result<i32> {

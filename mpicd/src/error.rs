@@ -37,6 +37,9 @@ pub enum Error {
     InvalidCount(i64),
     /// The communicator is unknown or was freed.
     InvalidCommunicator,
+    /// A communicator of the wrong kind for the call (an inter-communicator where MPI defines
+    /// the call on intra-communicators only, or the reverse).
+    CommunicatorKind(String),
     /// A request handle that is unknown, already completed and freed, or inactive.
     InvalidRequest,
     /// A message handle that is unknown or was already received.
@@ -124,7 +127,7 @@ impl Error {
             Error::InvalidTag(_) => ERR_TAG,
             Error::NullBuffer => ERR_BUFFER,
             Error::InvalidCount(_) => ERR_COUNT,
-            Error::InvalidCommunicator => ERR_COMM,
+            Error::InvalidCommunicator | Error::CommunicatorKind(_) => ERR_COMM,
             Error::InvalidRequest | Error::InvalidMessage => ERR_REQUEST,
             Error::InvalidDatatype(_) | Error::DatatypeMismatch { .. } => ERR_TYPE,
             Error::InvalidArgument(_) => ERR_ARG,
@@ -162,6 +165,7 @@ impl fmt::Display for Error {
             Error::NullBuffer => write!(f, "null buffer with a non-zero count"),
             Error::InvalidCount(c) => write!(f, "invalid count {c}"),
             Error::InvalidCommunicator => write!(f, "unknown or freed communicator"),
+            Error::CommunicatorKind(why) => write!(f, "wrong kind of communicator: {why}"),
             Error::InvalidRequest => write!(f, "unknown, inactive or freed request"),
             Error::InvalidMessage => write!(f, "unknown or already received message handle"),
             Error::InvalidDatatype(why) => write!(f, "invalid datatype: {why}"),

@@ -53,8 +53,7 @@
 //   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
 //   top           request, comm, message, typed, equivalence, collective, collective_custom,
-//                 collective_typed, newcomm,
-//                 custom, runtime, serde_api
+//                 collective_typed, intercomm, newcomm, custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod collective_custom;
@@ -68,6 +67,7 @@ pub mod equivalence;
 pub mod error;
 pub mod group;
 pub mod info;
+mod intercomm;
 mod liveness;
 mod message;
 mod newcomm;

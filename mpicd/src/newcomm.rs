@@ -8,7 +8,8 @@
 //! message only travels between members of its communicator). Dup, split, split_type and
 //! create agree through collectives on the parent, so this sits above [`crate::collective`];
 //! create_group, which only the new group's members call, agrees by point-to-point among them
-//! on the parent's third context, under the caller's tag.
+//! on the parent's third context, under the caller's tag. Dup, split and create of an
+//! inter-communicator agree across its two groups ([`crate::intercomm`]).
 
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
@@ -34,17 +35,25 @@ pub enum SplitType {
 impl Communicator {
     /// A new communicator with the same group and a new context.
     pub fn dup(&self) -> Result<Communicator> {
+        if self.is_inter() {
+            return self.inter_dup();
+        }
         let context = self.agree_on_context()?;
         Ok(self.with_context(context, self.group(), self.rank))
     }
 
     /// Splits by `color` (processes with the same color form a communicator, ordered by `key`
-    /// then by rank); `None` for `color == UNDEFINED`.
+    /// then by rank); `None` for `color == UNDEFINED`. On an inter-communicator, each group
+    /// splits so, and the processes of a color in one group are joined to those of the same
+    /// color in the other group (`None` if the other group has no process of that color).
     pub fn split(&self, color: i32, key: i32) -> Result<Option<Communicator>> {
         if color < 0 && color != UNDEFINED {
             return Err(Error::InvalidArgument(format!(
                 "split color {color} is negative"
             )));
+        }
+        if self.is_inter() {
+            return self.inter_split(color, key);
         }
         let context = self.agree_on_context()?;
         let mut mine = Vec::with_capacity(8);
@@ -81,6 +90,7 @@ impl Communicator {
     /// `key` then by rank; `None` for [`SplitType::Undefined`] (collective: every member calls
     /// it, with any type).
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Communicator>> {
+        self.require_intra("split_type")?;
         // Each member's entry: whether it wants a communicator, then its node.
         let mut mine = vec![(kind != SplitType::Undefined) as u8];
         if kind != SplitType::Undefined {
@@ -106,8 +116,14 @@ impl Communicator {
     /// A communicator of `group`'s members, in `group`'s order (collective over this
     /// communicator: every member calls it). `group` must be a subgroup of this
     /// communicator's; members may pass different groups if those are disjoint. `None` for a
-    /// process that is not in its `group` (for example one that passes an empty group).
+    /// process that is not in its `group` (for example one that passes an empty group). On an
+    /// inter-communicator, every member of each group passes the same subgroup of its own
+    /// group, and the new inter-communicator joins the two subgroups (`None` where either is
+    /// empty).
     pub fn create(&self, group: &Group) -> Result<Option<Communicator>> {
+        if self.is_inter() {
+            return self.inter_create(group);
+        }
         // Agree first, so that a process whose group is wrong does not leave the others waiting.
         let context = self.agree_on_context()?;
         self.check_subgroup(group)?;
@@ -122,6 +138,7 @@ impl Communicator {
     /// same time on this communicator need different tags; the tag never meets point-to-point
     /// messages.
     pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Communicator>> {
+        self.require_intra("create_group")?;
         if !(0..=TAG_UB).contains(&tag) {
             return Err(Error::InvalidTag(tag));
         }

@@ -152,6 +152,10 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
     let uniform = recvcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
     launch(name, comm, how, |c| unsafe {
+        if c.is_inter() {
+            let (r, n) = (recvbuf, recvcount);
+            return super::inter::gather(c, send, r, n, recvcounts, displs, recvtype, root);
+        }
         let recv = match (c.rank() == root, uniform) {
             (false, _) => None,
             (true, true) => Some(Layout::uniform(recvbuf, members(c), recvcount, recvtype)?),
@@ -178,6 +182,10 @@ pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
     let uniform = sendcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
     launch(name, comm, how, |c| unsafe {
+        if c.is_inter() {
+            let (s, n) = (sendbuf, sendcount);
+            return super::inter::scatter(c, s, n, sendcounts, displs, sendtype, recv, root);
+        }
         let send = match (c.rank() == root, uniform) {
             (false, _) => None,
             (true, true) => Some(Layout::uniform(sendbuf, members(c), sendcount, sendtype)?),
@@ -202,6 +210,10 @@ pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
 ) -> c_int {
     // SAFETY: forwarded.
     launch(name, comm, how, |c| unsafe {
+        if c.is_inter() {
+            let (r, n) = (recvbuf, recvcount);
+            return super::inter::allgather(c, send, r, n, recvcounts, displs, recvtype);
+        }
         let recv = if recvcounts.is_null() && displs.is_null() {
             Layout::uniform(recvbuf, members(c), recvcount, recvtype)?
         } else {
@@ -254,6 +266,9 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
 ) -> c_int {
     // SAFETY: forwarded.
     launch(name, comm, how, |c| unsafe {
+        if c.is_inter() {
+            return super::inter::alltoall(c, &send, &recv);
+        }
         if !recv.dtypes.is_null() || !send.dtypes.is_null() {
             let null_types = recv.dtypes.is_null()
                 || (send.dtypes.is_null() && !crate::blocks::in_place(send.buf));

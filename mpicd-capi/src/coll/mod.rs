@@ -1,6 +1,6 @@
-//! The collective calls: every MPI-4 collective on intra-communicators in its blocking,
-//! non-blocking (`MPI_I...`) and persistent (`..._init`, started by MPI_Start) forms, each with
-//! its large-count `_c` variant. All three forms of a collective write the same plan
+//! The collective calls: every MPI-4 collective on intra- and inter-communicators in its
+//! blocking, non-blocking (`MPI_I...`) and persistent (`..._init`, started by MPI_Start) forms,
+//! each with its large-count `_c` variant. All three forms of a collective write the same plan
 //! ([`plans`]) from the same arguments ([`args`]); they differ only in how it is launched
 //! ([`Launch`]): run to completion now, started with a request, or kept in a persistent
 //! request that starts a run of it at each MPI_Start.
@@ -8,10 +8,13 @@
 //! - [`args`]: one function per collective over C arguments widened to 64 bits;
 //! - [`plans`]: the plans, buffers named and MPI_IN_PLACE resolved;
 //! - [`objects`]: the plans of collectives over custom datatypes;
+//! - [`inter`]: the plans on inter-communicators (one early `if` in `args` or `plans` per
+//!   collective hands them there);
 //! - [`blocking`], [`nonblocking`], [`persistent`]: the exported functions.
 
 mod args;
 pub mod blocking;
+mod inter;
 pub mod nonblocking;
 mod objects;
 pub mod persistent;

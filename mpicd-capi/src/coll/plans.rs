@@ -256,7 +256,7 @@ impl Shared {
 }
 
 /// The reduction `op` performs on `dtype`, as the core applies it.
-fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduction> {
+pub(super) fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduction> {
     let elem = Elem::of(dtype)?;
     let red = Reduction::of(op, dtype, &elem)?;
     let order = red.order();
@@ -269,6 +269,9 @@ fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduct
 }
 
 pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        return super::inter::barrier(c);
+    }
     let mut w = Writer::new(c);
     coll::barrier(&mut w.b);
     Ok(w.finish())
@@ -277,6 +280,10 @@ pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
 /// # Safety
 /// Buffers as MPI requires of every collective below.
 pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        // SAFETY: forwarded.
+        return unsafe { super::inter::bcast(c, a, root) };
+    }
     check_root(c, root)?;
     if let Some(t) = objects::custom_type(a.dtype) {
         return Ok(objects::bcast(c, t, a, root));
@@ -300,6 +307,10 @@ pub(crate) unsafe fn reduce(
     op: MPI_Op,
     root: c_int,
 ) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        // SAFETY: forwarded.
+        return unsafe { super::inter::reduce(c, send, recv, op, root) };
+    }
     check_root(c, root)?;
     let mut w = Writer::new(c);
     w.b.reduce_with(reduction(op, send.dtype)?);
@@ -325,6 +336,10 @@ pub(crate) unsafe fn allreduce(
     recv: Arg,
     op: MPI_Op,
 ) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        // SAFETY: forwarded.
+        return unsafe { super::inter::allreduce(c, send, recv, op) };
+    }
     let mut w = Writer::new(c);
     w.b.reduce_with(reduction(op, recv.dtype)?);
     // SAFETY: MPI's rules for the buffers.
@@ -349,6 +364,10 @@ pub(crate) unsafe fn reduce_scatter(
     dtype: MPI_Datatype,
     op: MPI_Op,
 ) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        // SAFETY: forwarded.
+        return unsafe { super::inter::reduce_scatter(c, sendbuf, recvbuf, counts, dtype, op) };
+    }
     if counts.len() != c.size() as usize {
         return Err(fail(MPI_ERR_COUNT, "one count per member is needed"));
     }
@@ -383,6 +402,9 @@ pub(crate) unsafe fn scan(
     op: MPI_Op,
     exclusive: bool,
 ) -> CResult<Arc<Plan>> {
+    if c.is_inter() {
+        return super::inter::scan();
+    }
     let mut w = Writer::new(c);
     w.b.reduce_with(reduction(op, recv.dtype)?);
     // SAFETY: MPI's rules for the buffers. An exclusive scan leaves member 0's recvbuf as it

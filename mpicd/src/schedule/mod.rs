@@ -11,10 +11,13 @@
 //! - [`collectives`]: one function per collective, which picks the algorithm;
 //! - [`objects`]: the collectives that move objects of custom datatypes;
 //! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
-//!   table that `MPICD_COLL_*` variables override.
+//!   table that `MPICD_COLL_*` variables override;
+//! - [`inter`]: the collectives of inter-communicators, whose plans name the members of the
+//!   remote group as well ([`Builder::inter`], [`Builder::remote`]).
 
 pub mod algorithms;
 pub mod collectives;
+pub mod inter;
 pub mod objects;
 pub mod select;
 #[cfg(test)]
@@ -105,7 +108,9 @@ unsafe impl Send for RawBytes {}
 // SAFETY: as above; a plan is only read while shared.
 unsafe impl Sync for RawBytes {}
 
-/// A message of an exchange, with the member (communicator rank) on the other side.
+/// A message of an exchange, with the member (communicator rank) on the other side. On an
+/// inter-communicator the members of the remote group come after the local group's
+/// ([`Builder::remote`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Xfer {
     Send {
@@ -310,12 +315,33 @@ impl Builder {
         ObjId(self.objects.len() - 1)
     }
 
+    /// A plan on an inter-communicator: `route`'s group is the `local` members of this
+    /// process's group, which [`Builder::rank`] and [`Builder::size`] describe (so that every
+    /// algorithm of [`algorithms`] runs among them), followed by the remote group's, which the
+    /// plan names with [`Builder::remote`].
+    pub(crate) fn inter(route: Route, local: i32, rank: i32, tag: i32) -> Builder {
+        let mut b = Builder::new(route, rank, tag);
+        b.size = local;
+        b
+    }
+
     pub fn rank(&self) -> i32 {
         self.rank
     }
 
+    /// The members (of the local group, on an inter-communicator).
     pub fn size(&self) -> i32 {
         self.size
+    }
+
+    /// How the plan names member `r` of an inter-communicator's remote group.
+    pub fn remote(&self, r: i32) -> i32 {
+        self.size + r
+    }
+
+    /// The members of an inter-communicator's remote group (0 on an intra-communicator).
+    pub fn remote_size(&self) -> i32 {
+        self.route.group.size() - self.size
     }
 
     /// Sets the reduction that `combine` steps apply.
