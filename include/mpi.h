@@ -1521,6 +1521,16 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 // The error handler of `comm`.
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 
+// Names a communicator (for printing; a dup does not inherit it). The name is cut to
+// MPI_MAX_OBJECT_NAME - 1 bytes when read.
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+// The name of a communicator: the one MPI_Comm_set_name gave it, else "MPI_COMM_WORLD" or
+// "MPI_COMM_SELF" for those, else the empty string; MPI_COMM_NULL is "MPI_COMM_NULL" (MPI-4.1
+// lets the get_name calls take the null handles). `comm_name` needs MPI_MAX_OBJECT_NAME
+// bytes.
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
 // Frees an error handler handle (the predefined ones stay valid).
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 

@@ -4,21 +4,26 @@
 
 use crate::abi::*;
 use crate::env::{check_live, out, require};
-use crate::errors::{fail, run, CResult, Errh};
+use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
 use mpicd::{Communicator, Comparison, SplitType};
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int, CStr};
 use std::sync::Arc;
 
-/// A live communicator and its error handler.
+/// A live communicator, its error handler and the name MPI_Comm_set_name gave it.
 pub(crate) struct CommEntry {
     pub comm: Arc<Communicator>,
     pub errh: Errh,
+    pub name: Option<String>,
 }
 
 impl CommEntry {
     pub(crate) fn new(comm: Arc<Communicator>, errh: Errh) -> CommEntry {
-        CommEntry { comm, errh }
+        CommEntry {
+            comm,
+            errh,
+            name: None,
+        }
     }
 }
 
@@ -283,6 +288,59 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(
 ) -> c_int {
     run_on("Comm_get_errhandler", comm, |_| {
         out(errhandler, errh(comm).handle())
+    })
+}
+
+/// Names a communicator (for printing; a dup does not inherit it). The name is cut to
+/// MPI_MAX_OBJECT_NAME - 1 bytes when read.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
+    run_on("Comm_set_name", comm, |_| {
+        require(comm_name, "comm_name")?;
+        // SAFETY: non-null; MPI requires a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr(comm_name) }
+            .to_string_lossy()
+            .into_owned();
+        COMMS
+            .with(comm as usize, |e| e.name = Some(name))
+            .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
+    })
+}
+
+/// The name of a communicator: the one MPI_Comm_set_name gave it, else "MPI_COMM_WORLD" or
+/// "MPI_COMM_SELF" for those, else the empty string; MPI_COMM_NULL is "MPI_COMM_NULL" (MPI-4.1
+/// lets the get_name calls take the null handles). `comm_name` needs MPI_MAX_OBJECT_NAME
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_name(
+    comm: MPI_Comm,
+    comm_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    run("Comm_get_name", errh(comm), |_| {
+        check_live()?;
+        require(comm_name, "comm_name")?;
+        require(resultlen, "resultlen")?;
+        let given = match comm {
+            MPI_COMM_NULL => Some("MPI_COMM_NULL".to_string()),
+            _ => {
+                get(comm)?;
+                COMMS
+                    .with(comm as usize, |e| e.name.clone())
+                    .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))?
+            }
+        };
+        let name = given.unwrap_or_else(|| {
+            match comm {
+                MPI_COMM_WORLD => "MPI_COMM_WORLD",
+                MPI_COMM_SELF => "MPI_COMM_SELF",
+                _ => "",
+            }
+            .to_string()
+        });
+        // SAFETY: MPI requires MPI_MAX_OBJECT_NAME writable bytes at `comm_name`.
+        let n = unsafe { write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &name) };
+        out(resultlen, n as c_int)
     })
 }
 

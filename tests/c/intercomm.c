@@ -7,8 +7,10 @@
  * MPI_Comm_remote_group, point-to-point addressed to remote ranks (status sources are remote
  * ranks, MPI_ANY_SOURCE included), MPI_Comm_dup, MPI_Comm_split (a color absent from the other
  * group gives MPI_COMM_NULL), MPI_Comm_create, MPI_Comm_compare, MPI_Intercomm_merge with
- * every high flag, and the error classes of calls that need the other kind of communicator. */
+ * every high flag, MPI_Comm_set_name/get_name, and the error classes of calls that need the
+ * other kind of communicator. */
 #include "check.h"
+#include <string.h>
 
 static int wrank, wsize;
 
@@ -109,6 +111,12 @@ int main(int argc, char **argv) {
     FAILS(MPI_Comm_remote_group(MPI_COMM_SELF, &g), MPI_ERR_COMM);
     MPI_Comm bad;
     FAILS(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &bad), MPI_ERR_COMM);
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    OK(MPI_Comm_get_name(MPI_COMM_WORLD, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14);
+    OK(MPI_Comm_get_name(MPI_COMM_NULL, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_NULL") == 0);
     if (wsize < 2) {
         test_finish(wrank, "intercomm");
         return 0;
@@ -159,7 +167,12 @@ int main(int argc, char **argv) {
 
     /* Dup: an inter-communicator with the same groups, on its own context. */
     MPI_Comm dup;
+    OK(MPI_Comm_set_name(ic, "A-B"));
     OK(MPI_Comm_dup(ic, &dup));
+    OK(MPI_Comm_get_name(ic, name, &len));
+    CHECK(strcmp(name, "A-B") == 0 && len == 3);
+    OK(MPI_Comm_get_name(dup, name, &len)); /* names are not inherited */
+    CHECK(len == 0 && name[0] == 0);
     OK(MPI_Comm_compare(ic, dup, &cmp));
     CHECK(cmp == MPI_CONGRUENT);
     int tok = wrank, got = -1;
