@@ -94,6 +94,7 @@ fn create_and_talk(w: &Communicator) -> CaseResult {
     check!(kind(mpicd::collective::allgather(&ic, &[1]).map(drop)));
     check!(kind(mpicd::collective::bcast(&ic, &mut [0u8], 0)));
     check!(kind(ic.create_group(&Group::empty(), 0).map(drop)));
+    check!(kind(ic.bcast_custom(&mut vec![0u32; 2], 0)));
     Ok(())
 }
 

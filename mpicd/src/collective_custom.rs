@@ -4,6 +4,7 @@
 //! the message ([`CustomRecv::resize`]), so values may differ in shape from member to member:
 //! the root of a gather learns every member's shape without a probe. They run as plans
 //! ([`crate::schedule::objects`]), as the C library's collectives over custom datatypes do.
+//! They take intra-communicators only ([`Error::CommunicatorKind`] otherwise).
 //!
 //! ```no_run
 //! let mpi = mpicd::init()?;
@@ -95,6 +96,7 @@ fn relayed<T: CustomSend + CustomRecv>(b: &mut Builder, value: &mut T) -> ObjId 
 }
 
 fn check_root(comm: &Communicator, root: i32) -> Result<()> {
+    comm.require_intra("a rooted collective of custom values")?;
     if (0..comm.size()).contains(&root) {
         Ok(())
     } else {
@@ -192,6 +194,7 @@ impl Communicator {
         mine: &S,
         all: &mut [R],
     ) -> Result<()> {
+        self.require_intra("allgather_custom")?;
         check_len("allgather_custom: all", all.len(), self.size())?;
         let mut b = self.plan();
         let own = sent(&mut b, mine);
@@ -207,6 +210,7 @@ impl Communicator {
         send: &[S],
         recv: &mut [R],
     ) -> Result<()> {
+        self.require_intra("alltoall_custom")?;
         check_len("alltoall_custom: send", send.len(), self.size())?;
         check_len("alltoall_custom: recv", recv.len(), self.size())?;
         let mut b = self.plan();
