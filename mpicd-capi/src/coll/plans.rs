@@ -221,6 +221,10 @@ impl Writer {
     }
 
     pub(crate) fn finish(mut self) -> Arc<Plan> {
+        if !self.tail.is_empty() {
+            // Unpacking reads what the messages brought.
+            self.b.wait();
+        }
         for f in self.tail {
             self.b.local(f);
         }

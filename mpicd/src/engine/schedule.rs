@@ -17,6 +17,8 @@ pub(crate) struct Run {
     cursor: usize,
     /// Messages of the current exchange in flight, with a receive's expected size.
     waiting: Vec<(OpId, Option<usize>)>,
+    /// The messages in flight come from a `Post`: local steps may run meanwhile.
+    overlapping: bool,
     state: RunState,
 }
 
@@ -43,6 +45,7 @@ impl Engine {
             frame: plan.frame(),
             cursor: 0,
             waiting: Vec::new(),
+            overlapping: false,
             state: RunState::Running,
         };
         let id = self.table.insert(Op::Schedule(Box::new(run)));
@@ -88,19 +91,26 @@ impl Engine {
     fn step_run(&mut self, run: &mut Run) -> Poll<Result<()>> {
         loop {
             self.collect_exchange(run);
-            if !run.waiting.is_empty() {
+            let plan = Arc::clone(run.frame.plan());
+            let step = plan.steps.get(run.cursor);
+            // Local steps after a `Post` run while its messages travel.
+            let overlaps = run.overlapping && step.is_some_and(Step::is_local);
+            if !run.waiting.is_empty() && !overlaps {
                 return Poll::Pending;
             }
             if let RunState::Failing(e) = &run.state {
-                return Poll::Ready(Err(e.clone()));
+                if run.waiting.is_empty() {
+                    return Poll::Ready(Err(e.clone()));
+                }
+                return Poll::Pending;
             }
-            let plan = Arc::clone(run.frame.plan());
-            let Some(step) = plan.steps.get(run.cursor) else {
+            let Some(step) = step else {
                 return Poll::Ready(Ok(()));
             };
             run.cursor += 1;
+            run.overlapping = matches!(step, Step::Post(_)) || overlaps;
             match step {
-                Step::Exchange(xfers) => self.post_exchange(run, xfers),
+                Step::Exchange(xfers) | Step::Post(xfers) => self.post_exchange(run, xfers),
                 local => {
                     if let Err(e) = run.frame.run_local(local) {
                         run.fail(e);

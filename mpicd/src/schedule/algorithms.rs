@@ -228,25 +228,46 @@ pub fn allreduce_ring(b: &mut Builder, buf: Buf) {
     let blocks = split(buf.len(), unit, size);
     reduce_scatter_ring(b, buf, &blocks);
     let parts: Vec<Buf> = blocks.iter().map(|&(o, n)| buf.part(o, n)).collect();
-    allgather_ring(b, &parts);
+    allgather_ring(b, &parts, None);
 }
 
-/// Ring allgather: member r's block `blocks[r]` is in place; p - 1 steps each pass one block
-/// on to the next member.
-pub fn allgather_ring(b: &mut Builder, blocks: &[Buf]) {
+/// Ring allgather: p - 1 steps each pass one block on to the next member. Member r's block is
+/// `mine`, copied into `blocks[r]` while the first step travels, or (`None`) already there.
+pub fn allgather_ring(b: &mut Builder, blocks: &[Buf], mine: Option<Buf>) {
     let (rank, size) = (b.rank(), b.size());
     let (next, prev) = ((rank + 1) % size, (rank - 1).rem_euclid(size));
+    let own = blocks[rank as usize];
     for k in 0..size - 1 {
-        let out = blocks[(rank - k).rem_euclid(size) as usize];
+        let out = match (k, mine) {
+            (0, Some(mine)) => mine,
+            _ => blocks[(rank - k).rem_euclid(size) as usize],
+        };
         let into = blocks[(rank - k - 1).rem_euclid(size) as usize];
-        b.sendrecv(out, next, into, prev);
+        let xfers = vec![
+            Xfer::Recv {
+                from: prev,
+                buf: into,
+            },
+            Xfer::Send { to: next, buf: out },
+        ];
+        if k == 0 && mine.is_some() {
+            b.post(xfers);
+            b.copy(out, own);
+        } else {
+            b.exchange(xfers);
+        }
+    }
+    if let (1, Some(mine)) = (size, mine) {
+        b.copy(mine, own);
     }
 }
 
-/// Allgather in one round: every member sends its block `blocks[rank]` to every other and
-/// receives theirs (for short blocks: one latency).
-pub fn allgather_linear(b: &mut Builder, blocks: &[Buf]) {
+/// Allgather in one round: every member sends its block to every other and receives theirs
+/// (for short blocks: one latency). The block is `mine`, copied into `blocks[rank]` while the
+/// messages travel, or (`None`) already there.
+pub fn allgather_linear(b: &mut Builder, blocks: &[Buf], mine: Option<Buf>) {
     let (rank, size) = (b.rank(), b.size());
+    let own = mine.unwrap_or(blocks[rank as usize]);
     let mut xfers = Vec::new();
     for k in 1..size {
         let from = (rank - k).rem_euclid(size);
@@ -258,10 +279,11 @@ pub fn allgather_linear(b: &mut Builder, blocks: &[Buf]) {
     for k in 1..size {
         xfers.push(Xfer::Send {
             to: (rank + k) % size,
-            buf: blocks[rank as usize],
+            buf: own,
         });
     }
-    b.exchange(xfers);
+    b.post(xfers);
+    b.copy(own, blocks[rank as usize]);
 }
 
 /// Gather straight to the root: every member sends its block; the root receives them all at
@@ -270,7 +292,6 @@ pub fn gather_linear(b: &mut Builder, mine: Buf, blocks: Option<&[Buf]>, root: i
     let (rank, size) = (b.rank(), b.size());
     match blocks {
         Some(blocks) if rank == root => {
-            b.copy(mine, blocks[rank as usize]);
             let xfers = (0..size)
                 .filter(|&r| r != rank)
                 .map(|r| Xfer::Recv {
@@ -278,7 +299,8 @@ pub fn gather_linear(b: &mut Builder, mine: Buf, blocks: Option<&[Buf]>, root: i
                     buf: blocks[r as usize],
                 })
                 .collect();
-            b.exchange(xfers);
+            b.post(xfers);
+            b.copy(mine, blocks[rank as usize]);
         }
         _ => b.send(root, mine),
     }
@@ -329,7 +351,7 @@ pub fn scatter_linear(b: &mut Builder, blocks: Option<&[Buf]>, mine: Buf, root: 
                     buf: blocks[r as usize],
                 })
                 .collect();
-            b.exchange(xfers);
+            b.post(xfers);
             b.copy(blocks[rank as usize], mine);
         }
         _ => b.recv(root, mine),
@@ -373,7 +395,6 @@ pub fn scatter_binomial(b: &mut Builder, blocks: Option<&[Buf]>, mine: Buf, root
 /// All-to-all in one round: every message started at once (short blocks, few members).
 pub fn alltoall_linear(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
     let (rank, size) = (b.rank(), b.size());
-    b.copy(send[rank as usize], recv[rank as usize]);
     let mut xfers = Vec::new();
     for k in 1..size {
         let from = (rank - k).rem_euclid(size);
@@ -389,17 +410,37 @@ pub fn alltoall_linear(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
             buf: send[to as usize],
         });
     }
-    b.exchange(xfers);
+    // The own block is copied while the messages travel.
+    b.post(xfers);
+    b.copy(send[rank as usize], recv[rank as usize]);
 }
 
 /// Pairwise all-to-all: p - 1 rounds, in round k sending to rank + k and receiving from
 /// rank - k.
 pub fn alltoall_pairwise(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
     let (rank, size) = (b.rank(), b.size());
-    b.copy(send[rank as usize], recv[rank as usize]);
     for k in 1..size {
         let (to, from) = ((rank + k) % size, (rank - k).rem_euclid(size));
-        b.sendrecv(send[to as usize], to, recv[from as usize], from);
+        let xfers = vec![
+            Xfer::Recv {
+                from,
+                buf: recv[from as usize],
+            },
+            Xfer::Send {
+                to,
+                buf: send[to as usize],
+            },
+        ];
+        if k == 1 {
+            // The own block is copied while the first round travels.
+            b.post(xfers);
+            b.copy(send[rank as usize], recv[rank as usize]);
+        } else {
+            b.exchange(xfers);
+        }
+    }
+    if size == 1 {
+        b.copy(send[0], recv[0]);
     }
 }
 

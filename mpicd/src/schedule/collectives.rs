@@ -123,14 +123,11 @@ pub fn scatter(
 
 /// Every member's block into `blocks` on every member (`mine` `None`: already in place).
 pub fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) {
-    if let Some(mine) = mine {
-        b.copy(mine, blocks[b.rank() as usize]);
-    }
     let total: usize = blocks.iter().map(|x| x.len()).sum();
     let each = total / blocks.len().max(1);
     match choose(Collective::Allgather, shape(b, each)) {
-        Algorithm::Ring => alg::allgather_ring(b, blocks),
-        _ => alg::allgather_linear(b, blocks),
+        Algorithm::Ring => alg::allgather_ring(b, blocks, mine),
+        _ => alg::allgather_linear(b, blocks, mine),
     }
 }
 

@@ -138,6 +138,10 @@ pub enum Xfer {
 pub enum Step {
     /// Messages started together; the step ends when all have completed.
     Exchange(Vec<Xfer>),
+    /// Messages started together; the local steps that follow run while they travel (they
+    /// must not touch those messages' bytes), and the next exchange, post or the end of the
+    /// plan waits for them.
+    Post(Vec<Xfer>),
     Copy {
         from: Buf,
         to: Buf,
@@ -148,6 +152,13 @@ pub enum Step {
         inc: Buf,
     },
     Local(Arc<LocalFn>),
+}
+
+impl Step {
+    /// A step that moves no message.
+    pub(crate) fn is_local(&self) -> bool {
+        !matches!(self, Step::Exchange(_) | Step::Post(_))
+    }
 }
 
 /// A collective operation's schedule: what one member does, on one communicator.
@@ -187,7 +198,7 @@ impl Plan {
         self.steps
             .iter()
             .map(|s| match s {
-                Step::Exchange(x) => x.len(),
+                Step::Exchange(x) | Step::Post(x) => x.len(),
                 _ => 0,
             })
             .sum()
@@ -276,7 +287,7 @@ impl Frame {
             Step::Copy { from, to } => self.copy(*from, *to),
             Step::Combine { acc, inc } => self.combine(*acc, *inc),
             Step::Local(f) => f(self),
-            Step::Exchange(_) => Err(Error::InvalidArgument(
+            Step::Exchange(_) | Step::Post(_) => Err(Error::InvalidArgument(
                 "an exchange is not a local step".into(),
             )),
         }
@@ -381,6 +392,23 @@ impl Builder {
     pub fn exchange(&mut self, xfers: Vec<Xfer>) {
         if !xfers.is_empty() {
             self.steps.push(Step::Exchange(xfers));
+        }
+    }
+
+    /// Waits for the messages of the last [`Builder::post`] before the steps written next.
+    pub fn wait(&mut self) {
+        if matches!(self.steps.last(), Some(s) if s.is_local())
+            || self.steps.iter().any(|s| matches!(s, Step::Post(_)))
+        {
+            self.steps.push(Step::Exchange(Vec::new()));
+        }
+    }
+
+    /// Messages started together, which the local steps written next overlap (see
+    /// [`Step::Post`]).
+    pub fn post(&mut self, xfers: Vec<Xfer>) {
+        if !xfers.is_empty() {
+            self.steps.push(Step::Post(xfers));
         }
     }
 

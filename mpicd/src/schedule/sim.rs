@@ -44,7 +44,8 @@ pub(super) fn run(plans: &[Arc<Plan>]) -> Result<Vec<Frame>> {
                 m.cursor += 1;
                 moved = true;
                 match step {
-                    Step::Exchange(xfers) => {
+                    // A post completes as an exchange here: the overlap changes only timing.
+                    Step::Exchange(xfers) | Step::Post(xfers) => {
                         m.open = xfers.len();
                         for x in xfers {
                             let (key, queue) = match *x {

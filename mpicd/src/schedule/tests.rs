@@ -254,34 +254,40 @@ fn layout(lens: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
 
 #[test]
 fn allgathers_collect_every_block() {
-    type Allgather = fn(&mut Builder, &[Buf]);
+    type Allgather = fn(&mut Builder, &[Buf], Option<Buf>);
     let algorithms: [Allgather; 2] = [alg::allgather_linear, alg::allgather_ring];
     for size in MEMBERS {
         let ranges = layout((0..size).map(uneven));
         let total: usize = ranges.iter().map(|r| r.1).sum();
         let expected: Vec<u8> = (0..size).flat_map(|r| data(r, uneven(r))).collect();
-        for f in algorithms {
+        for (f, in_place) in algorithms.iter().flat_map(|f| [(f, true), (f, false)]) {
+            // In place, each member's block is already in its slot; else it comes from `mine`.
+            let mut mine: Vec<Vec<u8>> = (0..size).map(|r| data(r, uneven(r))).collect();
             let mut recv: Vec<Vec<u8>> = (0..size)
                 .map(|r| {
                     let mut v = vec![0u8; total];
                     let (o, n) = ranges[r as usize];
-                    v[o..o + n].copy_from_slice(&data(r, n));
+                    if in_place {
+                        v[o..o + n].copy_from_slice(&data(r, n));
+                    }
                     v
                 })
                 .collect();
             let plans = recv
                 .iter_mut()
+                .zip(mine.iter_mut())
                 .enumerate()
-                .map(|(r, v)| {
+                .map(|(r, (v, m))| {
                     let mut b = builder(r as i32, size);
                     let all = raw(&mut b, v);
+                    let m = raw(&mut b, m);
                     let blocks: Vec<Buf> = ranges.iter().map(|&(o, n)| all.part(o, n)).collect();
-                    f(&mut b, &blocks);
+                    f(&mut b, &blocks, (!in_place).then_some(m));
                     b.finish()
                 })
                 .collect();
             run(plans);
-            assert!(recv.iter().all(|v| *v == expected), "{size}");
+            assert!(recv.iter().all(|v| *v == expected), "{size} {in_place}");
         }
     }
 }

@@ -73,7 +73,7 @@ fn renumber(plan: Arc<Plan>, f: impl Fn(i32) -> i32) -> Arc<Plan> {
         panic!("a plan just built has one owner");
     };
     for step in &mut plan.steps {
-        if let Step::Exchange(xfers) = step {
+        if let Step::Exchange(xfers) | Step::Post(xfers) = step {
             for x in xfers {
                 match x {
                     Xfer::Send { to, .. } | Xfer::SendObject { to, .. } => *to = f(*to),
