@@ -517,9 +517,10 @@ def main():
                             "(coll_bench --list); not run on mpicd, no failure")
     had_failure = bool(problems_seen)
 
-    engine = out_of(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
-    if out_of(["git", "status", "--porcelain", "--", "mpicd", "mpicd-capi"]):
-        engine += " + uncommitted changes in mpicd/mpicd-capi"
+    crates = ["mpicd", "mpicd-capi", "mpicd-ucx-sys", "mpicd-pmix-sys", "mpicd-sys-build"]
+    engine = out_of(["git", "log", "-1", "--format=%h", "--", *crates]) or "unknown"
+    if out_of(["git", "status", "--porcelain", "--", *crates]):
+        engine += " + uncommitted changes"
     ucx = re.search(r"Version (\S+)", out_of(["ucx_info", "-v"]))
     ucx = ucx[1] if ucx else "?"
     meta = {
@@ -527,7 +528,8 @@ def main():
         "date": date,
         "secs": time.time() - t_start, "rounds": rounds, "nproc": nproc,
         "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[0],
-        "engine": f"commit {engine}", "ucx": ucx,
+        "engine": f"{engine} (the last commit that changed the runtime's crates; checkout "
+                  f"{out_of(['git', 'rev-parse', '--short', 'HEAD']) or '?'})", "ucx": ucx,
         "ompi": (out_of(["mpirun", "--version"]).splitlines() or ["Open MPI ?"])[0]
                 .replace("mpirun (Open MPI)", "Open MPI"),
         "peer": peer,
