@@ -24,6 +24,12 @@
 
 #define MPI_MAX_OBJECT_NAME 128
 
+// Bytes of a C buffer that holds any info key and its NUL (keys have at most 255 bytes).
+#define MPI_MAX_INFO_KEY 256
+
+// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
+#define MPI_MAX_INFO_VAL 1024
+
 #define MPI_ANY_SOURCE (-1)
 
 #define MPI_PROC_NULL (-2)
@@ -49,6 +55,14 @@
 #define MPI_SIMILAR 103
 
 #define MPI_UNEQUAL 104
+
+#define MPI_COMM_TYPE_SHARED 221
+
+#define MPI_COMM_TYPE_HW_UNGUIDED 222
+
+#define MPI_COMM_TYPE_HW_GUIDED 223
+
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 224
 
 #define MPI_TAG_UB 10001
 
@@ -154,6 +168,12 @@
 
 #define MPI_ERR_IN_STATUS 19
 
+#define MPI_ERR_INFO_KEY 31
+
+#define MPI_ERR_INFO_NOKEY 32
+
+#define MPI_ERR_INFO_VALUE 33
+
 #define MPI_ERR_INFO 34
 
 #define MPI_ERR_NO_MEM 39
@@ -196,16 +216,25 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
-typedef MPI_ABI_Comm *MPI_Comm;
-
 typedef MPI_ABI_Datatype *MPI_Datatype;
 
-typedef MPI_ABI_Op *MPI_Op;
-
-typedef MPI_ABI_Errhandler *MPI_Errhandler;
+typedef MPI_ABI_Comm *MPI_Comm;
 
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
+
+// Address-sized integer.
+typedef intptr_t MPI_Aint;
+
+typedef MPI_ABI_Op *MPI_Op;
+
+typedef MPI_ABI_Request *MPI_Request;
+
+typedef MPI_ABI_Info *MPI_Info;
+
+typedef MPI_ABI_Group *MPI_Group;
+
+typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
 // Creates the per-operation state from the buffer and count given to MPI.
 typedef int (MPI_Type_custom_state_function)(void *context,
@@ -265,8 +294,6 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 const MPI_Count *reg_lens,
                                                 const MPI_Datatype *reg_types);
 
-typedef MPI_ABI_Request *MPI_Request;
-
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -276,9 +303,6 @@ typedef struct {
 } MPI_Status;
 
 typedef MPI_ABI_Message *MPI_Message;
-
-// Address-sized integer.
-typedef intptr_t MPI_Aint;
 
 // A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
 // elements of `*datatype`.
@@ -290,15 +314,11 @@ typedef void (MPI_User_function_c)(void *invec,
                                     MPI_Count *len,
                                     MPI_Datatype *datatype);
 
-typedef MPI_ABI_Group *MPI_Group;
-
 typedef MPI_ABI_Win *MPI_Win;
 
 typedef MPI_ABI_File *MPI_File;
 
 typedef MPI_ABI_Session *MPI_Session;
-
-typedef MPI_ABI_Info *MPI_Info;
 
 // File offsets.
 typedef int64_t MPI_Offset;
@@ -468,48 +488,13 @@ typedef int MPI_Fint;
 extern "C" {
 #endif // __cplusplus
 
-// Blocks until every member has called it.
-int MPI_Barrier(MPI_Comm comm);
-
-// Broadcasts from `root`.
+// The root's buffer copied to every member.
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
-// Reduces to `root`; MPI_IN_PLACE as the root's sendbuf takes its recvbuf.
-int MPI_Reduce(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               int root,
-               MPI_Comm comm);
+// The root's buffer copied to every member (large counts).
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
-// Reduces; every member gets the result. MPI_IN_PLACE as sendbuf takes recvbuf.
-int MPI_Allreduce(const void *sendbuf,
-                  void *recvbuf,
-                  int count,
-                  MPI_Datatype datatype,
-                  MPI_Op op,
-                  MPI_Comm comm);
-
-// Inclusive prefix reduction: member r gets the reduction of members 0..=r, in rank order.
-// MPI_IN_PLACE as sendbuf takes recvbuf.
-int MPI_Scan(const void *sendbuf,
-             void *recvbuf,
-             int count,
-             MPI_Datatype datatype,
-             MPI_Op op,
-             MPI_Comm comm);
-
-// Exclusive prefix reduction: member r > 0 gets the reduction of members 0..r; member 0's
-// recvbuf is left as it was (MPI leaves it undefined; MPICH and its tests leave it too).
-int MPI_Exscan(const void *sendbuf,
-               void *recvbuf,
-               int count,
-               MPI_Datatype datatype,
-               MPI_Op op,
-               MPI_Comm comm);
-
-// Gathers equal blocks at `root`.
+// Equal blocks gathered at the root.
 int MPI_Gather(const void *sendbuf,
                int sendcount,
                MPI_Datatype sendtype,
@@ -519,7 +504,17 @@ int MPI_Gather(const void *sendbuf,
                int root,
                MPI_Comm comm);
 
-// Gathers blocks of varying sizes at `root`.
+// Equal blocks gathered at the root (large counts).
+int MPI_Gather_c(const void *sendbuf,
+                 MPI_Count sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 MPI_Count recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+// Blocks of varying sizes gathered at the root.
 int MPI_Gatherv(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -530,7 +525,18 @@ int MPI_Gatherv(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-// Scatters equal blocks from `root`.
+// Blocks of varying sizes gathered at the root (large counts).
+int MPI_Gatherv_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const MPI_Count *recvcounts,
+                  const MPI_Aint *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+// Equal blocks scattered from the root.
 int MPI_Scatter(const void *sendbuf,
                 int sendcount,
                 MPI_Datatype sendtype,
@@ -540,7 +546,17 @@ int MPI_Scatter(const void *sendbuf,
                 int root,
                 MPI_Comm comm);
 
-// Scatters blocks of varying sizes from `root`.
+// Equal blocks scattered from the root (large counts).
+int MPI_Scatter_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+// Blocks of varying sizes scattered from the root.
 int MPI_Scatterv(const void *sendbuf,
                  const int *sendcounts,
                  const int *displs,
@@ -551,7 +567,18 @@ int MPI_Scatterv(const void *sendbuf,
                  int root,
                  MPI_Comm comm);
 
-// Every member gets every member's block.
+// Blocks of varying sizes scattered from the root (large counts).
+int MPI_Scatterv_c(const void *sendbuf,
+                   const MPI_Count *sendcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+// Every member's block on every member.
 int MPI_Allgather(const void *sendbuf,
                   int sendcount,
                   MPI_Datatype sendtype,
@@ -560,7 +587,16 @@ int MPI_Allgather(const void *sendbuf,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
 
-// Every member gets every member's block, of varying sizes.
+// Every member's block on every member (large counts).
+int MPI_Allgather_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+// Every member's block, of varying sizes, on every member.
 int MPI_Allgatherv(const void *sendbuf,
                    int sendcount,
                    MPI_Datatype sendtype,
@@ -570,7 +606,17 @@ int MPI_Allgatherv(const void *sendbuf,
                    MPI_Datatype recvtype,
                    MPI_Comm comm);
 
-// Each member sends block i to member i.
+// Every member's block, of varying sizes, on every member (large counts).
+int MPI_Allgatherv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+// Block i of every member sent to member i.
 int MPI_Alltoall(const void *sendbuf,
                  int sendcount,
                  MPI_Datatype sendtype,
@@ -579,7 +625,16 @@ int MPI_Alltoall(const void *sendbuf,
                  MPI_Datatype recvtype,
                  MPI_Comm comm);
 
-// Each member sends block i (of varying size) to member i.
+// Block i of every member sent to member i (large counts).
+int MPI_Alltoall_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+// Block i (of varying size) of every member sent to member i.
 int MPI_Alltoallv(const void *sendbuf,
                   const int *sendcounts,
                   const int *sdispls,
@@ -589,6 +644,834 @@ int MPI_Alltoallv(const void *sendbuf,
                   const int *rdispls,
                   MPI_Datatype recvtype,
                   MPI_Comm comm);
+
+// Block i (of varying size) of every member sent to member i (large counts).
+int MPI_Alltoallv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+// Block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Alltoallw(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *sdispls,
+                  const MPI_Datatype *sendtypes,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *rdispls,
+                  const MPI_Datatype *recvtypes,
+                  MPI_Comm comm);
+
+// Block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Alltoallw_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm);
+
+// Every member has called it.
+int MPI_Barrier(MPI_Comm comm);
+
+// Every member's data reduced at the root.
+int MPI_Reduce(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               int root,
+               MPI_Comm comm);
+
+// Every member's data reduced at the root (large counts).
+int MPI_Reduce_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm);
+
+// Every member's data reduced, on every member.
+int MPI_Allreduce(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+// Every member's data reduced, on every member (large counts).
+int MPI_Allreduce_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm);
+
+// The reduction scattered in blocks of varying sizes.
+int MPI_Reduce_scatter(const void *sendbuf,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm);
+
+// The reduction scattered in blocks of varying sizes (large counts).
+int MPI_Reduce_scatter_c(const void *sendbuf,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm);
+
+// The reduction scattered in equal blocks.
+int MPI_Reduce_scatter_block(const void *sendbuf,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm);
+
+// The reduction scattered in equal blocks (large counts).
+int MPI_Reduce_scatter_block_c(const void *sendbuf,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm);
+
+// Member r gets the reduction of members 0..=r, in rank order.
+int MPI_Scan(const void *sendbuf,
+             void *recvbuf,
+             int count,
+             MPI_Datatype datatype,
+             MPI_Op op,
+             MPI_Comm comm);
+
+// Member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Scan_c(const void *sendbuf,
+               void *recvbuf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+// Member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Exscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm);
+
+// Member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Exscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm);
+
+// Starts: the root's buffer copied to every member.
+int MPI_Ibcast(void *buffer,
+               int count,
+               MPI_Datatype datatype,
+               int root,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+// Starts: the root's buffer copied to every member (large counts).
+int MPI_Ibcast_c(void *buffer,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: equal blocks gathered at the root.
+int MPI_Igather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: equal blocks gathered at the root (large counts).
+int MPI_Igather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: blocks of varying sizes gathered at the root.
+int MPI_Igatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: blocks of varying sizes gathered at the root (large counts).
+int MPI_Igatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: equal blocks scattered from the root.
+int MPI_Iscatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Starts: equal blocks scattered from the root (large counts).
+int MPI_Iscatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: blocks of varying sizes scattered from the root.
+int MPI_Iscatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: blocks of varying sizes scattered from the root (large counts).
+int MPI_Iscatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: every member's block on every member.
+int MPI_Iallgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: every member's block on every member (large counts).
+int MPI_Iallgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: every member's block, of varying sizes, on every member.
+int MPI_Iallgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: every member's block, of varying sizes, on every member (large counts).
+int MPI_Iallgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+// Starts: block i of every member sent to member i.
+int MPI_Ialltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: block i of every member sent to member i (large counts).
+int MPI_Ialltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Starts: block i (of varying size) of every member sent to member i.
+int MPI_Ialltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: block i (of varying size) of every member sent to member i (large counts).
+int MPI_Ialltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Ialltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Ialltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: every member has called it.
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
+// Starts: every member's data reduced at the root.
+int MPI_Ireduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: every member's data reduced at the root (large counts).
+int MPI_Ireduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// Starts: every member's data reduced, on every member.
+int MPI_Iallreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// Starts: every member's data reduced, on every member (large counts).
+int MPI_Iallreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// Starts: the reduction scattered in blocks of varying sizes.
+int MPI_Ireduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Request *request);
+
+// Starts: the reduction scattered in blocks of varying sizes (large counts).
+int MPI_Ireduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+// Starts: the reduction scattered in equal blocks.
+int MPI_Ireduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+// Starts: the reduction scattered in equal blocks (large counts).
+int MPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+// Starts: member r gets the reduction of members 0..=r, in rank order.
+int MPI_Iscan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm,
+              MPI_Request *request);
+
+// Starts: member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Iscan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Iexscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// Starts: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Iexscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// A persistent request for: the root's buffer copied to every member.
+int MPI_Bcast_init(void *buffer,
+                   int count,
+                   MPI_Datatype datatype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+// A persistent request for: the root's buffer copied to every member (large counts).
+int MPI_Bcast_init_c(void *buffer,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: equal blocks gathered at the root.
+int MPI_Gather_init(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: equal blocks gathered at the root (large counts).
+int MPI_Gather_init_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes gathered at the root.
+int MPI_Gatherv_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes gathered at the root (large counts).
+int MPI_Gatherv_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: equal blocks scattered from the root.
+int MPI_Scatter_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     int recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent request for: equal blocks scattered from the root (large counts).
+int MPI_Scatter_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes scattered from the root.
+int MPI_Scatterv_init(const void *sendbuf,
+                      const int *sendcounts,
+                      const int *displs,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: blocks of varying sizes scattered from the root (large counts).
+int MPI_Scatterv_init_c(const void *sendbuf,
+                        const MPI_Count *sendcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: every member's block on every member.
+int MPI_Allgather_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: every member's block on every member (large counts).
+int MPI_Allgather_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: every member's block, of varying sizes, on every member.
+int MPI_Allgatherv_init(const void *sendbuf,
+                        int sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *displs,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: every member's block, of varying sizes, on every member (large counts).
+int MPI_Allgatherv_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *displs,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+// A persistent request for: block i of every member sent to member i.
+int MPI_Alltoall_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: block i of every member sent to member i (large counts).
+int MPI_Alltoall_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i.
+int MPI_Alltoallv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i (large counts).
+int MPI_Alltoallv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Alltoallw_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       const MPI_Datatype *sendtypes,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       const MPI_Datatype *recvtypes,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Alltoallw_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         const MPI_Datatype *recvtypes,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: every member has called it.
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+// A persistent request for: every member's data reduced at the root.
+int MPI_Reduce_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: every member's data reduced at the root (large counts).
+int MPI_Reduce_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: every member's data reduced, on every member.
+int MPI_Allreduce_init(const void *sendbuf,
+                       void *recvbuf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: every member's data reduced, on every member (large counts).
+int MPI_Allreduce_init_c(const void *sendbuf,
+                         void *recvbuf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: the reduction scattered in blocks of varying sizes.
+int MPI_Reduce_scatter_init(const void *sendbuf,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            MPI_Datatype datatype,
+                            MPI_Op op,
+                            MPI_Comm comm,
+                            MPI_Info info,
+                            MPI_Request *request);
+
+// A persistent request for: the reduction scattered in blocks of varying sizes (large counts).
+int MPI_Reduce_scatter_init_c(const void *sendbuf,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm,
+                              MPI_Info info,
+                              MPI_Request *request);
+
+// A persistent request for: the reduction scattered in equal blocks.
+int MPI_Reduce_scatter_block_init(const void *sendbuf,
+                                  void *recvbuf,
+                                  int recvcount,
+                                  MPI_Datatype datatype,
+                                  MPI_Op op,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+// A persistent request for: the reduction scattered in equal blocks (large counts).
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                    void *recvbuf,
+                                    MPI_Count recvcount,
+                                    MPI_Datatype datatype,
+                                    MPI_Op op,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+// A persistent request for: member r gets the reduction of members 0..=r, in rank order.
+int MPI_Scan_init(const void *sendbuf,
+                  void *recvbuf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm,
+                  MPI_Info info,
+                  MPI_Request *request);
+
+// A persistent request for: member r gets the reduction of members 0..=r, in rank order (large counts).
+int MPI_Scan_init_c(const void *sendbuf,
+                    void *recvbuf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was).
+int MPI_Exscan_init(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+// A persistent request for: member r > 0 gets the reduction of members 0..r, in rank order (member 0's recvbuf is left as it was) (large counts).
+int MPI_Exscan_init_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
 
 // This process's rank in `comm`.
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
@@ -601,6 +1484,22 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 // Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL.
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+// Splits by where the processes run (collective): MPI_COMM_TYPE_SHARED groups the processes
+// of each node; MPI_COMM_TYPE_HW_GUIDED and MPI_COMM_TYPE_RESOURCE_GUIDED do so for the info
+// hint `mpi_hw_resource_type` = `mpi_shared_memory` and give MPI_COMM_NULL for other hints;
+// MPI_COMM_TYPE_HW_UNGUIDED gives the node's processes if they are fewer than `comm`'s (and
+// sets that hint in `info`), else MPI_COMM_NULL; MPI_UNDEFINED gives MPI_COMM_NULL.
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+// A communicator of `group`'s members (collective over `comm`, whose subgroup `group` must
+// be; processes may pass disjoint groups); MPI_COMM_NULL for processes not in their group.
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+// A communicator of `group`'s members, made by them alone (collective over `group`, a
+// subgroup of `comm`'s; concurrent calls on `comm` use different tags); MPI_COMM_NULL, at
+// once, for a process not in `group`.
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 
 // Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
 int MPI_Comm_free(MPI_Comm *comm);
@@ -700,6 +1599,89 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen);
 // The class of an error code. Codes are classes in mpicd, except a custom datatype callback's
 // own code, which is returned as it is.
 int MPI_Error_class(int errorcode, int *errorclass);
+
+// The group of `comm`'s members.
+int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+// The number of members of `group`.
+int MPI_Group_size(MPI_Group group, int *size);
+
+// The calling process's rank in `group`, or MPI_UNDEFINED if it is not a member.
+int MPI_Group_rank(MPI_Group group, int *rank);
+
+// The ranks in `group2` of the members of `group1` of ranks `ranks1`: MPI_UNDEFINED for those
+// not in `group2`, MPI_PROC_NULL for MPI_PROC_NULL.
+int MPI_Group_translate_ranks(MPI_Group group1,
+                              int n,
+                              const int *ranks1,
+                              MPI_Group group2,
+                              int *ranks2);
+
+// MPI_IDENT (same members, same order), MPI_SIMILAR (same members) or MPI_UNEQUAL.
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+// The members of `group1`, then those of `group2` not in `group1`.
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of `group1` that are in `group2`, in `group1`'s order.
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of `group1` that are not in `group2`, in `group1`'s order.
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+// The members of ranks `ranks` of `group`, in that order.
+int MPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+// `group` without the members of ranks `ranks`, in `group`'s order.
+int MPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+// The members of the ranks `first, first + stride, ...` up to `last` of each triplet of
+// `ranges`, in that order.
+int MPI_Group_range_incl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+// `group` without the members of the ranks the triplets of `ranges` name.
+int MPI_Group_range_excl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+// Frees a group and sets the handle to MPI_GROUP_NULL (communicators made from it are not
+// affected). MPI_GROUP_EMPTY may be freed, as every empty result is that handle.
+int MPI_Group_free(MPI_Group *group);
+
+// A new info object without keys.
+int MPI_Info_create(MPI_Info *info);
+
+// A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
+// `argv` is null).
+int MPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+// Sets `key` to `value` (MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE for ones too long).
+int MPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+// The value of `key`, if set (`*flag`), cut to `valuelen` characters plus a NUL.
+// Deprecated by MPI-4 in favour of MPI_Info_get_string.
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+// The value of `key`, if set (`*flag`): `*buflen` bytes at `value` on entry (the value is cut
+// to fit with its NUL; 0 writes nothing), the size the whole value and its NUL need on return.
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+// The length of the value of `key` without its NUL, if set (`*flag`).
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+// The number of keys set.
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+// Key number `n` (0 to nkeys - 1, in the order the keys were first set) into `key`, which
+// holds MPI_MAX_INFO_KEY bytes.
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+// Removes `key`; MPI_ERR_INFO_NOKEY if it is not set.
+int MPI_Info_delete(MPI_Info info, const char *key);
+
+// A new info object with the same keys and values (MPI_INFO_ENV may be duplicated).
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+// Frees an info object and sets the handle to MPI_INFO_NULL.
+int MPI_Info_free(MPI_Info *info);
 
 // Sends; returns once the buffer can be reused.
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -823,6 +1805,34 @@ int MPIX_Message_shape(MPI_Message message,
                        MPI_Count *region_lens,
                        MPI_Datatype *region_types);
 
+// Whether `request` is done (`*flag`) and, if so, its status; the request is left as it is.
+// A failed request's error is returned (and is in the status's MPI_ERROR).
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+// Whether every active request is done (`*flag`) and, if so, the status of each (an empty one
+// for MPI_REQUEST_NULL and inactive requests); the requests are left as they are.
+int MPI_Request_get_status_all(int count,
+                               const MPI_Request *array_of_requests,
+                               int *flag,
+                               MPI_Status *array_of_statuses);
+
+// The index (`*index`) and status of a done active request, if any is (`*flag`); with no
+// active request, `*flag` = 1 and `*index` = MPI_UNDEFINED. The request is left as it is.
+int MPI_Request_get_status_any(int count,
+                               const MPI_Request *array_of_requests,
+                               int *index,
+                               int *flag,
+                               MPI_Status *status);
+
+// The indices (`array_of_indices`, `*outcount` of them) and statuses of the active requests
+// that are done; `*outcount` = MPI_UNDEFINED with no active request. The requests are left
+// as they are; MPI_ERR_IN_STATUS if one of those reported failed.
+int MPI_Request_get_status_some(int incount,
+                                const MPI_Request *array_of_requests,
+                                int *outcount,
+                                int *array_of_indices,
+                                MPI_Status *array_of_statuses);
+
 // Waits for a request; sets it to MPI_REQUEST_NULL.
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 
@@ -868,6 +1878,12 @@ int MPI_Request_free(MPI_Request *request);
 // Asks a pending receive to cancel; its completion then reports it cancelled (see
 // MPI_Test_cancelled). Sends cannot be cancelled and complete normally.
 int MPI_Cancel(MPI_Request *request);
+
+// Starts a persistent request (MPI-4 persistent collectives, and point-to-point ones).
+int MPI_Start(MPI_Request *request);
+
+// Starts persistent requests in order.
+int MPI_Startall(int count, MPI_Request *array_of_requests);
 
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

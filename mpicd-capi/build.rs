@@ -2,12 +2,18 @@
 //! linked with `-lmpi` records a versioned dependency, as with any system library, and makes
 //! the matching `libmpi.so.0 -> libmpi.so` link beside the build output (target/<profile>/),
 //! where programs built against the build tree (bin/mpicc's default) look for it at run time.
-//! `scripts/install.sh` installs the same names under PREFIX/lib.
+//! `scripts/install.sh` installs the same names under PREFIX/lib. Also compiles
+//! `src/long_double.c` (reductions on C's long double, which Rust cannot compute in).
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/long_double.c");
+    cc::Build::new()
+        .file("src/long_double.c")
+        .flag_if_supported("-std=c11")
+        .compile("mpicd_long_double");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
         return;
     }

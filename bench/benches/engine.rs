@@ -18,6 +18,8 @@
 //! - `derived-pack`: packing 1 MiB of a strided vector (blocks of 8 B .. 4 KiB, every other
 //!   block) with the derived-datatype walker, against a memcpy of 1 MiB (the limit).
 //!
+//! - `reduce`: the predefined reductions on 1 MiB, against a typed loop (the limit).
+//!
 //! `cargo bench -p mpicd-bench` runs them; `cargo bench -p mpicd-bench -- --test` runs each
 //! once (a smoke test).
 
@@ -234,6 +236,32 @@ fn derived_pack(c: &mut Criterion) {
     g.finish();
 }
 
+/// `reduce`: the predefined reductions on 1 MiB (MPI_SUM of doubles and ints, MPI_MAX of
+/// doubles, MPI_BAND of bytes), against the same sum as a loop over typed slices (the limit).
+fn reduce(c: &mut Criterion) {
+    use mpicd::collective::{reduce_local, ReduceOp};
+    use mpicd::ElementType;
+    const TOTAL: usize = 1 << 20;
+    let mut g = c.benchmark_group("reduce");
+    g.throughput(Throughput::Bytes(TOTAL as u64));
+    let (mut x, y) = (vec![1.5f64; TOTAL / 8], vec![0.25f64; TOTAL / 8]);
+    g.bench_function("f64-sum-typed-loop", |b| {
+        b.iter(|| x.iter_mut().zip(&y).for_each(|(a, b)| *a += *b))
+    });
+    let (mut acc, inc) = (vec![1u8; TOTAL], vec![2u8; TOTAL]);
+    for (name, op, elem) in [
+        ("f64-sum", ReduceOp::Sum, ElementType::F64),
+        ("f64-max", ReduceOp::Max, ElementType::F64),
+        ("i32-sum", ReduceOp::Sum, ElementType::I32),
+        ("byte-band", ReduceOp::Band, ElementType::Byte),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| reduce_local(op, elem, &mut acc, &inc).expect("reduce"))
+        });
+    }
+    g.finish();
+}
+
 fn main() {
     let mpi = mpicd::init().expect("mpicd init (singleton)");
     let w = mpi.world();
@@ -244,6 +272,7 @@ fn main() {
     region_count(&mut c, &w);
     wire_plan(&mut c, &w);
     derived_pack(&mut c);
+    reduce(&mut c);
     c.final_summary();
     drop(w);
     mpi.finalize().expect("finalize");

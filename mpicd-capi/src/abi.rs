@@ -199,6 +199,10 @@ pub const MPI_MAX_ERROR_STRING: c_int = 512;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: c_int = 8192;
 pub const MPI_MAX_PROCESSOR_NAME: c_int = 256;
 pub const MPI_MAX_OBJECT_NAME: c_int = 128;
+/// Bytes of a C buffer that holds any info key and its NUL (keys have at most 255 bytes).
+pub const MPI_MAX_INFO_KEY: c_int = 256;
+/// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
+pub const MPI_MAX_INFO_VAL: c_int = 1024;
 
 // ----- rank, tag and other sentinels -----
 
@@ -217,6 +221,12 @@ pub const MPI_IDENT: c_int = 101;
 pub const MPI_CONGRUENT: c_int = 102;
 pub const MPI_SIMILAR: c_int = 103;
 pub const MPI_UNEQUAL: c_int = 104;
+
+// `MPI_Comm_split_type` kinds (MPI-5.0 values of the mpi-abi-stubs, as the combiners below).
+pub const MPI_COMM_TYPE_SHARED: c_int = 221;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 222;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 223;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 224;
 
 pub const MPI_TAG_UB: c_int = 10001;
 pub const MPI_IO: c_int = 10002;
@@ -282,6 +292,9 @@ pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
 pub const MPI_ERR_PENDING: c_int = 18;
 pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_INFO_KEY: c_int = 31;
+pub const MPI_ERR_INFO_NOKEY: c_int = 32;
+pub const MPI_ERR_INFO_VALUE: c_int = 33;
 pub const MPI_ERR_INFO: c_int = 34;
 pub const MPI_ERR_NO_MEM: c_int = 39;
 pub const MPI_ERR_PROC_ABORTED: c_int = 44;

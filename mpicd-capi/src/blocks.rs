@@ -1,12 +1,7 @@
-//! C buffer arguments of the collective calls: byte slices over C pointers (MPI_IN_PLACE
-//! refused where it cannot be), a collective's datatype ([`Elem`]: a predefined type read and
-//! written in place, or a derived type packed and unpacked through its plan), a block's
-//! (buffer, count, datatype), and the per-member blocks of a uniform or v-layout. Knows
-//! nothing of the algorithms.
-//!
-//! The collective algorithms move contiguous bytes; a derived type's block is packed into, or
-//! unpacked from, a buffer of its data's size around them (the point-to-point path streams
-//! instead: no such buffer).
+//! A collective's or a local reduction's datatype ([`Elem`]: a predefined type read and written
+//! in place, or a derived type packed and unpacked through its plan) and byte slices over C
+//! pointers (MPI_IN_PLACE refused where it cannot be). The collectives' plans name buffers
+//! through it (`coll::plans`).
 
 use crate::abi::*;
 use crate::errors::{fail, CResult};
@@ -14,7 +9,7 @@ use crate::p2p::count_of;
 use crate::types::{self, byte_len, Basic, Dtype};
 use mpicd::{Datatype, TypedBuf};
 use std::borrow::Cow;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 pub(crate) fn in_place(p: *const c_void) -> bool {
     std::ptr::eq(p, MPI_IN_PLACE)
@@ -83,7 +78,7 @@ impl Elem {
     }
 
     /// The distance between consecutive elements in memory.
-    fn stride(&self) -> i64 {
+    pub(crate) fn stride(&self) -> i64 {
         match self {
             Elem::Basic(b) => b.size as i64,
             Elem::Derived(t) => t.extent(),
@@ -183,210 +178,6 @@ impl Elem {
                 unsafe { self.write(p, count, &v) }?;
                 Ok(r)
             }
-        }
-    }
-}
-
-/// Where block `i` of a v-layout (or the uniform layout) is, and how much data it holds.
-#[derive(Clone)]
-pub(crate) struct Layout {
-    elem: Elem,
-    /// Byte displacement of each block.
-    offsets: Vec<isize>,
-    counts: Vec<i64>,
-    /// Bytes of data of each block.
-    pub lens: Vec<usize>,
-}
-
-impl Layout {
-    fn uniform(n: usize, count: c_int, elem: Elem) -> CResult<Layout> {
-        let len = elem.packed(count as i64)?;
-        let step = count as i64 * elem.stride();
-        Ok(Layout {
-            offsets: (0..n).map(|i| (i as i64 * step) as isize).collect(),
-            counts: vec![count as i64; n],
-            lens: vec![len; n],
-            elem,
-        })
-    }
-
-    /// # Safety
-    /// `counts` and `displs` must hold `n` entries each.
-    unsafe fn varying(
-        n: usize,
-        counts: *const c_int,
-        displs: *const c_int,
-        elem: Elem,
-    ) -> CResult<Layout> {
-        if n > 0 && (counts.is_null() || displs.is_null()) {
-            return Err(fail(MPI_ERR_ARG, "null counts or displacements"));
-        }
-        let mut l = Layout {
-            offsets: Vec::with_capacity(n),
-            counts: Vec::with_capacity(n),
-            lens: Vec::with_capacity(n),
-            elem,
-        };
-        for i in 0..n {
-            // SAFETY: n entries per the caller.
-            let (c, d) = unsafe { (*counts.add(i), *displs.add(i)) };
-            l.lens.push(l.elem.packed(c as i64)?);
-            l.counts.push(c as i64);
-            l.offsets.push((d as i64 * l.elem.stride()) as isize);
-        }
-        Ok(l)
-    }
-
-    fn at(base: *const c_void, offset: isize) -> *mut c_void {
-        (base as *mut u8).wrapping_offset(offset) as *mut c_void
-    }
-
-    /// Writes the received pieces into their blocks at `base` (a piece longer than its block:
-    /// truncation).
-    ///
-    /// # Safety
-    /// `base` must hold every block, writable.
-    pub(crate) unsafe fn scatter_into(
-        &self,
-        base: *mut c_void,
-        pieces: &[Vec<u8>],
-        skip: Option<usize>,
-    ) -> CResult<()> {
-        for (i, piece) in pieces.iter().enumerate() {
-            if Some(i) == skip {
-                continue;
-            }
-            // SAFETY: block i of `base`, per the caller.
-            unsafe {
-                self.elem
-                    .write(Self::at(base, self.offsets[i]), self.counts[i], piece)
-            }
-            .map_err(|_| {
-                fail(
-                    MPI_ERR_TRUNCATE,
-                    format!(
-                        "rank {i} sent {} bytes for a {}-byte block",
-                        piece.len(),
-                        self.lens[i]
-                    ),
-                )
-            })?;
-        }
-        Ok(())
-    }
-
-    /// The data of block `i` of `base`.
-    ///
-    /// # Safety
-    /// `base` must hold every block, readable.
-    pub(crate) unsafe fn block<'a>(&self, base: *const c_void, i: usize) -> CResult<Cow<'a, [u8]>> {
-        // SAFETY: block i of `base`, per the caller.
-        unsafe {
-            self.elem
-                .read(Self::at(base, self.offsets[i]), self.counts[i])
-        }
-    }
-
-    /// A copy of every block's data (what MPI_IN_PLACE leaves to be sent from the receive
-    /// buffer), as a buffer and the layout of the blocks in it.
-    ///
-    /// # Safety
-    /// `base` must hold every block, readable.
-    pub(crate) unsafe fn copy_blocks(&self, base: *const c_void) -> CResult<Vec<Vec<u8>>> {
-        (0..self.offsets.len())
-            // SAFETY: forwarded from the caller.
-            .map(|i| unsafe { self.block(base, i) }.map(Cow::into_owned))
-            .collect()
-    }
-}
-
-/// A block's C arguments: `count` elements of `datatype` at `buf`.
-#[derive(Clone, Copy)]
-pub(crate) struct Block {
-    pub buf: *const c_void,
-    pub count: c_int,
-    pub datatype: MPI_Datatype,
-}
-
-impl Block {
-    pub(crate) fn new(buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> Block {
-        Block {
-            buf,
-            count,
-            datatype,
-        }
-    }
-
-    /// The block's data.
-    ///
-    /// # Safety
-    /// `buf` must hold the block while the result lives.
-    pub(crate) unsafe fn bytes<'a>(&self) -> CResult<Cow<'a, [u8]>> {
-        // SAFETY: forwarded from the caller.
-        unsafe { Elem::of(self.datatype)?.read(self.buf, self.count as i64) }
-    }
-
-    /// Writes received data into the block.
-    ///
-    /// # Safety
-    /// `buf` must hold the block, writable.
-    pub(crate) unsafe fn write(&self, data: &[u8]) -> CResult<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { Elem::of(self.datatype)?.write(self.buf as *mut c_void, self.count as i64, data) }
-    }
-}
-
-/// How blocks are counted: all alike, or each with its count and displacement (in elements).
-#[derive(Clone, Copy)]
-pub(crate) enum Counts {
-    Uniform(c_int),
-    Varying(*const c_int, *const c_int),
-}
-
-/// One block per member at `buf`, of `datatype` elements, laid out as `counts` says.
-#[derive(Clone, Copy)]
-pub(crate) struct Blocks {
-    pub buf: *mut c_void,
-    counts: Counts,
-    datatype: MPI_Datatype,
-}
-
-impl Blocks {
-    pub(crate) fn new(buf: *const c_void, counts: Counts, datatype: MPI_Datatype) -> Blocks {
-        let buf = buf as *mut c_void;
-        Blocks {
-            buf,
-            counts,
-            datatype,
-        }
-    }
-
-    /// The `n` blocks as typed buffers (each travels as one message, nothing staged).
-    ///
-    /// # Safety
-    /// Varying counts and displacements must hold `n` entries each.
-    pub(crate) unsafe fn typed(&self, n: usize) -> CResult<Vec<TypedBuf>> {
-        // SAFETY: forwarded from the caller.
-        let l = unsafe { self.layout(n) }?;
-        let ty = types::datatype(self.datatype)?;
-        Ok((0..n)
-            .map(|i| {
-                let at = Layout::at(self.buf, l.offsets[i]) as *const u8;
-                TypedBuf::new(at, l.counts[i] as u64, &ty)
-            })
-            .collect())
-    }
-
-    /// The layout of `n` blocks.
-    ///
-    /// # Safety
-    /// Varying counts and displacements must hold `n` entries each.
-    pub(crate) unsafe fn layout(&self, n: usize) -> CResult<Layout> {
-        let elem = Elem::of(self.datatype)?;
-        match self.counts {
-            Counts::Uniform(count) => Layout::uniform(n, count, elem),
-            // SAFETY: forwarded from the caller.
-            Counts::Varying(counts, displs) => unsafe { Layout::varying(n, counts, displs, elem) },
         }
     }
 }

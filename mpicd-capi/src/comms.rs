@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::env::{check_live, out, require};
 use crate::errors::{fail, run, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
-use mpicd::Communicator;
+use mpicd::{Communicator, Comparison, SplitType};
 use std::ffi::c_int;
 use std::sync::Arc;
 
@@ -110,6 +110,97 @@ pub unsafe extern "C" fn MPI_Comm_split(
     })
 }
 
+/// Splits by where the processes run (collective): MPI_COMM_TYPE_SHARED groups the processes
+/// of each node; MPI_COMM_TYPE_HW_GUIDED and MPI_COMM_TYPE_RESOURCE_GUIDED do so for the info
+/// hint `mpi_hw_resource_type` = `mpi_shared_memory` and give MPI_COMM_NULL for other hints;
+/// MPI_COMM_TYPE_HW_UNGUIDED gives the node's processes if they are fewer than `comm`'s (and
+/// sets that hint in `info`), else MPI_COMM_NULL; MPI_UNDEFINED gives MPI_COMM_NULL.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    run_on("Comm_split_type", comm, |c| {
+        require(newcomm, "newcomm")?;
+        // The hint `mpi_hw_resource_type` = `mpi_shared_memory` (and a check of the handle).
+        let shared_hint = info != MPI_INFO_NULL
+            && crate::info::with(info, |i| {
+                i.get(HW_RESOURCE_TYPE)
+                    .map(|v| v == Some(SHARED_MEMORY.as_bytes()))
+            })??;
+        let kind = match split_type {
+            MPI_COMM_TYPE_SHARED => SplitType::Shared,
+            MPI_COMM_TYPE_HW_UNGUIDED => SplitType::SharedStrict,
+            MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED if shared_hint => {
+                SplitType::Shared
+            }
+            MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED | MPI_UNDEFINED => {
+                SplitType::Undefined
+            }
+            other => return Err(fail(MPI_ERR_ARG, format!("unknown split_type {other}"))),
+        };
+        let made = match c.split_type(kind, key)? {
+            Some(split) => {
+                if kind == SplitType::SharedStrict && info != MPI_INFO_NULL {
+                    // The standard asks to say which resource the split followed.
+                    let _ = crate::info::with_mut(info, |i| i.set(HW_RESOURCE_TYPE, SHARED_MEMORY));
+                }
+                insert(split, errh(comm))
+            }
+            None => MPI_COMM_NULL,
+        };
+        out(newcomm, made)
+    })
+}
+
+/// The info key of MPI_Comm_split_type's hardware hints, and its standard value for shared
+/// memory.
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
+
+/// A communicator of `group`'s members (collective over `comm`, whose subgroup `group` must
+/// be; processes may pass disjoint groups); MPI_COMM_NULL for processes not in their group.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    run_on("Comm_create", comm, |c| {
+        require(newcomm, "newcomm")?;
+        let g = crate::groups::get(group)?;
+        let made = match c.create(&g)? {
+            Some(created) => insert(created, errh(comm)),
+            None => MPI_COMM_NULL,
+        };
+        out(newcomm, made)
+    })
+}
+
+/// A communicator of `group`'s members, made by them alone (collective over `group`, a
+/// subgroup of `comm`'s; concurrent calls on `comm` use different tags); MPI_COMM_NULL, at
+/// once, for a process not in `group`.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    run_on("Comm_create_group", comm, |c| {
+        require(newcomm, "newcomm")?;
+        let g = crate::groups::get(group)?;
+        let made = match c.create_group(&g, tag)? {
+            Some(created) => insert(created, errh(comm)),
+            None => MPI_COMM_NULL,
+        };
+        out(newcomm, made)
+    })
+}
+
 /// Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
@@ -141,25 +232,11 @@ pub unsafe extern "C" fn MPI_Comm_compare(
 ) -> c_int {
     run_on("Comm_compare", comm1, |a| {
         let b = get(comm2)?;
-        let members = |c: &Communicator| -> CResult<Vec<u32>> {
-            (0..c.size())
-                .map(|r| c.world_rank(r).map_err(Into::into))
-                .collect()
-        };
-        let (ma, mb) = (members(&a)?, members(&b)?);
-        let verdict = if comm1 == comm2 {
-            MPI_IDENT
-        } else if ma == mb {
-            MPI_CONGRUENT
-        } else {
-            let (mut sa, mut sb) = (ma, mb);
-            sa.sort_unstable();
-            sb.sort_unstable();
-            if sa == sb {
-                MPI_SIMILAR
-            } else {
-                MPI_UNEQUAL
-            }
+        let verdict = match a.group().compare(&b.group()) {
+            _ if comm1 == comm2 => MPI_IDENT,
+            Comparison::Ident => MPI_CONGRUENT,
+            Comparison::Similar => MPI_SIMILAR,
+            Comparison::Unequal => MPI_UNEQUAL,
         };
         out(result, verdict)
     })

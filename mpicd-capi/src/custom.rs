@@ -108,6 +108,9 @@ pub(crate) struct CustomType {
     regionfn: MPI_Type_custom_region_function,
     resizefn: Mutex<MPIX_Type_custom_resize_function>,
     context: *mut c_void,
+    /// Lower bound and extent (0 and 1 unless MPI_Type_create_resized set them): where a
+    /// collective finds consecutive objects of an array.
+    pub bounds: (i64, i64),
 }
 
 // SAFETY: the callbacks and context belong to the application, which MPI requires to make
@@ -119,6 +122,22 @@ unsafe impl Sync for CustomType {}
 impl CustomType {
     fn resizefn(&self) -> MPIX_Type_custom_resize_function {
         *self.resizefn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The same callbacks with other bounds (MPI_Type_create_resized of a custom type).
+    pub(crate) fn resized(&self, lb: i64, extent: i64) -> CustomType {
+        CustomType {
+            statefn: self.statefn,
+            freefn: self.freefn,
+            queryfn: self.queryfn,
+            packfn: self.packfn,
+            unpackfn: self.unpackfn,
+            region_countfn: self.region_countfn,
+            regionfn: self.regionfn,
+            resizefn: Mutex::new(self.resizefn()),
+            context: self.context,
+            bounds: (lb, extent),
+        }
     }
 }
 
@@ -393,6 +412,7 @@ pub unsafe extern "C" fn MPI_Type_create_custom(
             regionfn,
             resizefn: Mutex::new(None),
             context,
+            bounds: (0, 1),
         };
         out(r#type, types::insert_custom(ty))
     })

@@ -124,6 +124,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
         drop(comms::COMMS.drain());
         crate::types::free_all();
         crate::userops::free_all();
+        crate::groups::free_all();
         let rt = runtime().take();
         let finalized = match rt {
             Some(rt) => rt.finalize().map_err(Into::into),

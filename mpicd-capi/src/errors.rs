@@ -52,7 +52,7 @@ pub(crate) fn abi_class(core: i32) -> c_int {
         c if c == class::ERR_PROC_ABORTED => MPI_ERR_PROC_ABORTED,
         c if c == class::ERR_PROC_FAILED => MPIX_ERR_PROC_FAILED,
         c if c == class::ERR_NOT_INITIALIZED => MPIX_ERR_NOT_INITIALIZED,
-        c @ 0..=17 => c,
+        c @ (0..=17 | 31..=33) => c,
         _ => MPI_ERR_UNKNOWN,
     }
 }
@@ -159,6 +159,10 @@ pub(crate) fn class_name(code: c_int) -> &'static str {
         MPI_ERR_INTERN => "MPI_ERR_INTERN: internal error",
         MPI_ERR_PENDING => "MPI_ERR_PENDING: pending request",
         MPI_ERR_IN_STATUS => "MPI_ERR_IN_STATUS: error code is in status",
+        MPI_ERR_INFO_KEY => "MPI_ERR_INFO_KEY: invalid info key",
+        MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not defined",
+        MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
+        MPI_ERR_INFO => "MPI_ERR_INFO: invalid info object",
         MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
         MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a process aborted",
         MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
@@ -239,6 +243,10 @@ mod tests {
         assert_eq!(abi_class(class::ERR_PENDING), MPI_ERR_PENDING);
         assert_eq!(abi_class(class::ERR_IN_STATUS), MPI_ERR_IN_STATUS);
         assert_eq!(abi_class(class::ERR_NO_MEM), MPI_ERR_NO_MEM);
+        assert_eq!(abi_class(class::ERR_GROUP), MPI_ERR_GROUP);
+        assert_eq!(abi_class(class::ERR_INFO_KEY), MPI_ERR_INFO_KEY);
+        assert_eq!(abi_class(class::ERR_INFO_NOKEY), MPI_ERR_INFO_NOKEY);
+        assert_eq!(abi_class(class::ERR_INFO_VALUE), MPI_ERR_INFO_VALUE);
         let cb = mpicd::Error::Callback {
             callback: "pack",
             code: 1234,

@@ -1,7 +1,7 @@
-//! Handle tables: each kind of user-visible object (communicator, request, datatype, message)
-//! lives in a Mutex-protected map from handle value to object. Handle values of each kind start
-//! at their own base far above the predefined constants (< 0x1000), so a handle of the wrong
-//! kind or a stale one is never mistaken for a live object.
+//! Handle tables: each kind of user-visible object (communicator, request, datatype, message,
+//! op, group, info) lives in a Mutex-protected map from handle value to object. Handle values
+//! of each kind start at their own base far above the predefined constants (< 0x1000), so a
+//! handle of the wrong kind or a stale one is never mistaken for a live object.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -14,6 +14,8 @@ pub(crate) const REQUEST_BASE: usize = 0x2000_0000_0000;
 pub(crate) const DATATYPE_BASE: usize = 0x3000_0000_0000;
 pub(crate) const MESSAGE_BASE: usize = 0x4000_0000_0000;
 pub(crate) const OP_BASE: usize = 0x5000_0000_0000;
+pub(crate) const GROUP_BASE: usize = 0x6000_0000_0000;
+pub(crate) const INFO_BASE: usize = 0x7000_0000_0000;
 
 struct Slots<T> {
     next: usize,

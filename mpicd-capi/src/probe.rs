@@ -189,7 +189,7 @@ pub unsafe extern "C" fn MPI_Mrecv(
             Some((req, cc, _)) => unsafe { complete_now(req, cc, status) },
             None => {
                 // SAFETY: as above.
-                unsafe { status::store(status, status::empty()) };
+                unsafe { status::store(status, status::proc_null()) };
                 Ok(())
             }
         }

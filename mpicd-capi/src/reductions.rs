@@ -9,9 +9,9 @@ use crate::errors::{fail, CResult};
 use crate::types::{self, Basic, Kind};
 use crate::userops::{user_op, UserOp};
 use mpicd::collective::{reduce_local, Order, ReduceOp};
-use mpicd::ElementType;
-use std::ffi::c_long;
+use mpicd::{Datatype, ElementType, TypedBuf};
 use std::ffi::c_void;
+use std::ffi::{c_int, c_long};
 
 /// The value of a MINLOC/MAXLOC pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +21,8 @@ pub(crate) enum Value {
     I16,
     I32,
     I64,
+    /// C's long double, compared in C.
+    Extended,
 }
 
 impl Value {
@@ -29,6 +31,7 @@ impl Value {
             Value::I16 => 2,
             Value::F32 | Value::I32 => 4,
             Value::F64 | Value::I64 => 8,
+            Value::Extended => 16,
         }
     }
 
@@ -42,13 +45,13 @@ impl Value {
             Value::I16 => i16::from_ne_bytes([w[0], w[1]]) as f64,
             Value::I32 => i32::from_ne_bytes([w[0], w[1], w[2], w[3]]) as f64,
             // Compared exactly below; this widening only serves the float kinds.
-            Value::I64 => i64::from_ne_bytes(w) as f64,
+            Value::I64 | Value::Extended => i64::from_ne_bytes(w) as f64,
         }
     }
 }
 
 /// A reduction over packed bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Reduction {
     /// A predefined op on predefined elements.
     Core(ReduceOp, ElementType),
@@ -56,11 +59,16 @@ pub(crate) enum Reduction {
     ComplexProd(ElementType),
     /// MINLOC (`max` false) or MAXLOC on pairs of a value and an int.
     Loc { max: bool, value: Value },
-    /// A user's op on elements of `datatype`, `size` bytes each, laid out as packed.
+    /// MPI_SUM, MPI_PROD, MPI_MAX or MPI_MIN (`op`, as long_double.c numbers them) on long
+    /// doubles, or (`complex`) MPI_SUM or MPI_PROD on complex long doubles.
+    Extended { op: c_int, complex: bool },
+    /// A user's op on elements of `datatype`, `size` bytes of data each. `scattered`: the
+    /// type's data lies in memory with gaps, so the function sees the elements unpacked.
     User {
         op: UserOp,
         datatype: MPI_Datatype,
         size: usize,
+        scattered: Option<Datatype>,
     },
 }
 
@@ -118,7 +126,7 @@ fn pair_value(h: MPI_Datatype) -> Option<Value> {
         x if x == t(MPI_INT) => Value::I32,
         x if x == t(MPI_LONG) && std::mem::size_of::<c_long>() == 8 => Value::I64,
         x if x == t(MPI_LONG) => Value::I32,
-        // MPI_LONG_DOUBLE_INT: no long double arithmetic here.
+        x if x == t(MPI_LONG_DOUBLE) => Value::Extended,
         _ => return None,
     })
 }
@@ -157,24 +165,30 @@ impl Reduction {
     /// The reduction `op` performs on elements of `datatype` (whose collective view is `elem`).
     pub(crate) fn of(op: MPI_Op, datatype: MPI_Datatype, elem: &Elem) -> CResult<Reduction> {
         if let Some(user) = user_op(op) {
-            // The function sees elements as they lie in memory: the packed bytes must be that.
-            let size =
-                match elem {
-                    Elem::Basic(b) => b.size,
-                    Elem::Derived(t)
-                        if t.contiguous_at(1) == Some(0) && t.size() as i64 == t.extent() =>
-                    {
-                        t.size() as usize
-                    }
-                    Elem::Derived(_) => return Err(fail(
+            // The function sees elements as they lie in memory: packed bytes are that for a
+            // predefined type or a contiguous one; others are unpacked for it.
+            let (size, scattered) = match elem {
+                Elem::Basic(b) => (b.size, None),
+                Elem::Derived(t)
+                    if t.contiguous_at(1) == Some(0) && t.size() as i64 == t.extent() =>
+                {
+                    (t.size() as usize, None)
+                }
+                Elem::Derived(t) if t.extent() > 0 && t.size() > 0 => {
+                    (t.size() as usize, Some(t.clone()))
+                }
+                Elem::Derived(_) => {
+                    return Err(fail(
                         MPI_ERR_OP,
-                        "user operations take predefined types and contiguous derived types only",
-                    )),
-                };
+                        "user operations need a type of positive size and extent",
+                    ))
+                }
+            };
             return Ok(Reduction::User {
                 op: user,
                 datatype,
                 size,
+                scattered,
             });
         }
         let minloc = op_is(op, MPI_MINLOC);
@@ -197,6 +211,21 @@ impl Reduction {
             ));
         }
         let b = elem.reduction_basic()?;
+        if matches!(b.kind, Kind::Extended | Kind::ExtendedComplex) {
+            let complex = b.kind == Kind::ExtendedComplex;
+            let ops: &[(MPI_Op, c_int)] = if complex {
+                &[(MPI_SUM, 0), (MPI_PROD, 1)]
+            } else {
+                &[(MPI_SUM, 0), (MPI_PROD, 1), (MPI_MAX, 2), (MPI_MIN, 3)]
+            };
+            return match ops.iter().find(|(h, _)| op_is(op, *h)) {
+                Some(&(_, op)) => Ok(Reduction::Extended { op, complex }),
+                None => Err(fail(
+                    MPI_ERR_OP,
+                    "the operation is not defined on long double types",
+                )),
+            };
+        }
         if let Some(part) = complex_part(b) {
             if op_is(op, MPI_SUM) {
                 return Ok(Reduction::Core(ReduceOp::Sum, part));
@@ -231,25 +260,40 @@ impl Reduction {
             Reduction::ComplexProd(_) => {
                 complex_prod::<8>(acc, inc, f64::from_ne_bytes, f64::to_ne_bytes)
             }
-            Reduction::User { op, datatype, size } => {
+            Reduction::User {
+                op,
+                datatype,
+                size,
+                ref scattered,
+            } => {
                 if size == 0 || acc.len() % size != 0 {
                     return Err(uneven());
                 }
-                // The function computes inout = in op inout: in = acc, inout = a copy of inc.
-                let mut inout = inc.to_vec();
-                let len = (acc.len() / size) as i64;
-                // SAFETY: both buffers hold `len` elements of `datatype` laid out as packed.
-                unsafe {
-                    op.apply(
-                        acc.as_mut_ptr() as *mut c_void,
-                        inout.as_mut_ptr() as *mut c_void,
-                        len,
-                        datatype,
-                    )
+                let len = acc.len() / size;
+                match scattered {
+                    // SAFETY: packed bytes are the elements as they lie in memory.
+                    None => unsafe { apply_packed(op, datatype, acc, inc, len) },
+                    // SAFETY: as the function documents.
+                    Some(t) => unsafe { apply_scattered(op, datatype, t, acc, inc, len) },
                 }
-                .map_err(|_| mpicd::Error::InvalidCount(len))?;
-                acc.copy_from_slice(&inout);
-                Ok(())
+            }
+            Reduction::Extended { op, complex } => {
+                let n = if complex { 32 } else { 16 };
+                if acc.len() % n != 0 {
+                    return Err(uneven());
+                }
+                let f = if complex {
+                    mpicd_long_double_complex_reduce
+                } else {
+                    mpicd_long_double_reduce
+                };
+                // SAFETY: both buffers hold acc.len() / n elements of n bytes.
+                match unsafe { f(op, acc.as_mut_ptr(), inc.as_ptr(), acc.len() / n) } {
+                    0 => Ok(()),
+                    _ => Err(mpicd::Error::InvalidArgument(
+                        "unknown long double operation".into(),
+                    )),
+                }
             }
             Reduction::Loc { max, value } => {
                 let n = value.size() + 4;
@@ -267,12 +311,94 @@ impl Reduction {
     }
 }
 
+/// Runs a user's function on packed operands: it computes inout = in op inout, with in = acc
+/// and inout a copy of inc, which then becomes acc.
+///
+/// # Safety
+/// The packed bytes of `len` elements of `datatype` must be those elements as they lie in
+/// memory.
+unsafe fn apply_packed(
+    op: UserOp,
+    datatype: MPI_Datatype,
+    acc: &mut [u8],
+    inc: &[u8],
+    len: usize,
+) -> mpicd::Result<()> {
+    let mut inout = inc.to_vec();
+    // SAFETY: both buffers hold `len` elements of `datatype`, per the caller.
+    unsafe {
+        op.apply(
+            acc.as_mut_ptr() as *mut c_void,
+            inout.as_mut_ptr() as *mut c_void,
+            len as i64,
+            datatype,
+        )
+    }
+    .map_err(|_| mpicd::Error::InvalidCount(len as i64))?;
+    acc.copy_from_slice(&inout);
+    Ok(())
+}
+
+/// Runs a user's function on elements of a type with gaps: both operands are unpacked into
+/// memory laid out as `len` elements of `t`, the function runs there, and the result is packed
+/// back into `acc`.
+///
+/// # Safety
+/// `t` must be the layout of `datatype`, with positive extent.
+unsafe fn apply_scattered(
+    op: UserOp,
+    datatype: MPI_Datatype,
+    t: &Datatype,
+    acc: &mut [u8],
+    inc: &[u8],
+    len: usize,
+) -> mpicd::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    // The bytes `len` elements touch: from true_lb to (len - 1) extents past the true extent.
+    let span = (len as i64 - 1) * t.extent() + t.true_extent();
+    let span = usize::try_from(span).map_err(|_| mpicd::Error::InvalidCount(len as i64))?;
+    let (mut a, mut b) = (vec![0u8; span], vec![0u8; span]);
+    // Base addresses such that the first element's lowest byte is each scratch's first.
+    let base = |v: &mut Vec<u8>| v.as_mut_ptr().wrapping_offset(-(t.true_lb() as isize));
+    let (ta, tb) = (
+        TypedBuf::new(base(&mut a), len as u64, t),
+        TypedBuf::new(base(&mut b), len as u64, t),
+    );
+    // SAFETY: each scratch holds every byte its type map names (sized above).
+    unsafe {
+        ta.unpack(0, acc);
+        tb.unpack(0, inc);
+        op.apply(
+            base(&mut a) as *mut c_void,
+            base(&mut b) as *mut c_void,
+            len as i64,
+            datatype,
+        )
+        .map_err(|_| mpicd::Error::InvalidCount(len as i64))?;
+        tb.pack(0, acc);
+    }
+    Ok(())
+}
+
+extern "C" {
+    // long_double.c, compiled by build.rs.
+    fn mpicd_long_double_reduce(op: c_int, acc: *mut u8, inc: *const u8, n: usize) -> c_int;
+    fn mpicd_long_double_complex_reduce(op: c_int, acc: *mut u8, inc: *const u8, n: usize)
+        -> c_int;
+    fn mpicd_long_double_compare(a: *const u8, b: *const u8) -> c_int;
+}
+
 /// Whether MINLOC/MAXLOC of pairs `a` and `b` is `b`: the better value, or on a tie the lower
 /// index.
 fn loc_takes(value: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
     let s = value.size();
     let index = |p: &[u8]| i32::from_ne_bytes([p[s], p[s + 1], p[s + 2], p[s + 3]]);
-    let order = if value == Value::I64 {
+    let order = if value == Value::Extended {
+        // SAFETY: both pairs start with a 16-byte long double (the caller's chunks).
+        unsafe { mpicd_long_double_compare(a.as_ptr(), b.as_ptr()) }.cmp(&0)
+    } else if value == Value::I64 {
         let v = |p: &[u8]| i64::from_ne_bytes(p[..8].try_into().unwrap_or([0; 8]));
         v(a).cmp(&v(b))
     } else {

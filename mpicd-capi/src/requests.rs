@@ -1,7 +1,9 @@
 //! Request handles and the completion calls: Wait, Test and their all/any/some forms,
-//! Request_free and Cancel. A request handle owns the core request (or, once completed by a
-//! Testall that could not complete all, its outcome) and the error handler of its
-//! communicator.
+//! Request_free and Cancel, and MPI_Start(all) of persistent requests (the calls that look
+//! without completing, MPI_Request_get_status*, are in [`crate::request_status`]). A request handle owns
+//! the core request (or, once completed by a Testall that could not complete all, its
+//! outcome) and the error handler of its communicator; a persistent one also owns what starts
+//! its operation, and completion leaves it inactive instead of freeing it.
 //!
 //! The core request is an [`Owned`]: its memory is the C caller's, valid until completion as
 //! MPI requires, or a state the engine owns. Dropped before completion (MPI_Request_free,
@@ -27,7 +29,12 @@ type Outcome = mpicd::Result<mpicd::Status>;
 enum Slot {
     Active(Owned),
     Done(Outcome),
+    /// A persistent request not started, or completed since its last start.
+    Inactive,
 }
+
+/// What starts a persistent request's operation (MPI_Start), each time anew.
+pub(crate) type Starter = Box<dyn Fn() -> mpicd::Result<Request<'static>> + Send>;
 
 /// A started operation the C library owns, with MPI's free semantics (see the module docs).
 struct Owned(Option<Request<'static>>);
@@ -71,11 +78,13 @@ impl Drop for Owned {
 /// A live request.
 pub(crate) struct ReqEntry {
     slot: Slot,
-    errh: Errh,
+    pub(crate) errh: Errh,
     custom_count: Option<i64>,
+    /// A persistent request's starter: completion leaves the handle, inactive.
+    persistent: Option<Starter>,
 }
 
-static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
+pub(crate) static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
 /// Requests dropped unfinished (see [`Owned`]): progressed until they complete.
 static DETACHED: Mutex<Vec<Request<'static>>> = Mutex::new(Vec::new());
 
@@ -89,6 +98,17 @@ pub(crate) fn insert(req: Request<'static>, errh: Errh, custom_count: Option<i64
         slot: Slot::Active(Owned::new(req)),
         errh,
         custom_count,
+        persistent: None,
+    }) as MPI_Request
+}
+
+/// Makes a handle for a persistent operation, inactive until MPI_Start.
+pub(crate) fn insert_persistent(starter: Starter, errh: Errh) -> MPI_Request {
+    REQUESTS.insert(ReqEntry {
+        slot: Slot::Inactive,
+        errh,
+        custom_count: None,
+        persistent: Some(starter),
     }) as MPI_Request
 }
 
@@ -96,7 +116,7 @@ impl ReqEntry {
     /// One non-blocking check; true once the outcome is known.
     fn poll(&mut self) -> bool {
         let outcome = match &mut self.slot {
-            Slot::Done(_) => return true,
+            Slot::Done(_) | Slot::Inactive => return true,
             Slot::Active(r) => match r.test() {
                 Ok(None) => return false,
                 Ok(Some(s)) => Ok(s),
@@ -107,13 +127,29 @@ impl ReqEntry {
         true
     }
 
-    /// Blocks until done; the C status and the failure, if any.
-    fn finish(self) -> (MPI_Status, Option<Fail>) {
-        let outcome = match self.slot {
+    /// Blocks until done; the C status and the failure, if any. A persistent request is left
+    /// inactive.
+    fn finish(&mut self) -> (MPI_Status, Option<Fail>) {
+        let outcome = match std::mem::replace(&mut self.slot, Slot::Inactive) {
             Slot::Active(r) => r.wait(),
             Slot::Done(o) => o,
+            Slot::Inactive => return (status::empty(), None),
         };
         outcome_to_c(outcome, self.custom_count)
+    }
+
+    /// The status and failure once done, without completing it (MPI_Request_get_status);
+    /// `None` while pending. Inactive: the empty status.
+    pub(crate) fn peek(&mut self) -> Option<(MPI_Status, Option<Fail>)> {
+        self.poll().then(|| match &self.slot {
+            Slot::Done(outcome) => outcome_to_c(outcome.clone(), self.custom_count),
+            Slot::Active(_) | Slot::Inactive => (status::empty(), None),
+        })
+    }
+
+    /// True unless it is a persistent request not started.
+    pub(crate) fn is_active(&self) -> bool {
+        !matches!(self.slot, Slot::Inactive)
     }
 }
 
@@ -165,7 +201,7 @@ fn exists(h: MPI_Request) -> bool {
 }
 
 /// Progresses detached requests; releases those that completed.
-fn sweep_detached() {
+pub(crate) fn sweep_detached() {
     let mut list = std::mem::take(&mut *detached());
     list.retain_mut(|r| matches!(r.test(), Ok(None)));
     detached().extend(list);
@@ -205,7 +241,7 @@ fn requests<'a>(count: c_int, reqs: *mut MPI_Request) -> CResult<&'a mut [MPI_Re
 }
 
 /// Writes status `i` unless `statuses` is MPI_STATUSES_IGNORE.
-fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
+pub(crate) fn store_at(statuses: *mut MPI_Status, i: usize, s: MPI_Status) {
     if !statuses.is_null() {
         // SAFETY: MPI requires one status per request.
         unsafe { statuses.add(i).write(s) };
@@ -218,12 +254,17 @@ fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<(MPI_Status, Op
     if h == MPI_REQUEST_NULL {
         return Ok((status::empty(), None));
     }
-    let entry = take(h)?;
+    let mut entry = take(h)?;
     ctx.errh = entry.errh;
     sweep_detached();
-    // SAFETY: checked non-null.
-    unsafe { *request = MPI_REQUEST_NULL };
-    Ok(entry.finish())
+    let finished = entry.finish();
+    if entry.persistent.is_some() {
+        REQUESTS.insert_at(h as usize, entry);
+    } else {
+        // SAFETY: checked non-null.
+        unsafe { *request = MPI_REQUEST_NULL };
+    }
+    Ok(finished)
 }
 
 /// Waits for a request; sets it to MPI_REQUEST_NULL.
@@ -314,7 +355,9 @@ fn poll_all(all: &[MPI_Request]) -> (Vec<usize>, usize) {
         let Some(mut entry) = REQUESTS.remove(h as usize) else {
             continue;
         };
-        if entry.poll() {
+        if !entry.is_active() {
+            active -= 1;
+        } else if entry.poll() {
             done.push(i);
         }
         REQUESTS.insert_at(h as usize, entry);
@@ -511,9 +554,45 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
         ctx.errh = entry.errh;
         let outcome = match &entry.slot {
             Slot::Active(r) => r.cancel(),
-            Slot::Done(_) => Ok(()),
+            Slot::Done(_) | Slot::Inactive => Ok(()),
         };
         REQUESTS.insert_at(h as usize, entry);
         outcome.map_err(Into::into)
+    })
+}
+
+/// Starts a persistent request's operation.
+fn start_one(h: MPI_Request) -> CResult<()> {
+    let mut entry = take(h)?;
+    let started = match (&entry.persistent, &entry.slot) {
+        (None, _) => Err(fail(MPI_ERR_REQUEST, "not a persistent request")),
+        (Some(_), Slot::Active(_) | Slot::Done(_)) => {
+            Err(fail(MPI_ERR_REQUEST, "the request is already active"))
+        }
+        (Some(start), Slot::Inactive) => start().map_err(Into::into),
+    };
+    let result = started.map(|req| entry.slot = Slot::Active(Owned::new(req)));
+    REQUESTS.insert_at(h as usize, entry);
+    result
+}
+
+/// Starts a persistent request (MPI-4 persistent collectives, and point-to-point ones).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
+    run("Start", default_errh(), |ctx| {
+        let h = read_arg(request, "request pointer")?;
+        if let Some(errh) = REQUESTS.with(h as usize, |e| e.errh) {
+            ctx.errh = errh;
+        }
+        start_one(h)
+    })
+}
+
+/// Starts persistent requests in order.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) -> c_int {
+    run("Startall", default_errh(), |_| {
+        let all = requests(count, array_of_requests)?;
+        all.iter().try_for_each(|&h| start_one(h))
     })
 }

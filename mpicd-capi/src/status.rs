@@ -14,13 +14,22 @@ const CANCELLED: c_int = 1;
 const SIZE_UNKNOWN: c_int = 2;
 const CUSTOM: c_int = 4;
 
-/// The status of an operation that carried no message.
+/// The standard's empty status (of MPI_REQUEST_NULL, an inactive persistent request):
+/// any source, any tag, success, count 0, not cancelled.
 pub(crate) fn empty() -> MPI_Status {
     MPI_Status {
-        MPI_SOURCE: MPI_PROC_NULL,
+        MPI_SOURCE: MPI_ANY_SOURCE,
         MPI_TAG: MPI_ANY_TAG,
         MPI_ERROR: MPI_SUCCESS,
         internal: [0; 5],
+    }
+}
+
+/// The status of a receive from MPI_PROC_NULL: source MPI_PROC_NULL, any tag, count 0.
+pub(crate) fn proc_null() -> MPI_Status {
+    MPI_Status {
+        MPI_SOURCE: MPI_PROC_NULL,
+        ..empty()
     }
 }
 

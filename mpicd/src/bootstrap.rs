@@ -12,6 +12,7 @@ use std::ptr;
 
 /// The key under which the launcher publishes the number of processes of the job.
 const JOB_SIZE: &CStr = pmix_const_key(sys::PMIX_JOB_SIZE);
+const LOCAL_SIZE: &CStr = pmix_const_key(sys::PMIX_LOCAL_SIZE);
 /// The fence attribute asking the server to hand every process the data all others put.
 const COLLECT_DATA: &CStr = pmix_const_key(sys::PMIX_COLLECT_DATA);
 
@@ -79,6 +80,17 @@ impl Bootstrap {
         match &self.kind {
             Kind::Pmix { size, .. } => *size,
             Kind::Singleton(_) => 1,
+        }
+    }
+
+    /// How many processes of the job run on this node, if the launcher says.
+    pub(crate) fn local_size(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Pmix { me, .. } => {
+                let job = with_rank(me, sys::PMIX_RANK_WILDCARD);
+                get_value(&job, LOCAL_SIZE).ok()?.as_u32()
+            }
+            Kind::Singleton(_) => Some(1),
         }
     }
 

@@ -1,33 +1,61 @@
-//! Collective operations over a communicator's collective context, so they never match
-//! point-to-point traffic: the barrier (dissemination) and the byte allgather (binomial gather
-//! then binomial broadcast) that communicator creation uses, and the public collectives on
-//! bytes (what the C library calls): broadcast and reduce on binomial trees, allreduce by
-//! recursive doubling, gather and scatter of any-sized pieces on binomial trees, all-to-all by
-//! pairwise exchange, prefix scans by recursive doubling. Reductions combine with a
-//! [`Combine`] function (the predefined ops on [`ElementType`]s: [`reduce_local`]).
+//! Collective operations on a communicator's collective context, so they never match
+//! point-to-point traffic. Most run as plans ([`crate::schedule`]): the algorithms are written
+//! once as plans, which the engine advances during progress; a blocking collective starts its
+//! plan and waits, a non-blocking one returns the request ([`Communicator::start_plan`]), a
+//! persistent one starts the same plan again. The collectives on bytes here are the blocking
+//! ones Rust callers use: barrier, broadcast, reduce, allreduce, scans and all-to-all on
+//! plans, and gather, scatter and allgather of pieces of any size (lengths the receivers do
+//! not know: binomial trees of records, found by probing). Reductions combine with a
+//! [`Reduction`] (the predefined ops on [`ElementType`]s: [`Reduction::predefined`]).
 
 use crate::comm::Communicator;
 use crate::datatype::ElementType;
 use crate::engine::Matched;
 use crate::error::{Error, Result};
-pub use crate::reduction::{reduce_local, Combine, Order, ReduceOp};
+pub use crate::reduction::{reduce_local, CombineFn, Order, ReduceOp, Reduction};
 use crate::request::{scope, wait_all, Request, Scope};
-
-const BARRIER_TAG: i32 = 1;
-const GATHER_TAG: i32 = 2;
-const BCAST_TAG: i32 = 3;
-const BCAST_DATA_TAG: i32 = 10;
-const REDUCE_TAG: i32 = 11;
-const ALLREDUCE_TAG: i32 = 12;
-const GATHERV_TAG: i32 = 13;
-const SCATTERV_TAG: i32 = 14;
-const ALLTOALL_TAG: i32 = 15;
-const SCAN_TAG: i32 = 17;
+use crate::schedule::{collectives, Builder, Plan};
+use crate::tag::TAG_UB;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 impl Communicator {
     /// Blocks until every member has called it (dissemination: ⌈log2 p⌉ rounds).
     pub fn barrier(&self) -> Result<()> {
         barrier(self)
+    }
+
+    /// The tag of the next collective on this communicator (every member starts its
+    /// collectives in the same order, as MPI requires, so all agree on it).
+    pub(crate) fn next_coll_tag(&self) -> i32 {
+        (self.coll_seq.fetch_add(1, Ordering::Relaxed) % (TAG_UB as u32 + 1)) as i32
+    }
+
+    /// A new plan for a collective on this communicator. Its messages' tag is taken now:
+    /// every member makes its collectives' plans in the same order.
+    pub fn plan(&self) -> Builder {
+        Builder::new(self.coll.clone(), self.rank, self.next_coll_tag())
+    }
+
+    /// Starts a run of `plan` (made by [`Communicator::plan`] on this communicator); the
+    /// request completes when the run has, and never before every message of it has.
+    ///
+    /// # Safety
+    /// The caller's memory the plan names must stay valid (and untouched where the plan
+    /// writes) until the request completes, and no other run of the plan may be in flight.
+    pub unsafe fn start_plan(&self, plan: &Arc<Plan>) -> Result<Request<'static>> {
+        let posted = self.shared.with(|e| e.start_plan(plan))?;
+        Ok(Request::posted(&self.shared, posted))
+    }
+
+    /// Runs `plan` to completion.
+    ///
+    /// # Safety
+    /// As [`Communicator::start_plan`], until this returns.
+    pub(crate) unsafe fn run_plan(&self, plan: Builder) -> Result<()> {
+        // SAFETY: forwarded from the caller; the run completes before this returns (a request
+        // dropped unfinished is waited for).
+        unsafe { self.start_plan(&plan.finish()) }?.wait().map(drop)
     }
 }
 
@@ -58,29 +86,26 @@ fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
 
 /// Dissemination barrier: in round k, signal rank + 2^k and wait for rank - 2^k.
 pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
-    let (rank, size) = (comm.rank(), comm.size());
-    let mut distance = 1;
-    while distance < size {
-        let (to, from) = ((rank + distance) % size, (rank - distance).rem_euclid(size));
-        exchange(comm, &[], to, &mut [], from, BARRIER_TAG)?;
-        distance *= 2;
-    }
-    Ok(())
+    let mut b = comm.plan();
+    collectives::barrier(&mut b);
+    // SAFETY: the plan names no memory of the caller.
+    unsafe { comm.run_plan(b) }
 }
 
 /// Every member's `mine`, indexed by rank, on every member.
 pub(crate) fn allgather_bytes(comm: &Communicator, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
     let (rank, size) = (comm.rank(), comm.size());
+    let tag = comm.next_coll_tag();
     // Binomial gather to rank 0 of (rank, len, bytes) records.
     let mut gathered = encode_record(rank, mine);
     let mut mask = 1;
     while mask < size {
         if rank & mask != 0 {
-            send(comm, &gathered, rank - mask, GATHER_TAG)?;
+            send(comm, &gathered, rank - mask, tag)?;
             break;
         }
         if rank + mask < size {
-            gathered.extend(recv_vec(comm, rank + mask, GATHER_TAG)?);
+            gathered.extend(recv_vec(comm, rank + mask, tag)?);
         }
         mask <<= 1;
     }
@@ -88,7 +113,7 @@ pub(crate) fn allgather_bytes(comm: &Communicator, mine: &[u8]) -> Result<Vec<Ve
     let mut mask = 1;
     while mask < size {
         if rank & mask != 0 {
-            gathered = recv_vec(comm, rank - mask, BCAST_TAG)?;
+            gathered = recv_vec(comm, rank - mask, tag)?;
             break;
         }
         mask <<= 1;
@@ -96,7 +121,7 @@ pub(crate) fn allgather_bytes(comm: &Communicator, mine: &[u8]) -> Result<Vec<Ve
     mask >>= 1;
     while mask > 0 {
         if rank + mask < size {
-            send(comm, &gathered, rank + mask, BCAST_TAG)?;
+            send(comm, &gathered, rank + mask, tag)?;
         }
         mask >>= 1;
     }
@@ -162,91 +187,16 @@ fn isend<'s, 'a>(
     Ok(scope.request(&comm.shared, posted))
 }
 
-/// Starts a receive of exactly `buf.len()` bytes on the collective context, in `scope`.
-fn irecv<'s, 'a>(
-    scope: &'s Scope<'a>,
-    comm: &Communicator,
-    buf: &'a mut [u8],
-    source: i32,
-    tag: i32,
-) -> Result<Request<'s>> {
-    let from = comm.world_rank(source)?;
-    // SAFETY: `buf` is borrowed exclusively for the scope's 'a, and the scope completes the
-    // operation before it returns.
-    let posted = comm.shared.with(|e| unsafe {
-        e.post_recv(
-            &comm.coll,
-            Some(from),
-            Some(tag),
-            buf.as_mut_ptr(),
-            buf.len(),
-        )
-    })?;
-    Ok(scope.request(&comm.shared, posted))
-}
-
-/// Waits for a receive of `expected` bytes from `source` and checks its size.
-fn finish_recv(request: Request<'_>, expected: usize, source: i32) -> Result<()> {
-    let status = request.wait()?;
-    match status.bytes {
-        Some(n) if n == expected as u64 => Ok(()),
-        got => Err(Error::InvalidArgument(format!(
-            "collective size mismatch: rank {source} sent {got:?} bytes, {expected} expected"
-        ))),
-    }
-}
-
-fn recv_into(comm: &Communicator, buf: &mut [u8], source: i32, tag: i32) -> Result<()> {
-    let expected = buf.len();
-    scope(|s| finish_recv(irecv(s, comm, buf, source, tag)?, expected, source))
-}
-
-/// Sends `out` to `dest` while receiving exactly `into.len()` bytes from `source`.
-fn exchange(
-    comm: &Communicator,
-    out: &[u8],
-    dest: i32,
-    into: &mut [u8],
-    source: i32,
-    tag: i32,
-) -> Result<()> {
-    let expected = into.len();
-    scope(|s| {
-        let recv = irecv(s, comm, into, source, tag)?;
-        let send = isend(s, comm, out, dest, tag)?;
-        let received = finish_recv(recv, expected, source);
-        send.wait()?;
-        received
-    })
-}
-
-/// Broadcasts `buf` from `root` to every member (binomial tree, ⌈log2 p⌉ rounds). Every member
-/// passes a buffer of the same length.
+/// Broadcasts `buf` from `root` to every member (binomial tree, or scatter then allgather for
+/// long buffers). Every member passes a buffer of the same length.
 pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
     check_root(comm, root)?;
-    let (rank, size) = (comm.rank(), comm.size());
-    let vr = (rank - root).rem_euclid(size);
-    let mut mask = 1;
-    while mask < size {
-        if vr & mask != 0 {
-            recv_into(comm, buf, absolute(comm, vr - mask, root), BCAST_DATA_TAG)?;
-            break;
-        }
-        mask <<= 1;
-    }
-    let buf: &[u8] = buf;
-    scope(|s| {
-        let mut sends = Vec::new();
-        mask >>= 1;
-        while mask > 0 {
-            if vr + mask < size {
-                let child = absolute(comm, vr + mask, root);
-                sends.push(isend(s, comm, buf, child, BCAST_DATA_TAG)?);
-            }
-            mask >>= 1;
-        }
-        wait_all(&mut sends).map(drop)
-    })
+    let mut b = comm.plan();
+    // SAFETY: `buf` is borrowed until the run completes.
+    let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
+    collectives::bcast(&mut b, buf, root);
+    // SAFETY: as above.
+    unsafe { comm.run_plan(b) }
 }
 
 /// Reduces every member's `send` with `op` into `recv` at `root` (binomial tree). `recv` is
@@ -259,140 +209,55 @@ pub fn reduce(
     op: ReduceOp,
     root: i32,
 ) -> Result<()> {
-    reduce_by(
-        comm,
-        send,
-        recv,
-        root,
-        &|acc, inc| reduce_local(op, elem, acc, inc),
-        Order::Any,
-    )
+    reduce_by(comm, send, recv, root, Reduction::predefined(op, elem))
 }
 
-/// [`reduce`] with any combination of the bytes: `combine(acc, incoming)` sets `acc` to
-/// `acc op incoming` (the C layer's reductions of complex numbers and value-index pairs).
+/// [`reduce`] with any [`Reduction`] (the C layer's complex numbers, value-index pairs and
+/// user operations; a non-commutative one reduces in rank order).
 pub fn reduce_by(
     comm: &Communicator,
     send: &[u8],
     recv: Option<&mut [u8]>,
     root: i32,
-    combine: &Combine<'_>,
-    order: Order,
+    reduction: Reduction,
 ) -> Result<()> {
     check_root(comm, root)?;
-    let (rank, size) = (comm.rank(), comm.size());
-    // In rank order, the tree is rooted at rank 0 (every partial result then covers a range of
-    // ranks in order) and its result goes on to `root`.
-    let tree_root = match order {
-        Order::Any => root,
-        Order::Ranks => 0,
-    };
-    let mut acc = send.to_vec();
-    let mut incoming = vec![0u8; send.len()];
-    let vr = (rank - tree_root).rem_euclid(size);
-    let mut mask = 1;
-    while mask < size {
-        if vr & mask != 0 {
-            let parent = absolute(comm, vr - mask, tree_root);
-            self::send(comm, &acc, parent, REDUCE_TAG)?;
-            if rank != root {
-                return Ok(());
-            }
-            recv_into(comm, &mut acc, tree_root, REDUCE_TAG)?;
-            break;
-        }
-        if vr + mask < size {
-            let child = absolute(comm, vr + mask, tree_root);
-            recv_into(comm, &mut incoming, child, REDUCE_TAG)?;
-            combine(&mut acc, &incoming)?;
-        }
-        mask <<= 1;
-    }
-    if rank != root {
-        // The tree's root, holding the result for `root`.
-        return self::send(comm, &acc, root, REDUCE_TAG);
-    }
-    match recv {
-        Some(out) if out.len() == acc.len() => {
-            out.copy_from_slice(&acc);
-            Ok(())
-        }
-        _ => Err(Error::InvalidArgument(
+    let recv = recv.filter(|_| comm.rank() == root);
+    if comm.rank() == root && recv.as_ref().map(|r| r.len()) != Some(send.len()) {
+        return Err(Error::InvalidArgument(
             "reduce: the root's receive buffer does not fit the send buffer".into(),
-        )),
+        ));
     }
+    let mut b = comm.plan();
+    b.reduce_with(reduction);
+    // SAFETY: the buffers are borrowed until the run completes; the plan only reads `send`.
+    let send = unsafe { b.raw(send.as_ptr() as *mut u8, send.len()) };
+    let recv = recv.map(|r| unsafe { b.raw(r.as_mut_ptr(), r.len()) });
+    collectives::reduce(&mut b, send, recv, root);
+    // SAFETY: as above.
+    unsafe { comm.run_plan(b) }
 }
 
 /// Reduces every member's `buf` with `op`; every member gets the result in `buf` (recursive
-/// doubling; with p not a power of two, the first 2(p - 2^k) ranks pair up first).
+/// doubling, or a ring for long buffers).
 pub fn allreduce(
     comm: &Communicator,
     buf: &mut [u8],
     elem: ElementType,
     op: ReduceOp,
 ) -> Result<()> {
-    allreduce_by(
-        comm,
-        buf,
-        &|acc, inc| reduce_local(op, elem, acc, inc),
-        Order::Any,
-    )
+    allreduce_by(comm, buf, Reduction::predefined(op, elem))
 }
 
-/// [`allreduce`] with any combination of the bytes (see [`reduce_by`]).
-pub fn allreduce_by(
-    comm: &Communicator,
-    buf: &mut [u8],
-    combine: &Combine<'_>,
-    order: Order,
-) -> Result<()> {
-    let (rank, size) = (comm.rank(), comm.size());
-    // Each partial result covers a range of ranks; in rank order, one from lower ranks goes first.
-    let merge = |buf: &mut [u8], incoming: &mut [u8], from_lower: bool| -> Result<()> {
-        if order == Order::Ranks && from_lower {
-            combine(incoming, buf)?;
-            buf.copy_from_slice(incoming);
-            Ok(())
-        } else {
-            combine(buf, incoming)
-        }
-    };
-    let mut pof2 = 1;
-    while pof2 * 2 <= size {
-        pof2 *= 2;
-    }
-    let rem = size - pof2;
-    let mut incoming = vec![0u8; buf.len()];
-    let newrank = if rank < 2 * rem {
-        if rank % 2 == 0 {
-            send(comm, buf, rank + 1, ALLREDUCE_TAG)?;
-            None
-        } else {
-            recv_into(comm, &mut incoming, rank - 1, ALLREDUCE_TAG)?;
-            merge(buf, &mut incoming, true)?;
-            Some(rank / 2)
-        }
-    } else {
-        Some(rank - rem)
-    };
-    if let Some(newrank) = newrank {
-        let mut mask = 1;
-        while mask < pof2 {
-            let peer = newrank ^ mask;
-            let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
-            exchange(comm, buf, peer, &mut incoming, peer, ALLREDUCE_TAG)?;
-            merge(buf, &mut incoming, peer < rank)?;
-            mask <<= 1;
-        }
-    }
-    if rank < 2 * rem {
-        if rank % 2 == 1 {
-            send(comm, buf, rank - 1, ALLREDUCE_TAG)?;
-        } else {
-            recv_into(comm, buf, rank + 1, ALLREDUCE_TAG)?;
-        }
-    }
-    Ok(())
+/// [`allreduce`] with any [`Reduction`] (see [`reduce_by`]).
+pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -> Result<()> {
+    let mut b = comm.plan();
+    b.reduce_with(reduction);
+    // SAFETY: `buf` is borrowed until the run completes.
+    let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
+    collectives::allreduce(&mut b, None, buf);
+    // SAFETY: as above.
+    unsafe { comm.run_plan(b) }
 }
 
 /// Prefix reductions in rank order (recursive doubling, ⌈log2 p⌉ rounds): `buf` holds this
@@ -402,40 +267,16 @@ pub fn allreduce_by(
 pub fn scan_by(
     comm: &Communicator,
     buf: &mut [u8],
-    combine: &Combine<'_>,
+    reduction: Reduction,
     scan: Scan,
 ) -> Result<()> {
-    let (rank, size) = (comm.rank(), comm.size());
-    // `partial`: the reduction of the block of members this one has heard from, itself included.
-    let mut partial = buf.to_vec();
-    let mut incoming = vec![0u8; buf.len()];
-    let mut have_lower = false;
-    let mut mask = 1;
-    while mask < size {
-        let peer = rank ^ mask;
-        if peer < size {
-            exchange(comm, &partial, peer, &mut incoming, peer, SCAN_TAG)?;
-            if peer < rank {
-                // A block of lower members: it goes first.
-                let mut lower = incoming.clone();
-                combine(&mut lower, &partial)?;
-                partial.copy_from_slice(&lower);
-                match (scan, have_lower) {
-                    (Scan::Inclusive, _) | (Scan::Exclusive, true) => {
-                        let mut lower = incoming.clone();
-                        combine(&mut lower, buf)?;
-                        buf.copy_from_slice(&lower);
-                    }
-                    (Scan::Exclusive, false) => buf.copy_from_slice(&incoming),
-                }
-                have_lower = true;
-            } else {
-                combine(&mut partial, &incoming)?;
-            }
-        }
-        mask <<= 1;
-    }
-    Ok(())
+    let mut b = comm.plan();
+    b.reduce_with(reduction);
+    // SAFETY: `buf` is borrowed until the run completes.
+    let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
+    collectives::scan(&mut b, None, buf, scan == Scan::Exclusive);
+    // SAFETY: as above.
+    unsafe { comm.run_plan(b) }
 }
 
 /// Which prefix [`scan_by`] computes.
@@ -451,6 +292,7 @@ pub enum Scan {
 /// gets them indexed by rank, the others `None`.
 pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<Vec<u8>>>> {
     check_root(comm, root)?;
+    let tag = comm.next_coll_tag();
     let (rank, size) = (comm.rank(), comm.size());
     let vr = (rank - root).rem_euclid(size);
     let mut gathered = encode_record(rank, mine);
@@ -458,15 +300,11 @@ pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<
     while mask < size {
         if vr & mask != 0 {
             let parent = absolute(comm, vr - mask, root);
-            send(comm, &gathered, parent, GATHERV_TAG)?;
+            send(comm, &gathered, parent, tag)?;
             return Ok(None);
         }
         if vr + mask < size {
-            gathered.extend(recv_vec(
-                comm,
-                absolute(comm, vr + mask, root),
-                GATHERV_TAG,
-            )?);
+            gathered.extend(recv_vec(comm, absolute(comm, vr + mask, root), tag)?);
         }
         mask <<= 1;
     }
@@ -477,6 +315,7 @@ pub fn gather(comm: &Communicator, mine: &[u8], root: i32) -> Result<Option<Vec<
 /// tree); every member gets its own piece.
 pub fn scatter(comm: &Communicator, pieces: Option<&[&[u8]]>, root: i32) -> Result<Vec<u8>> {
     check_root(comm, root)?;
+    let tag = comm.next_coll_tag();
     let (rank, size) = (comm.rank(), comm.size());
     let vr = (rank - root).rem_euclid(size);
     let received;
@@ -492,7 +331,7 @@ pub fn scatter(comm: &Communicator, pieces: Option<&[&[u8]]>, root: i32) -> Resu
     } else {
         let low = vr & -vr;
         received = decode_records(
-            &recv_vec(comm, absolute(comm, vr - low, root), SCATTERV_TAG)?,
+            &recv_vec(comm, absolute(comm, vr - low, root), tag)?,
             size as usize,
         )?;
         (received.iter().map(|v| &v[..]).collect(), low)
@@ -513,7 +352,7 @@ pub fn scatter(comm: &Communicator, pieces: Option<&[&[u8]]>, root: i32) -> Resu
     scope(|s| {
         let mut sends = Vec::new();
         for (child, out) in &outgoing {
-            sends.push(isend(s, comm, out, *child, SCATTERV_TAG)?);
+            sends.push(isend(s, comm, out, *child, tag)?);
         }
         wait_all(&mut sends)
     })?;
@@ -525,36 +364,34 @@ pub fn allgather(comm: &Communicator, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
     allgather_bytes(comm, mine)
 }
 
-/// All-to-all: `send[r]` goes to rank r, `recv[r]` receives exactly its length from rank r
-/// (pairwise exchange, p - 1 rounds).
+/// All-to-all: `send[r]` goes to rank r, `recv[r]` receives exactly its length from rank r.
 pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> Result<()> {
-    let (rank, size) = (comm.rank(), comm.size());
+    let size = comm.size();
     if send.len() != size as usize || recv.len() != size as usize {
         return Err(Error::InvalidArgument(format!(
             "alltoall needs {size} send and receive pieces"
         )));
     }
-    let me = rank as usize;
+    let me = comm.rank() as usize;
     if send[me].len() != recv[me].len() {
         return Err(Error::Truncated {
             message_bytes: send[me].len() as u64,
             buffer_bytes: recv[me].len() as u64,
         });
     }
-    recv[me].copy_from_slice(send[me]);
-    for step in 1..size {
-        let dest = (rank + step) % size;
-        let source = (rank - step).rem_euclid(size);
-        exchange(
-            comm,
-            send[dest as usize],
-            dest,
-            recv[source as usize],
-            source,
-            ALLTOALL_TAG,
-        )?;
-    }
-    Ok(())
+    let mut b = comm.plan();
+    // SAFETY: the pieces are borrowed until the run completes; the plan only reads `send`.
+    let out: Vec<_> = send
+        .iter()
+        .map(|s| unsafe { b.raw(s.as_ptr() as *mut u8, s.len()) })
+        .collect();
+    let inc: Vec<_> = recv
+        .iter_mut()
+        .map(|r| unsafe { b.raw(r.as_mut_ptr(), r.len()) })
+        .collect();
+    collectives::alltoall(&mut b, &out, &inc);
+    // SAFETY: as above.
+    unsafe { comm.run_plan(b) }
 }
 
 #[cfg(test)]

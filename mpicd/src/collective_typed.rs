@@ -9,7 +9,6 @@ use crate::plan::derived::TypedBuf;
 use crate::request::Request;
 use crate::typed::{post_recv_on, post_send_on};
 
-const ALLTOALL_TYPED_TAG: i32 = 16;
 /// Bytes a local copy between two typed buffers moves per step (its only buffer).
 const LOCAL_CHUNK: usize = 64 << 10;
 
@@ -58,6 +57,7 @@ pub unsafe fn alltoall_typed(
         )));
     }
     let rank = comm.rank();
+    let tag = comm.next_coll_tag();
     let mut receives: Vec<(i32, Request<'static>)> = Vec::with_capacity(size as usize);
     for step in 1..size {
         let source = (rank - step).rem_euclid(size);
@@ -65,15 +65,8 @@ pub unsafe fn alltoall_typed(
         let block = recv[source as usize].clone();
         // SAFETY: forwarded from the caller; the request is completed before returning (or
         // cancelled and awaited when dropped on an error).
-        let posted = unsafe {
-            post_recv_on(
-                &comm.shared,
-                &comm.coll,
-                block,
-                Some(from),
-                Some(ALLTOALL_TYPED_TAG),
-            )
-        }?;
+        let posted =
+            unsafe { post_recv_on(&comm.shared, &comm.coll, block, Some(from), Some(tag)) }?;
         receives.push((source, Request::posted(&comm.shared, posted)));
     }
     let mut sends = Vec::with_capacity(size as usize);
@@ -82,16 +75,7 @@ pub unsafe fn alltoall_typed(
         let to = comm.world_rank(dest)?;
         let block = send[dest as usize].clone();
         // SAFETY: as above.
-        let posted = unsafe {
-            post_send_on(
-                &comm.shared,
-                &comm.coll,
-                block,
-                to,
-                ALLTOALL_TYPED_TAG,
-                false,
-            )
-        }?;
+        let posted = unsafe { post_send_on(&comm.shared, &comm.coll, block, to, tag, false) }?;
         sends.push(Request::posted(&comm.shared, posted));
     }
     let me = rank as usize;

@@ -15,6 +15,7 @@ use crate::request::{Request, Scope};
 use crate::route::Route;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 /// Send modes.
@@ -32,6 +33,9 @@ pub struct Communicator {
     pub(crate) route: Route,
     pub(crate) coll: Route,
     pub(crate) rank: i32,
+    /// Collectives started on this communicator: the next one's messages carry this number
+    /// as their tag on the collective context, so that several in flight never mix.
+    pub(crate) coll_seq: AtomicU32,
 }
 
 impl Communicator {
@@ -48,6 +52,7 @@ impl Communicator {
                 group,
             },
             rank,
+            coll_seq: AtomicU32::new(0),
         }
     }
 
@@ -64,6 +69,11 @@ impl Communicator {
     /// The world rank of communicator rank `rank`.
     pub fn world_rank(&self, rank: i32) -> Result<u32> {
         self.route.group.world_rank(rank)
+    }
+
+    /// The members, in rank order.
+    pub fn group(&self) -> Group {
+        (*self.route.group).clone()
     }
 
     fn send_tag(tag: i32) -> Result<i32> {

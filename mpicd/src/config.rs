@@ -13,8 +13,8 @@
 mod table;
 
 pub use table::{
-    INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS, ZCOPY_DEPTH,
-    ZCOPY_THRESHOLD,
+    COLL_ALGORITHMS, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS,
+    WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
 };
 
 use crate::error::{Error, Result};
@@ -214,6 +214,33 @@ pub struct Config {
     pub node_local: bool,
     /// Detect dead peers through UCX ([`PEER_ERRORS`]).
     pub peer_errors: bool,
+    /// What progress does when idle ([`WAIT`]).
+    pub wait: Wait,
+}
+
+/// What a process does when progress finds nothing to do ([`WAIT`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Poll again at once.
+    Spin,
+    /// Give the core away first (`sched_yield`).
+    Yield,
+    /// Yield when the node's processes outnumber this process's cores.
+    Auto,
+}
+
+impl Wait {
+    fn parse(text: Option<&str>) -> Result<Wait> {
+        match text.map(str::trim).unwrap_or(WAIT.default) {
+            "spin" => Ok(Wait::Spin),
+            "yield" => Ok(Wait::Yield),
+            "auto" => Ok(Wait::Auto),
+            other => Err(Error::InvalidArgument(format!(
+                "{}={other} is not spin, yield or auto",
+                WAIT.name
+            ))),
+        }
+    }
 }
 
 impl Config {
@@ -226,6 +253,9 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
         let number = |k: &Knob| k.number(lookup(k.name).as_deref());
         let switch = |k: &Knob| k.switch(lookup(k.name).as_deref());
+        if let Some(text) = lookup(COLL_ALGORITHMS.name) {
+            check_pairs(&COLL_ALGORITHMS, &text)?;
+        }
         Ok(Config {
             inline_bytes: number(&INLINE_BYTES)?,
             inline_split: number(&INLINE_SPLIT)?,
@@ -233,6 +263,7 @@ impl Config {
             zcopy_depth: number(&ZCOPY_DEPTH)?,
             node_local: switch(&NODE_LOCAL)?,
             peer_errors: switch(&PEER_ERRORS)?,
+            wait: Wait::parse(lookup(WAIT.name).as_deref())?,
         })
     }
 }
@@ -241,6 +272,28 @@ impl Default for Config {
     /// The table's defaults.
     fn default() -> Config {
         Config::from_lookup(|_| None).expect("the table's defaults parse (checked by its tests)")
+    }
+}
+
+/// Checks that `text` is `name=value` pairs separated by commas (the collectives check the
+/// names themselves when they start).
+fn check_pairs(knob: &Knob, text: &str) -> Result<()> {
+    let word = |w: &str| {
+        !w.trim().is_empty()
+            && w.trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let bad = text
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .find(|p| !p.split_once('=').is_some_and(|(a, b)| word(a) && word(b)));
+    match bad {
+        Some(p) => Err(Error::InvalidArgument(format!(
+            "{}: `{p}` is not name=value",
+            knob.name
+        ))),
+        None => Ok(()),
     }
 }
 

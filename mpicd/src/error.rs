@@ -19,6 +19,16 @@ pub enum Error {
     Finalized,
     /// A rank outside `0..size` (and not `PROC_NULL`/`ANY_SOURCE` where allowed).
     InvalidRank { rank: i32, size: i32 },
+    /// A rank named twice where each may appear once (a group's members, `incl`/`excl` lists).
+    DuplicateRank(i32),
+    /// A group that does not fit the call (for example not a subgroup of the communicator's).
+    InvalidGroup(String),
+    /// An info key that is empty or longer than [`crate::info::MAX_KEY`] bytes.
+    InvalidInfoKey(String),
+    /// An info value that is empty or longer than [`crate::info::MAX_VALUE`] bytes.
+    InvalidInfoValue(String),
+    /// An info key that the info object does not hold (delete), or an index past its keys.
+    InfoNoKey(String),
     /// A tag that is negative (other than `ANY_TAG` on receive) or above [`crate::TAG_UB`].
     InvalidTag(i32),
     /// A buffer pointer that is null while the count is not zero.
@@ -89,6 +99,9 @@ pub mod class {
     pub const ERR_INTERN: i32 = 17;
     pub const ERR_PENDING: i32 = 18;
     pub const ERR_IN_STATUS: i32 = 19;
+    pub const ERR_INFO_KEY: i32 = 31;
+    pub const ERR_INFO_NOKEY: i32 = 32;
+    pub const ERR_INFO_VALUE: i32 = 33;
     pub const ERR_NO_MEM: i32 = 39;
     pub const ERR_PROC_ABORTED: i32 = 44;
     /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h.
@@ -103,7 +116,11 @@ impl Error {
         use class::*;
         match self {
             Error::NotInitialized | Error::Finalized | Error::AlreadyInitialized => ERR_OTHER,
-            Error::InvalidRank { .. } => ERR_RANK,
+            Error::InvalidRank { .. } | Error::DuplicateRank(_) => ERR_RANK,
+            Error::InvalidGroup(_) => ERR_GROUP,
+            Error::InvalidInfoKey(_) => ERR_INFO_KEY,
+            Error::InvalidInfoValue(_) => ERR_INFO_VALUE,
+            Error::InfoNoKey(_) => ERR_INFO_NOKEY,
             Error::InvalidTag(_) => ERR_TAG,
             Error::NullBuffer => ERR_BUFFER,
             Error::InvalidCount(_) => ERR_COUNT,
@@ -132,6 +149,11 @@ impl fmt::Display for Error {
             Error::InvalidRank { rank, size } => {
                 write!(f, "invalid rank {rank} (communicator size is {size})")
             }
+            Error::DuplicateRank(rank) => write!(f, "rank {rank} is named more than once"),
+            Error::InvalidGroup(why) => write!(f, "invalid group: {why}"),
+            Error::InvalidInfoKey(why) => write!(f, "invalid info key: {why}"),
+            Error::InvalidInfoValue(why) => write!(f, "invalid info value: {why}"),
+            Error::InfoNoKey(why) => write!(f, "no such info key: {why}"),
             Error::InvalidTag(tag) => write!(
                 f,
                 "invalid tag {tag} (tags must be in 0..={}, ANY_TAG only on receive)",

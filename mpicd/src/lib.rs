@@ -45,17 +45,19 @@
 //! `prterun`); started alone, a program is a singleton of size 1.
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
-//   foundations   config, error, tag, datatype, reduction, status, group, route, bootstrap,
-//                 liveness
+//   foundations   config, error, tag, datatype, reduction, status, group, info, route,
+//                 bootstrap, liveness
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
-//   operations    ops (send and receive state machines)
+//   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
-//   top           request, comm, message, typed, equivalence, collective, collective_typed, newcomm,
+//   top           request, comm, message, typed, equivalence, collective, collective_custom,
+//                 collective_typed, newcomm,
 //                 custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
+pub mod collective_custom;
 pub mod collective_typed;
 pub mod comm;
 pub mod config;
@@ -64,7 +66,8 @@ pub mod datatype;
 mod engine;
 pub mod equivalence;
 pub mod error;
-mod group;
+pub mod group;
+pub mod info;
 mod liveness;
 mod message;
 mod newcomm;
@@ -74,6 +77,7 @@ mod reduction;
 pub mod request;
 mod route;
 mod runtime;
+pub mod schedule;
 #[cfg(feature = "serde")]
 pub mod serde_api;
 pub mod status;
@@ -87,7 +91,10 @@ pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Sha
 pub use datatype::{ElementType, Primitive};
 pub use equivalence::Equivalence;
 pub use error::{Error, Result};
+pub use group::{Comparison, Group, RankRange};
+pub use info::Info;
 pub use message::Message;
+pub use newcomm::SplitType;
 pub use plan::derived::{
     Basic, Constructor, Datatype, Distribution, Order, TypedBuf, DISTRIBUTE_DFLT_DARG,
 };
@@ -107,5 +114,5 @@ pub const ANY_SOURCE: i32 = -1;
 pub const ANY_TAG: i32 = -1;
 /// The null process: operations with it complete at once and move nothing.
 pub const PROC_NULL: i32 = -2;
-/// "No color" in [`Communicator::split`].
+/// "No color" in [`Communicator::split`]; "not a member" in [`Group::translate`].
 pub const UNDEFINED: i32 = -32766;

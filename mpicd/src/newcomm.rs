@@ -1,29 +1,47 @@
-//! New communicators from existing ones: [`Communicator::dup`] and [`Communicator::split`].
-//! The members agree on a context id and exchange colors and keys through collectives, so this
-//! sits above [`crate::collective`], which sits above [`crate::comm`].
+//! New communicators from existing ones: [`Communicator::dup`], [`Communicator::split`],
+//! [`Communicator::split_type`], [`Communicator::create`] and [`Communicator::create_group`].
+//!
+//! A new communicator needs a context id unused by every member: each process keeps the next
+//! id it has never used, the members take the largest of theirs, and each then marks the ids up
+//! to that one's reservation ([`CONTEXTS_PER_COMM`]) as used. Ids are never reused, so two
+//! communicators that share a process never share an id, which is all matching needs (a
+//! message only travels between members of its communicator). Dup, split, split_type and
+//! create agree through collectives on the parent, so this sits above [`crate::collective`];
+//! create_group, which only the new group's members call, agrees by point-to-point among them
+//! on the parent's third context, under the caller's tag.
 
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::liveness::Identity;
+use crate::route::CONTEXTS_PER_COMM;
+use crate::{TAG_UB, UNDEFINED};
 use std::sync::Arc;
+
+/// How [`Communicator::split_type`] groups the processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitType {
+    /// The processes that can share memory: those on the same node (`MPI_COMM_TYPE_SHARED`).
+    Shared,
+    /// The processes on the same node, where they are fewer than the communicator's members;
+    /// no communicator where they are all of them (`MPI_COMM_TYPE_HW_UNGUIDED`: each new
+    /// communicator a strict subset).
+    SharedStrict,
+    /// No new communicator for this process (`MPI_UNDEFINED`); it still takes part.
+    Undefined,
+}
 
 impl Communicator {
     /// A new communicator with the same group and a new context.
     pub fn dup(&self) -> Result<Communicator> {
         let context = self.agree_on_context()?;
-        let group = (*self.route.group).clone();
-        Ok(Communicator::new(
-            Arc::clone(&self.shared),
-            context,
-            group,
-            self.rank,
-        ))
+        Ok(self.with_context(context, self.group(), self.rank))
     }
 
     /// Splits by `color` (processes with the same color form a communicator, ordered by `key`
     /// then by rank); `None` for `color == UNDEFINED`.
     pub fn split(&self, color: i32, key: i32) -> Result<Option<Communicator>> {
-        if color < 0 && color != crate::UNDEFINED {
+        if color < 0 && color != UNDEFINED {
             return Err(Error::InvalidArgument(format!(
                 "split color {color} is negative"
             )));
@@ -33,21 +51,12 @@ impl Communicator {
         mine.extend_from_slice(&color.to_le_bytes());
         mine.extend_from_slice(&key.to_le_bytes());
         let all = crate::collective::allgather_bytes(self, &mine)?;
-        if color == crate::UNDEFINED {
+        if color == UNDEFINED {
             return Ok(None);
         }
         let mut members: Vec<(i32, i32)> = Vec::new(); // (key, rank)
         for (rank, entry) in all.iter().enumerate() {
-            let c = i32::from_le_bytes(
-                entry[0..4]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad split entry".into()))?,
-            );
-            let k = i32::from_le_bytes(
-                entry[4..8]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad split entry".into()))?,
-            );
+            let (c, k) = (read_i32(entry, 0)?, read_i32(entry, 4)?);
             if c == color {
                 members.push((k, rank as i32));
             }
@@ -61,12 +70,98 @@ impl Communicator {
             .iter()
             .position(|(_, r)| *r == self.rank)
             .unwrap_or(0) as i32;
-        Ok(Some(Communicator::new(
-            Arc::clone(&self.shared),
+        Ok(Some(self.with_context(
             context,
             Group::from_members(world),
             my_rank,
         )))
+    }
+
+    /// Splits by where the processes run (see [`SplitType`]), each new communicator ordered by
+    /// `key` then by rank; `None` for [`SplitType::Undefined`] (collective: every member calls
+    /// it, with any type).
+    pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Communicator>> {
+        // Each member's entry: whether it wants a communicator, then its node.
+        let mut mine = vec![(kind != SplitType::Undefined) as u8];
+        if kind != SplitType::Undefined {
+            mine.extend_from_slice(Identity::current().node.as_bytes());
+        }
+        let all = crate::collective::allgather_bytes(self, &mine)?;
+        let color = match kind {
+            SplitType::Undefined => UNDEFINED,
+            SplitType::Shared | SplitType::SharedStrict => {
+                let mut same = (0..).zip(&all).filter(|(_, e)| **e == mine).map(|(r, _)| r);
+                let first = same.next().unwrap_or(self.rank);
+                let count = 1 + same.count() as i32;
+                if kind == SplitType::SharedStrict && count == self.size() {
+                    UNDEFINED
+                } else {
+                    first
+                }
+            }
+        };
+        self.split(color, key)
+    }
+
+    /// A communicator of `group`'s members, in `group`'s order (collective over this
+    /// communicator: every member calls it). `group` must be a subgroup of this
+    /// communicator's; members may pass different groups if those are disjoint. `None` for a
+    /// process that is not in its `group` (for example one that passes an empty group).
+    pub fn create(&self, group: &Group) -> Result<Option<Communicator>> {
+        // Agree first, so that a process whose group is wrong does not leave the others waiting.
+        let context = self.agree_on_context()?;
+        self.check_subgroup(group)?;
+        Ok(self
+            .my_rank_in(group)?
+            .map(|rank| self.with_context(context, group.clone(), rank)))
+    }
+
+    /// A communicator of `group`'s members, in `group`'s order, made by them alone: every
+    /// member of `group` calls it with the same group and `tag`; the other processes of this
+    /// communicator need not call it (and get `None` if they do). Calls that may run at the
+    /// same time on this communicator need different tags; the tag never meets point-to-point
+    /// messages.
+    pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Communicator>> {
+        if !(0..=TAG_UB).contains(&tag) {
+            return Err(Error::InvalidTag(tag));
+        }
+        self.check_subgroup(group)?;
+        let Some(rank) = self.my_rank_in(group)? else {
+            return Ok(None);
+        };
+        // The members talk on this communicator's third context, addressed by group rank.
+        let side = self.with_context(
+            self.route.context + CONTEXTS_PER_COMM - 1,
+            group.clone(),
+            rank,
+        );
+        let mine = self.shared.with(|e| Ok(e.next_context()))?;
+        let agreed = side.max_among_members(mine, tag)?;
+        self.shared
+            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        Ok(Some(self.with_context(agreed, group.clone(), rank)))
+    }
+
+    /// A communicator on the same engine with `context`, `group` and this process's `rank`.
+    fn with_context(&self, context: u32, group: Group, rank: i32) -> Communicator {
+        Communicator::new(Arc::clone(&self.shared), context, group, rank)
+    }
+
+    /// This process's rank in `group`, if it is a member.
+    fn my_rank_in(&self, group: &Group) -> Result<Option<i32>> {
+        Ok(group.comm_rank(self.world_rank(self.rank)?))
+    }
+
+    fn check_subgroup(&self, group: &Group) -> Result<()> {
+        if group.is_subset_of(&self.route.group) {
+            Ok(())
+        } else {
+            Err(Error::InvalidGroup(format!(
+                "a group of {} processes that is not a subgroup of the communicator's {}",
+                group.size(),
+                self.size()
+            )))
+        }
     }
 
     /// Agrees with the other members on a context id unused by all of them.
@@ -75,14 +170,58 @@ impl Communicator {
         let all = crate::collective::allgather_bytes(self, &mine.to_le_bytes())?;
         let mut agreed = 0u32;
         for entry in all {
-            let v = u32::from_le_bytes(
-                entry[..4]
-                    .try_into()
-                    .map_err(|_| Error::Transport("bad context entry".into()))?,
-            );
-            agreed = agreed.max(v);
+            agreed = agreed.max(read_i32(&entry, 0)? as u32);
         }
-        self.shared.with(|e| e.claim_contexts(agreed + 2))?;
+        self.shared
+            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
         Ok(agreed)
     }
+
+    /// The largest of the members' `value`s, on every member: a binomial reduction to rank 0
+    /// and a binomial broadcast back, by point-to-point under `tag` (messages go to lower
+    /// ranks in the first half and to higher ones in the second, so they never meet).
+    fn max_among_members(&self, value: u32, tag: i32) -> Result<u32> {
+        let (rank, size) = (self.rank, self.size());
+        let mut value = value;
+        let mut mask = 1;
+        while mask < size {
+            if rank & mask != 0 {
+                self.send(&[value], rank - mask, tag)?;
+                break;
+            }
+            if rank + mask < size {
+                let mut theirs = [0u32];
+                self.recv(&mut theirs, rank + mask, tag)?;
+                value = value.max(theirs[0]);
+            }
+            mask <<= 1;
+        }
+        let mut mask = 1;
+        while mask < size {
+            if rank & mask != 0 {
+                let mut agreed = [0u32];
+                self.recv(&mut agreed, rank - mask, tag)?;
+                value = agreed[0];
+                break;
+            }
+            mask <<= 1;
+        }
+        mask >>= 1;
+        while mask > 0 {
+            if rank + mask < size {
+                self.send(&[value], rank + mask, tag)?;
+            }
+            mask >>= 1;
+        }
+        Ok(value)
+    }
+}
+
+/// The little-endian i32 at `at` in a member's entry.
+fn read_i32(entry: &[u8], at: usize) -> Result<i32> {
+    entry
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map(i32::from_le_bytes)
+        .ok_or_else(|| Error::Transport("short entry in a communicator agreement".into()))
 }

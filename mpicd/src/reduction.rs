@@ -1,10 +1,11 @@
 //! Reductions over bytes: the predefined operations ([`ReduceOp`]) on elements of an
-//! [`ElementType`] ([`reduce_local`]), the [`Combine`] function type the collective algorithms
+//! [`ElementType`] ([`reduce_local`]), the [`Reduction`] the collective algorithms
 //! apply (the C library builds its own for complex numbers, pairs and user operations), and
 //! whether operands may combine in any [`Order`].
 
 use crate::datatype::ElementType;
 use crate::error::{Error, Result};
+use std::sync::Arc;
 
 /// A predefined reduction operation (MPI_SUM, MPI_PROD, ...). All are commutative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,67 +22,87 @@ pub enum ReduceOp {
     Bxor,
 }
 
+/// A number the reductions combine, read from and written to native-endian bytes.
+trait Number: Copy {
+    fn load(b: &[u8]) -> Self;
+    fn store(self, b: &mut [u8]);
+}
+
+macro_rules! numbers {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            #[inline(always)]
+            fn load(b: &[u8]) -> Self {
+                let mut w = [0u8; std::mem::size_of::<$t>()];
+                w.copy_from_slice(b);
+                <$t>::from_ne_bytes(w)
+            }
+
+            #[inline(always)]
+            fn store(self, b: &mut [u8]) {
+                b.copy_from_slice(&self.to_ne_bytes())
+            }
+        }
+    )*};
+}
+
+numbers!(u8, i8, i16, u16, i32, u32, i64, u64, f32, f64);
+
+/// `acc[i] = f(acc[i], inc[i])` for every element: over typed slices when both buffers are
+/// aligned for `T` (a loop the compiler vectorises), else through unaligned loads. Each
+/// (type, op) pair is its own instance, the operation inlined. Lengths are whole elements.
+#[inline(always)]
+fn zip_apply<T: Number, F: Fn(T, T) -> T>(acc: &mut [u8], inc: &[u8], f: F) {
+    let n = std::mem::size_of::<T>();
+    // SAFETY: every bit pattern of the bytes is a valid integer or float; the typed middles
+    // cover only bytes of the slices.
+    let ((pa, ma, _), (pi, mi, _)) = unsafe { (acc.align_to_mut::<T>(), inc.align_to::<T>()) };
+    if pa.is_empty() && pi.is_empty() && ma.len() == mi.len() {
+        for (a, b) in ma.iter_mut().zip(mi) {
+            *a = f(*a, *b);
+        }
+        return;
+    }
+    for (a, b) in acc.chunks_exact_mut(n).zip(inc.chunks_exact(n)) {
+        f(T::load(a), T::load(b)).store(a);
+    }
+}
+
 macro_rules! combine_ints {
     ($t:ty, $op:expr, $acc:expr, $inc:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            ReduceOp::Sum => |a, b| a.wrapping_add(b),
-            ReduceOp::Prod => |a, b| a.wrapping_mul(b),
-            ReduceOp::Max => |a, b| a.max(b),
-            ReduceOp::Min => |a, b| a.min(b),
-            ReduceOp::Land => |a, b| (a != 0 && b != 0) as $t,
-            ReduceOp::Lor => |a, b| (a != 0 || b != 0) as $t,
-            ReduceOp::Lxor => |a, b| ((a != 0) != (b != 0)) as $t,
-            ReduceOp::Band => |a, b| a & b,
-            ReduceOp::Bor => |a, b| a | b,
-            ReduceOp::Bxor => |a, b| a ^ b,
-        };
-        combine::<$t, { std::mem::size_of::<$t>() }>(
-            $acc,
-            $inc,
-            f,
-            <$t>::from_ne_bytes,
-            <$t>::to_ne_bytes,
-        )
+        let (acc, inc) = ($acc, $inc);
+        match $op {
+            ReduceOp::Sum => zip_apply::<$t, _>(acc, inc, |a, b| a.wrapping_add(b)),
+            ReduceOp::Prod => zip_apply::<$t, _>(acc, inc, |a, b| a.wrapping_mul(b)),
+            ReduceOp::Max => zip_apply::<$t, _>(acc, inc, |a, b| a.max(b)),
+            ReduceOp::Min => zip_apply::<$t, _>(acc, inc, |a, b| a.min(b)),
+            ReduceOp::Land => zip_apply::<$t, _>(acc, inc, |a, b| (a != 0 && b != 0) as $t),
+            ReduceOp::Lor => zip_apply::<$t, _>(acc, inc, |a, b| (a != 0 || b != 0) as $t),
+            ReduceOp::Lxor => zip_apply::<$t, _>(acc, inc, |a, b| ((a != 0) != (b != 0)) as $t),
+            ReduceOp::Band => zip_apply::<$t, _>(acc, inc, |a, b| a & b),
+            ReduceOp::Bor => zip_apply::<$t, _>(acc, inc, |a, b| a | b),
+            ReduceOp::Bxor => zip_apply::<$t, _>(acc, inc, |a, b| a ^ b),
+        }
+        Ok(())
     }};
 }
 
 macro_rules! combine_floats {
     ($t:ty, $op:expr, $acc:expr, $inc:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            ReduceOp::Sum => |a, b| a + b,
-            ReduceOp::Prod => |a, b| a * b,
-            ReduceOp::Max => |a, b| a.max(b),
-            ReduceOp::Min => |a, b| a.min(b),
+        let (acc, inc) = ($acc, $inc);
+        match $op {
+            ReduceOp::Sum => zip_apply::<$t, _>(acc, inc, |a, b| a + b),
+            ReduceOp::Prod => zip_apply::<$t, _>(acc, inc, |a, b| a * b),
+            ReduceOp::Max => zip_apply::<$t, _>(acc, inc, |a, b| a.max(b)),
+            ReduceOp::Min => zip_apply::<$t, _>(acc, inc, |a, b| a.min(b)),
             other => {
                 return Err(Error::InvalidArgument(format!(
                     "{other:?} is not defined on floating-point elements"
                 )))
             }
-        };
-        combine::<$t, { std::mem::size_of::<$t>() }>(
-            $acc,
-            $inc,
-            f,
-            <$t>::from_ne_bytes,
-            <$t>::to_ne_bytes,
-        )
+        }
+        Ok(())
     }};
-}
-
-fn combine<T, const N: usize>(
-    acc: &mut [u8],
-    incoming: &[u8],
-    f: fn(T, T) -> T,
-    from: fn([u8; N]) -> T,
-    to: fn(T) -> [u8; N],
-) -> Result<()> {
-    let bad = || Error::InvalidArgument("reduction buffers are not whole elements".into());
-    for (a, b) in acc.chunks_exact_mut(N).zip(incoming.chunks_exact(N)) {
-        let x = from((&*a).try_into().map_err(|_| bad())?);
-        let y = from(b.try_into().map_err(|_| bad())?);
-        a.copy_from_slice(&to(f(x, y)));
-    }
-    Ok(())
 }
 
 /// Whether a reduction may combine its operands in any order.
@@ -93,8 +114,28 @@ pub enum Order {
     Ranks,
 }
 
-/// A reduction over bytes: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
-pub type Combine<'a> = dyn Fn(&mut [u8], &[u8]) -> Result<()> + 'a;
+/// A combination of two operands: `combine(acc, incoming)` sets `acc` to `acc op incoming`.
+pub type CombineFn = dyn Fn(&mut [u8], &[u8]) -> Result<()> + Send + Sync;
+
+/// A reduction as the collectives apply it.
+#[derive(Clone)]
+pub struct Reduction {
+    pub combine: Arc<CombineFn>,
+    pub order: Order,
+    /// Bytes of one element: operands are split only at multiples of it.
+    pub unit: usize,
+}
+
+impl Reduction {
+    /// A predefined op on elements of one type.
+    pub fn predefined(op: ReduceOp, elem: ElementType) -> Reduction {
+        Reduction {
+            combine: Arc::new(move |acc, inc| reduce_local(op, elem, acc, inc)),
+            order: Order::Any,
+            unit: elem.size(),
+        }
+    }
+}
 
 /// Combines `incoming` into `acc` element by element: `acc[i] = op(acc[i], incoming[i])`.
 /// Integers wrap on overflow; `Byte` elements combine as unsigned bytes.

@@ -62,7 +62,7 @@ impl Runtime {
         Communicator::new(
             Arc::clone(&self.shared),
             WORLD_CONTEXT,
-            Group::World { size: self.size },
+            Group::world(self.size),
             self.rank as i32,
         )
     }

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     FAILS(MPI_Waitall(-1, &r, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
     MPI_Request null = MPI_REQUEST_NULL;
     OK(MPI_Wait(&null, &s)); /* waiting on the null request is allowed */
-    CHECK(s.MPI_SOURCE == MPI_PROC_NULL && s.MPI_TAG == MPI_ANY_TAG);
+    CHECK(s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG); /* the empty status */
     FAILS(MPI_Request_free(&null), MPI_ERR_REQUEST);
     MPI_Message msg = (MPI_Message)0x99;
     FAILS(MPI_Mrecv(&x, 1, MPI_INT, &msg, &s), MPI_ERR_REQUEST);
@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
     double d = 1, e;
     FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, MPI_BAND, w), MPI_ERR_OP);
     FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, (MPI_Op)0x3f, w), MPI_ERR_OP);
-    FAILS(MPI_Allreduce(&x, &flag, 1, MPI_CHAR, MPI_SUM, w), MPI_ERR_OP);
+    FAILS(MPI_Allreduce(&x, &flag, 1, MPI_WCHAR, MPI_SUM, w), MPI_ERR_OP);
+    FAILS(MPI_Allreduce(&d, &e, 1, MPI_DOUBLE_INT, MPI_SUM, w), MPI_ERR_OP);
     FAILS(MPI_Allreduce(&x, &flag, -2, MPI_INT, MPI_SUM, w), MPI_ERR_COUNT);
 
     /* truncation on a matched receive */

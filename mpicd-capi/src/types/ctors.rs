@@ -280,6 +280,11 @@ pub unsafe extern "C" fn MPI_Type_create_resized(
     newtype: *mut MPI_Datatype,
 ) -> c_int {
     run("Type_create_resized", default_errh(), |_| {
+        if let Ok(c) = super::custom(oldtype) {
+            require(newtype, "newtype")?;
+            let ty = c.resized(lb as i64, extent as i64);
+            return out(newtype, super::insert_custom(ty));
+        }
         make(newtype, false, || {
             Ok(Datatype::resized(
                 &datatype(oldtype)?,
@@ -299,6 +304,10 @@ pub unsafe extern "C" fn MPI_Type_create_resized_c(
     newtype: *mut MPI_Datatype,
 ) -> c_int {
     run("Type_create_resized_c", default_errh(), |_| {
+        if let Ok(c) = super::custom(oldtype) {
+            require(newtype, "newtype")?;
+            return out(newtype, super::insert_custom(c.resized(lb, extent)));
+        }
         make(newtype, true, || {
             Ok(Datatype::resized(&datatype(oldtype)?, lb, extent)?)
         })

@@ -186,12 +186,9 @@ pub unsafe extern "C" fn MPI_Type_get_extent(
     extent: *mut MPI_Aint,
 ) -> c_int {
     run("Type_get_extent", default_errh(), |_| {
-        let (l, e) = match self::datatype(datatype) {
-            Ok(t) => (t.lb() as MPI_Aint, t.extent() as MPI_Aint),
-            Err(err) => custom(datatype).map(|_| (0, 1)).map_err(|_| err)?,
-        };
-        out(lb, l)?;
-        out(extent, e)
+        let (l, e) = query::extent_of(datatype)?;
+        out(lb, l as MPI_Aint)?;
+        out(extent, e as MPI_Aint)
     })
 }
 

@@ -18,7 +18,12 @@ pub(crate) enum Kind {
     Bool,
     /// MPI_BYTE: the bitwise operations.
     Bytes,
-    /// Characters, complex numbers, pairs, long double: no reductions in mpicd.
+    /// C's long double: sum, product, max, min (computed in C: Rust lacks the type).
+    Extended,
+    /// Complex long double: sum and product (computed in C).
+    ExtendedComplex,
+    /// Wide characters, MPI_PACKED, complex numbers of float and double (their reductions
+    /// are told apart by size), pairs.
     Other,
 }
 
@@ -60,7 +65,8 @@ pub(crate) fn basic(h: MPI_Datatype) -> Option<Basic> {
     let char_elem = if c_char::MIN == 0 { U8 } else { I8 };
     let t = |d: MPI_Datatype| d as usize;
     match h as usize {
-        x if x == t(MPI_CHAR) => b(1, char_elem, Other),
+        // MPI_CHAR reduces as a C integer, as MPICH and Open MPI allow.
+        x if x == t(MPI_CHAR) => b(1, char_elem, Integer),
         x if x == t(MPI_SIGNED_CHAR) || x == t(MPI_INT8_T) => b(1, I8, Integer),
         x if x == t(MPI_UNSIGNED_CHAR) || x == t(MPI_UINT8_T) => b(1, U8, Integer),
         x if x == t(MPI_BYTE) => b(1, Byte, Bytes),
@@ -78,11 +84,11 @@ pub(crate) fn basic(h: MPI_Datatype) -> Option<Basic> {
         x if x == t(MPI_DOUBLE) => b(8, F64, Float),
         x if x == t(MPI_C_BOOL) || x == t(MPI_CXX_BOOL) => b(1, U8, Bool),
         x if x == t(MPI_WCHAR) => b(4, I32, Other),
-        x if x == t(MPI_LONG_DOUBLE) => b(16, Byte, Other),
+        x if x == t(MPI_LONG_DOUBLE) => b(16, Byte, Extended),
         x if x == t(MPI_C_FLOAT_COMPLEX) || x == t(MPI_CXX_FLOAT_COMPLEX) => b(8, F32, Other),
         x if x == t(MPI_C_DOUBLE_COMPLEX) || x == t(MPI_CXX_DOUBLE_COMPLEX) => b(16, F64, Other),
         x if x == t(MPI_C_LONG_DOUBLE_COMPLEX) || x == t(MPI_CXX_LONG_DOUBLE_COMPLEX) => {
-            b(32, Byte, Other)
+            b(32, Byte, ExtendedComplex)
         }
         _ => None,
     }
@@ -93,7 +99,7 @@ fn align_of(b: Basic) -> usize {
     match b.kind {
         // Complex numbers align as their parts.
         Kind::Other if b.size == 8 || b.size == 16 && b.elem == ElementType::F64 => b.size / 2,
-        Kind::Other if b.size == 32 => 16,
+        Kind::ExtendedComplex => 16,
         _ => b.size,
     }
 }

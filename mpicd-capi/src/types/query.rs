@@ -2,8 +2,9 @@
 //! extent, the true extent, names (predefined types report their standard names), and the
 //! address calls (MPI_Get_address, MPI_Aint_add, MPI_Aint_diff).
 //!
-//! A custom type reports lower bound 0 and extent 1 as in MPI_Type_get_extent, and the same as
-//! its true extent (its callbacks, not MPI, know its memory).
+//! A custom type reports lower bound 0 and extent 1 as in MPI_Type_get_extent (or the bounds
+//! MPI_Type_create_resized gave it, which collectives step arrays of objects by), and 0 and 1
+//! as its true extent (its callbacks, not MPI, know its memory).
 
 use super::{custom, datatype, is_predefined, predefined::name_of, size_of, with_created};
 use crate::abi::*;
@@ -15,10 +16,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Mutex;
 
 /// (lower bound, extent) of a handle.
-fn extent_of(h: MPI_Datatype) -> CResult<(i64, i64)> {
+pub(crate) fn extent_of(h: MPI_Datatype) -> CResult<(i64, i64)> {
     match datatype(h) {
         Ok(t) => Ok((t.lb(), t.extent())),
-        Err(e) => custom(h).map(|_| (0, 1)).map_err(|_| e),
+        Err(e) => custom(h).map(|c| c.bounds).map_err(|_| e),
     }
 }
 

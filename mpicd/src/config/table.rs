@@ -74,6 +74,29 @@ pub const PEER_ERRORS: Knob = Knob {
 };
 
 /// Every `MPICD_*` variable, in the order `mpicd-info` and the README list them.
+pub const WAIT: Knob = Knob {
+    name: "MPICD_WAIT",
+    default: "auto",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "What a process does when progress finds nothing to do: spin (poll again at once), \
+          yield (give the core to another process first, as Open MPI's mpi_yield_when_idle), \
+          or auto: yield when this node runs more of the job's processes than this process may \
+          use cores, else spin.",
+};
+
+pub const COLL_ALGORITHMS: Knob = Knob {
+    name: "MPICD_COLL_ALGORITHMS",
+    default: "",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "Collective algorithms forced for experiments, as collective=algorithm pairs separated \
+          by commas, e.g. bcast=binomial,allreduce=ring (bcast: binomial scatter_allgather; \
+          allreduce: recursive_doubling ring; allgather: linear ring; alltoall: linear pairwise; \
+          gather and scatter: linear binomial; reduce_scatter: ring reduce_scatterv). Unnamed \
+          ones are chosen by message and communicator size.",
+};
+
 pub static KNOBS: &[Knob] = &[
     INLINE_BYTES,
     INLINE_SPLIT,
@@ -81,6 +104,8 @@ pub static KNOBS: &[Knob] = &[
     ZCOPY_DEPTH,
     NODE_LOCAL,
     PEER_ERRORS,
+    WAIT,
+    COLL_ALGORITHMS,
     Knob {
         name: "MPICD_OOB_THRESHOLD",
         default: "65536",

@@ -35,6 +35,7 @@ fn defaults() {
             zcopy_depth: 16,
             node_local: true,
             peer_errors: true,
+            wait: Wait::Auto,
         }
     );
     assert_eq!(config(&[]).unwrap(), c);
@@ -101,6 +102,7 @@ fn overrides_and_bounds() {
         ("MPICD_ZCOPY_DEPTH", "3"),
         ("MPICD_NODE_LOCAL", "0"),
         ("MPICD_PEER_ERRORS", "0"),
+        ("MPICD_WAIT", " yield"),
     ])
     .unwrap();
     assert_eq!(
@@ -112,6 +114,7 @@ fn overrides_and_bounds() {
             zcopy_depth: 3,
             node_local: false,
             peer_errors: false,
+            wait: Wait::Yield,
         }
     );
     let rejected = [

@@ -7,7 +7,8 @@
 //! - [`table`]: the request table ([`OpId`], [`Op`]);
 //! - [`contiguous`]: contiguous sends and receives, probes, matched messages;
 //! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
-//! - [`progress`]: the progress loop, peer failures, tests and cancels.
+//! - [`progress`]: the progress loop, peer failures, tests and cancels;
+//! - [`schedule`]: runs of collective plans.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
@@ -15,6 +16,7 @@
 mod contiguous;
 mod custom;
 mod progress;
+mod schedule;
 mod table;
 
 pub(crate) use crate::route::Route;
@@ -46,6 +48,10 @@ pub(crate) struct Engine {
     /// Tokens of the custom ops to poll at the next progress call: filed by UCX when one of
     /// their requests completed, or added when they started or were aborted.
     noticed: Vec<usize>,
+    /// Collective plans being run.
+    schedules: Vec<OpId>,
+    /// Give the core away when progress finds nothing to do (`MPICD_WAIT`).
+    yield_when_idle: bool,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
     net: Net,
@@ -81,6 +87,9 @@ impl Engine {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
+        // The collectives' forced algorithms: a text knob the collectives parse.
+        let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
+        crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
         let mut boot = Bootstrap::init()?;
         if boot.size() > crate::tag::MAX_PROCESSES {
             return Err(Error::Launch(format!(
@@ -98,11 +107,25 @@ impl Engine {
         boot.put(IDENTITY_KEY, &Identity::current().encode())?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
+        let yield_when_idle = match config.wait {
+            crate::config::Wait::Spin => false,
+            crate::config::Wait::Yield => true,
+            crate::config::Wait::Auto => {
+                // The node's cores, not this process's affinity mask: a launcher that binds
+                // each process to its own core leaves one in each mask.
+                // SAFETY: sysconf has no preconditions.
+                let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+                let cores = usize::try_from(online).unwrap_or(1).max(1);
+                boot.local_size().is_some_and(|n| n as usize > cores)
+            }
+        };
         Ok(Engine {
             table: Table::default(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
             noticed: Vec::new(),
+            schedules: Vec::new(),
+            yield_when_idle,
             progress_calls: 0,
             net: Net {
                 stranded: Vec::new(),

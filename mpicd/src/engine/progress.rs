@@ -37,6 +37,14 @@ impl Engine {
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }
+        if !self.schedules.is_empty() {
+            self.advance_schedules();
+        }
+        if !active && self.yield_when_idle {
+            // More processes than cores on this node: the peer this one waits for may need
+            // this core to make its progress.
+            std::thread::yield_now();
+        }
     }
 
     fn reap_orphans(&mut self) {
@@ -88,7 +96,7 @@ impl Engine {
                         r.abort(worker, dead.clone());
                         self.noticed.push(id.token());
                     }
-                    Op::Recv { req: None, .. } | Op::Finished(_) => {}
+                    Op::Recv { req: None, .. } | Op::Schedule(_) | Op::Finished(_) => {}
                 }
             }
         }
@@ -103,7 +111,8 @@ impl Engine {
             }
             // Custom operations are advanced by progress calls, which every waiting loop makes
             // between tests, and then become `Finished`.
-            Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) => true,
+            // So are collective runs.
+            Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) | Some(Op::Schedule(_)) => true,
             _ => false,
         };
         if pending {
@@ -125,7 +134,7 @@ impl Engine {
                         .map(|()| Status::empty()),
                 ),
             },
-            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) => None,
+            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) | Op::Schedule(_) => None,
             Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
         match outcome {
@@ -152,7 +161,7 @@ impl Engine {
             }
             // Already complete (possibly settled during progress): nothing to cancel.
             Op::Recv { .. } | Op::Finished(_) => {}
-            Op::Send { .. } | Op::CustomSend(_) => {
+            Op::Send { .. } | Op::CustomSend(_) | Op::Schedule(_) => {
                 return Err(Error::InvalidArgument(
                     "only receives can be cancelled".into(),
                 ))

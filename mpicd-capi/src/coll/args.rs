@@ -1,0 +1,318 @@
+//! One function per collective over its C arguments, counts and displacements widened to 64
+//! bits (so that a call and its `_c` variant share it), for any [`Launch`]. Arguments that MPI
+//! makes significant only at the root are read only there.
+//!
+//! # Safety
+//! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
+
+use super::plans::{self, Arg, Layout};
+use super::{launch, Launch, Wide};
+use crate::abi::*;
+use crate::errors::{fail, CResult};
+use mpicd::Communicator;
+use std::ffi::{c_int, c_void};
+
+/// The members of `c`, as an array length.
+fn members(c: &Communicator) -> usize {
+    c.size() as usize
+}
+
+/// A v-layout read from its C arrays.
+unsafe fn varying<C: Wide, D: Wide>(
+    c: &Communicator,
+    p: *const c_void,
+    counts: *const C,
+    displs: *const D,
+    dtype: MPI_Datatype,
+) -> CResult<Layout> {
+    let n = members(c);
+    // SAFETY: MPI requires one count and displacement per member.
+    let (counts, displs) = unsafe {
+        (
+            wide(counts, n, "counts")?,
+            wide(displs, n, "displacements")?,
+        )
+    };
+    Layout::varying(p, counts, displs, dtype)
+}
+
+/// `n` entries of a C array, widened.
+unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Vec<i64>> {
+    if n > 0 && p.is_null() {
+        return Err(fail(MPI_ERR_ARG, format!("null array of {what}")));
+    }
+    // SAFETY: forwarded: `n` entries at `p`.
+    Ok((0..n).map(|i| unsafe { *p.add(i) }.wide()).collect())
+}
+
+pub(crate) fn barrier(name: &'static str, how: Launch, comm: MPI_Comm) -> c_int {
+    launch(name, comm, how, plans::barrier)
+}
+
+pub(crate) unsafe fn bcast(
+    name: &'static str,
+    how: Launch,
+    buffer: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        plans::bcast(c, Arg::new(buffer, count, datatype), root)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce(
+    name: &'static str,
+    how: Launch,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let (send, recv) = (
+        Arg::new(sendbuf, count, datatype),
+        Arg::new(recvbuf, count, datatype),
+    );
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        plans::reduce(c, send, recv, op, root)
+    })
+}
+
+/// Allreduce, Scan (`scan` Some(false)) and Exscan (Some(true)).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allreduce(
+    name: &'static str,
+    how: Launch,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    scan: Option<bool>,
+) -> c_int {
+    let (send, recv) = (
+        Arg::new(sendbuf, count, datatype),
+        Arg::new(recvbuf, count, datatype),
+    );
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        match scan {
+            None => plans::allreduce(c, send, recv, op),
+            Some(exclusive) => plans::scan(c, send, recv, op, exclusive),
+        }
+    })
+}
+
+/// Reduce_scatter (`counts` one per member) and Reduce_scatter_block (`block` Some).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn reduce_scatter<C: Wide>(
+    name: &'static str,
+    how: Launch,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: *const C,
+    block: Option<i64>,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        let counts = match block {
+            Some(n) => vec![n; members(c)],
+            None => wide(counts, members(c), "counts")?,
+        };
+        plans::reduce_scatter(c, sendbuf, recvbuf, &counts, datatype, op)
+    })
+}
+
+/// Gather and Gatherv: `recvcounts`/`displs` null for Gather (then `recvcount` counts).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gather<C: Wide, D: Wide>(
+    name: &'static str,
+    how: Launch,
+    send: Arg,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvcounts: *const C,
+    displs: *const D,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let uniform = recvcounts.is_null() && displs.is_null();
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        let recv = match (c.rank() == root, uniform) {
+            (false, _) => None,
+            (true, true) => Some(Layout::uniform(recvbuf, members(c), recvcount, recvtype)?),
+            (true, false) => Some(varying(c, recvbuf, recvcounts, displs, recvtype)?),
+        };
+        plans::gather(c, send, recv, root, uniform)
+    })
+}
+
+/// Scatter and Scatterv: `sendcounts`/`displs` null for Scatter (then `sendcount` counts).
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
+    name: &'static str,
+    how: Launch,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendcounts: *const C,
+    displs: *const D,
+    sendtype: MPI_Datatype,
+    recv: Arg,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let uniform = sendcounts.is_null() && displs.is_null();
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        let send = match (c.rank() == root, uniform) {
+            (false, _) => None,
+            (true, true) => Some(Layout::uniform(sendbuf, members(c), sendcount, sendtype)?),
+            (true, false) => Some(varying(c, sendbuf, sendcounts, displs, sendtype)?),
+        };
+        plans::scatter(c, send, recv, root, uniform)
+    })
+}
+
+/// Allgather and Allgatherv: `recvcounts`/`displs` null for Allgather.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
+    name: &'static str,
+    how: Launch,
+    send: Arg,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvcounts: *const C,
+    displs: *const D,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        let recv = if recvcounts.is_null() && displs.is_null() {
+            Layout::uniform(recvbuf, members(c), recvcount, recvtype)?
+        } else {
+            varying(c, recvbuf, recvcounts, displs, recvtype)?
+        };
+        plans::allgather(c, send, recv)
+    })
+}
+
+/// One side of an all-to-all: a uniform count, or arrays of counts and displacements (in
+/// elements), or with `dtypes` per-block datatypes and byte displacements (Alltoallw).
+pub(crate) struct Side<C, D> {
+    pub buf: *const c_void,
+    pub count: i64,
+    pub counts: *const C,
+    pub displs: *const D,
+    pub dtype: MPI_Datatype,
+    pub dtypes: *const MPI_Datatype,
+}
+
+impl<C: Wide, D: Wide> Side<C, D> {
+    unsafe fn layout(&self, c: &Communicator) -> CResult<Layout> {
+        let n = members(c);
+        // SAFETY: forwarded.
+        unsafe {
+            if !self.dtypes.is_null() {
+                let dtypes = (0..n).map(|i| *self.dtypes.add(i)).collect();
+                return Ok(Layout {
+                    p: self.buf,
+                    counts: wide(self.counts, n, "counts")?,
+                    displs: wide(self.displs, n, "displacements")?,
+                    dtypes,
+                });
+            }
+            if self.counts.is_null() && self.displs.is_null() {
+                return Layout::uniform(self.buf, n, self.count, self.dtype);
+            }
+            varying(c, self.buf, self.counts, self.displs, self.dtype)
+        }
+    }
+}
+
+/// Alltoall, Alltoallv and Alltoallw.
+pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
+    name: &'static str,
+    how: Launch,
+    send: Side<C, D>,
+    recv: Side<C, D>,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: forwarded.
+    launch(name, comm, how, |c| unsafe {
+        if !recv.dtypes.is_null() || !send.dtypes.is_null() {
+            let null_types = recv.dtypes.is_null()
+                || (send.dtypes.is_null() && !crate::blocks::in_place(send.buf));
+            if null_types {
+                return Err(fail(MPI_ERR_ARG, "null array of datatypes"));
+            }
+        }
+        let inc = recv.layout(c)?;
+        let out = match crate::blocks::in_place(send.buf) {
+            true => None,
+            false => Some(send.layout(c)?),
+        };
+        plans::alltoall(c, out, inc)
+    })
+}
+
+/// An all-to-all side with one count for every block.
+pub(crate) fn uniform<C, D>(buf: *const c_void, count: i64, dtype: MPI_Datatype) -> Side<C, D> {
+    use std::ptr::null;
+    Side {
+        buf,
+        count,
+        counts: null(),
+        displs: null(),
+        dtype,
+        dtypes: null(),
+    }
+}
+
+/// An all-to-all side with counts and displacements (in elements) per block.
+pub(crate) fn varying_side<C, D>(
+    buf: *const c_void,
+    counts: *const C,
+    displs: *const D,
+    dtype: MPI_Datatype,
+) -> Side<C, D> {
+    Side {
+        buf,
+        count: 0,
+        counts,
+        displs,
+        dtype,
+        dtypes: std::ptr::null(),
+    }
+}
+
+/// An all-to-all side with counts, byte displacements and datatypes per block.
+pub(crate) fn typed<C, D>(
+    buf: *const c_void,
+    counts: *const C,
+    displs: *const D,
+    dtypes: *const MPI_Datatype,
+) -> Side<C, D> {
+    Side {
+        buf,
+        count: 0,
+        counts,
+        displs,
+        dtype: MPI_DATATYPE_NULL,
+        dtypes,
+    }
+}

@@ -1,0 +1,98 @@
+//! The collective calls: every MPI-4 collective on intra-communicators in its blocking,
+//! non-blocking (`MPI_I...`) and persistent (`..._init`, started by MPI_Start) forms, each with
+//! its large-count `_c` variant. All three forms of a collective write the same plan
+//! ([`plans`]) from the same arguments ([`args`]); they differ only in how it is launched
+//! ([`Launch`]): run to completion now, started with a request, or kept in a persistent
+//! request that starts a run of it at each MPI_Start.
+//!
+//! - [`args`]: one function per collective over C arguments widened to 64 bits;
+//! - [`plans`]: the plans, buffers named and MPI_IN_PLACE resolved;
+//! - [`objects`]: the plans of collectives over custom datatypes;
+//! - [`blocking`], [`nonblocking`], [`persistent`]: the exported functions.
+
+mod args;
+pub mod blocking;
+pub mod nonblocking;
+mod objects;
+pub mod persistent;
+mod plans;
+
+use crate::abi::*;
+use crate::comms::{errh, run_on};
+use crate::env::{out, require};
+use crate::requests::{insert, insert_persistent};
+use mpicd::schedule::Plan;
+use mpicd::Communicator;
+use std::ffi::c_int;
+use std::sync::Arc;
+
+/// How a collective's plan runs.
+#[derive(Clone, Copy)]
+pub(crate) enum Launch {
+    /// Blocking: run to completion before returning.
+    Now,
+    /// Non-blocking: started, its request stored at the pointer.
+    Start(*mut MPI_Request),
+    /// Persistent: an inactive request stored at the pointer, started by MPI_Start.
+    Persist(*mut MPI_Request),
+}
+
+/// Writes the plan of a collective on `comm` and launches it as `how` says.
+pub(crate) fn launch(
+    name: &'static str,
+    comm: MPI_Comm,
+    how: Launch,
+    plan: impl FnOnce(&Communicator) -> crate::errors::CResult<Arc<Plan>>,
+) -> c_int {
+    run_on(name, comm, |c| {
+        if let Launch::Start(r) | Launch::Persist(r) = how {
+            require(r, "request pointer")?;
+        }
+        let plan = plan(&c)?;
+        match how {
+            Launch::Now => {
+                // SAFETY: MPI's rules for the arguments hold until the call returns, and the run
+                // completes before it does.
+                let run = unsafe { c.start_plan(&plan) }?;
+                run.wait().map(drop).map_err(Into::into)
+            }
+            Launch::Start(r) => {
+                // SAFETY: MPI's rules for a non-blocking collective: the buffers stay valid and
+                // untouched until the request completes.
+                let req = unsafe { c.start_plan(&plan) }?;
+                out(r, insert(req, errh(comm), None))
+            }
+            Launch::Persist(r) => {
+                let c = Arc::clone(&c);
+                // SAFETY: MPI's rules for a persistent collective: the buffers stay valid while
+                // the request lives, untouched while it is active, and it is started again only
+                // once complete.
+                let start = Box::new(move || unsafe { c.start_plan(&plan) });
+                out(r, insert_persistent(start, errh(comm)))
+            }
+        }
+    })
+}
+
+/// A C count or displacement widened to 64 bits.
+pub(crate) trait Wide: Copy {
+    fn wide(self) -> i64;
+}
+
+impl Wide for c_int {
+    fn wide(self) -> i64 {
+        self as i64
+    }
+}
+
+impl Wide for MPI_Count {
+    fn wide(self) -> i64 {
+        self
+    }
+}
+
+impl Wide for MPI_Aint {
+    fn wide(self) -> i64 {
+        self as i64
+    }
+}

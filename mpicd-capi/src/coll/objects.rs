@@ -1,0 +1,154 @@
+//! Collectives over custom datatypes (`MPI_Type_create_custom`): broadcast, gather(v),
+//! scatter(v), allgather(v) and all-to-all(v,w). Each block of `count` objects travels as one
+//! custom-typed message, packed part and zero-copy regions together, and its receiver learns
+//! the sender's shape from the message (the type's resize callback, `MPIX_Type_custom_set_resize`,
+//! sizes the receiving objects), so every member may contribute objects of its own shape: the
+//! root of a gather needs no probe per member. Blocks of an array are `extent` apart, the
+//! extent MPI_Type_create_resized gives the custom type (1 by default: displacements in
+//! bytes). Reductions over custom types do not exist (MPI_ERR_TYPE).
+
+use super::plans::{Arg, Layout};
+use crate::abi::*;
+use crate::blocks::in_place;
+use crate::custom::{CustomType, Operation};
+use crate::errors::{fail, CResult};
+use crate::types::{self, Dtype};
+use mpicd::schedule::{objects, Builder, ObjId, Object, Plan};
+use mpicd::Communicator;
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+/// The custom type of a handle, if it is one.
+pub(crate) fn custom_type(dtype: MPI_Datatype) -> Option<Arc<CustomType>> {
+    match types::get(dtype) {
+        Ok(Dtype::Custom(t)) => Some(t),
+        _ => None,
+    }
+}
+
+/// The custom type of a collective whose own block has type `mine` (ignored `here`, in place)
+/// and whose layout (where it is significant) is `layout`: both custom, or neither
+/// (MPI_ERR_TYPE).
+pub(crate) fn custom_of(
+    mine: MPI_Datatype,
+    here: bool,
+    layout: Option<&Layout>,
+) -> CResult<Option<Arc<CustomType>>> {
+    let own = if here { None } else { custom_type(mine) };
+    let other = layout.map(|l| l.dtypes.iter().map(|&d| custom_type(d)).collect::<Vec<_>>());
+    let mixed = match (&own, &other) {
+        (Some(_), Some(o)) => o.iter().any(Option::is_none),
+        (None, Some(o)) => !here && o.iter().any(Option::is_some),
+        _ => false,
+    };
+    if mixed && !here {
+        return Err(fail(
+            MPI_ERR_TYPE,
+            "a custom datatype on one side of a collective needs custom types on the other",
+        ));
+    }
+    Ok(own.or_else(|| other.and_then(|o| o.into_iter().flatten().next())))
+}
+
+/// A pointer into the caller's memory, lent to the plan's state makers.
+#[derive(Clone, Copy)]
+struct Addr(*mut c_void);
+
+// SAFETY: MPI's rules for the buffers of a collective keep the memory valid and reserved for
+// the operation while a run is in flight; the states made from it are used by one thread at a
+// time (the one progressing the engine).
+unsafe impl Send for Addr {}
+// SAFETY: as above; the address itself is only copied.
+unsafe impl Sync for Addr {}
+
+/// `a`'s objects in the plan: a send or receive of them starts the type's state callback anew
+/// at each run.
+fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
+    let (addr, count) = (Addr(a.p as *mut c_void), a.count);
+    let (ts, tr) = (Arc::clone(t), Arc::clone(t));
+    b.object(Object {
+        send: Arc::new(move || {
+            let op = Operation::start(Arc::clone(&ts), { addr }.0, count)?;
+            Ok(Box::new(op) as Box<dyn mpicd::custom::PackState>)
+        }),
+        recv: Arc::new(move || {
+            let op = Operation::start(Arc::clone(&tr), { addr }.0, count)?;
+            Ok(Box::new(op) as Box<dyn mpicd::custom::UnpackState>)
+        }),
+    })
+}
+
+fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
+    (0..l.counts.len())
+        .map(|i| object(b, t, l.arg(i)))
+        .collect()
+}
+
+pub(crate) fn bcast(c: &Communicator, t: Arc<CustomType>, a: Arg, root: c_int) -> Arc<Plan> {
+    let mut b = c.plan();
+    let obj = object(&mut b, &t, a);
+    objects::bcast(&mut b, obj, root);
+    b.finish()
+}
+
+pub(crate) fn gather(
+    c: &Communicator,
+    t: Arc<CustomType>,
+    send: Arg,
+    recv: Option<Layout>,
+    root: c_int,
+) -> Arc<Plan> {
+    let mut b = c.plan();
+    let at_root = c.rank() == root;
+    let mine = (!(at_root && in_place(send.p))).then(|| object(&mut b, &t, send));
+    let all = recv.filter(|_| at_root).map(|l| blocks(&mut b, &t, &l));
+    objects::gather(&mut b, mine, all.as_deref(), root);
+    b.finish()
+}
+
+pub(crate) fn scatter(
+    c: &Communicator,
+    t: Arc<CustomType>,
+    send: Option<Layout>,
+    recv: Arg,
+    root: c_int,
+) -> Arc<Plan> {
+    let mut b = c.plan();
+    let at_root = c.rank() == root;
+    let mine = (!(at_root && in_place(recv.p))).then(|| object(&mut b, &t, recv));
+    let all = send.filter(|_| at_root).map(|l| blocks(&mut b, &t, &l));
+    objects::scatter(&mut b, all.as_deref(), mine, root);
+    b.finish()
+}
+
+pub(crate) fn allgather(
+    c: &Communicator,
+    t: Arc<CustomType>,
+    send: Arg,
+    recv: Layout,
+) -> Arc<Plan> {
+    let mut b = c.plan();
+    let mine = (!in_place(send.p)).then(|| object(&mut b, &t, send));
+    let all = blocks(&mut b, &t, &recv);
+    objects::allgather(&mut b, mine, &all);
+    b.finish()
+}
+
+pub(crate) fn alltoall(
+    c: &Communicator,
+    t: Arc<CustomType>,
+    send: Option<Layout>,
+    recv: Layout,
+) -> CResult<Arc<Plan>> {
+    let Some(send) = send else {
+        return Err(fail(
+            MPI_ERR_BUFFER,
+            "MPI_IN_PLACE all-to-all of custom-typed objects is not supported",
+        ));
+    };
+    let mut b = c.plan();
+    let out = blocks(&mut b, &t, &send);
+    let inc = blocks(&mut b, &t, &recv);
+    objects::alltoall(&mut b, &out, &inc);
+    Ok(b.finish())
+}

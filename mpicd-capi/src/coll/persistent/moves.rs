@@ -1,0 +1,608 @@
+//! Data movement: broadcast, gathers, scatters, all-to-alls. The `_c` variants take MPI_Count counts and MPI_Aint displacements.
+
+#![allow(clippy::too_many_arguments)]
+
+use crate::abi::*;
+use crate::coll::args::{self, typed, uniform, varying_side};
+use crate::coll::plans::Arg;
+use crate::coll::{Launch, Wide};
+use std::ffi::{c_int, c_void};
+use std::ptr::null;
+
+/// A persistent request for: the root's buffer copied to every member.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast_init(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::bcast(
+            "Bcast_init",
+            Launch::Persist(request),
+            buffer,
+            count.wide(),
+            datatype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: the root's buffer copied to every member (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast_init_c(
+    buffer: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::bcast(
+            "Bcast_init_c",
+            Launch::Persist(request),
+            buffer,
+            count.wide(),
+            datatype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: equal blocks gathered at the root.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::gather::<c_int, c_int>(
+            "Gather_init",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            recvcount.wide(),
+            null(),
+            null(),
+            recvtype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: equal blocks gathered at the root (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::gather::<c_int, c_int>(
+            "Gather_init_c",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            recvcount.wide(),
+            null(),
+            null(),
+            recvtype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: blocks of varying sizes gathered at the root.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::gather(
+            "Gatherv_init",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            0,
+            recvcounts,
+            displs,
+            recvtype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: blocks of varying sizes gathered at the root (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::gather(
+            "Gatherv_init_c",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            0,
+            recvcounts,
+            displs,
+            recvtype,
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: equal blocks scattered from the root.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::scatter::<c_int, c_int>(
+            "Scatter_init",
+            Launch::Persist(request),
+            sendbuf,
+            sendcount.wide(),
+            null(),
+            null(),
+            sendtype,
+            Arg::new(recvbuf, recvcount.wide(), recvtype),
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: equal blocks scattered from the root (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::scatter::<c_int, c_int>(
+            "Scatter_init_c",
+            Launch::Persist(request),
+            sendbuf,
+            sendcount.wide(),
+            null(),
+            null(),
+            sendtype,
+            Arg::new(recvbuf, recvcount.wide(), recvtype),
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: blocks of varying sizes scattered from the root.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::scatter(
+            "Scatterv_init",
+            Launch::Persist(request),
+            sendbuf,
+            0,
+            sendcounts,
+            displs,
+            sendtype,
+            Arg::new(recvbuf, recvcount.wide(), recvtype),
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: blocks of varying sizes scattered from the root (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::scatter(
+            "Scatterv_init_c",
+            Launch::Persist(request),
+            sendbuf,
+            0,
+            sendcounts,
+            displs,
+            sendtype,
+            Arg::new(recvbuf, recvcount.wide(), recvtype),
+            root,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: every member's block on every member.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::allgather::<c_int, c_int>(
+            "Allgather_init",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            recvcount.wide(),
+            null(),
+            null(),
+            recvtype,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: every member's block on every member (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::allgather::<c_int, c_int>(
+            "Allgather_init_c",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            recvcount.wide(),
+            null(),
+            null(),
+            recvtype,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: every member's block, of varying sizes, on every member.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::allgather(
+            "Allgatherv_init",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            0,
+            recvcounts,
+            displs,
+            recvtype,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: every member's block, of varying sizes, on every member (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::allgather(
+            "Allgatherv_init_c",
+            Launch::Persist(request),
+            Arg::new(sendbuf, sendcount.wide(), sendtype),
+            recvbuf,
+            0,
+            recvcounts,
+            displs,
+            recvtype,
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i of every member sent to member i.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall::<c_int, c_int>(
+            "Alltoall_init",
+            Launch::Persist(request),
+            uniform(sendbuf, sendcount.wide(), sendtype),
+            uniform(recvbuf, recvcount.wide(), recvtype),
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i of every member sent to member i (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall::<c_int, c_int>(
+            "Alltoall_init_c",
+            Launch::Persist(request),
+            uniform(sendbuf, sendcount.wide(), sendtype),
+            uniform(recvbuf, recvcount.wide(), recvtype),
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i (of varying size) of every member sent to member i.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall(
+            "Alltoallv_init",
+            Launch::Persist(request),
+            varying_side(sendbuf, sendcounts, sdispls, sendtype),
+            varying_side(recvbuf, recvcounts, rdispls, recvtype),
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i (of varying size) of every member sent to member i (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall(
+            "Alltoallv_init_c",
+            Launch::Persist(request),
+            varying_side(sendbuf, sendcounts, sdispls, sendtype),
+            varying_side(recvbuf, recvcounts, rdispls, recvtype),
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall(
+            "Alltoallw_init",
+            Launch::Persist(request),
+            typed(sendbuf, sendcounts, sdispls, sendtypes),
+            typed(recvbuf, recvcounts, rdispls, recvtypes),
+            comm,
+        )
+    }
+}
+
+/// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> c_int {
+    let _ = info; // hints: none applies
+                  // SAFETY: the arguments are what MPI requires of the call.
+    unsafe {
+        args::alltoall(
+            "Alltoallw_init_c",
+            Launch::Persist(request),
+            typed(sendbuf, sendcounts, sdispls, sendtypes),
+            typed(recvbuf, recvcounts, rdispls, recvtypes),
+            comm,
+        )
+    }
+}

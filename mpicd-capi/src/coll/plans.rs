@@ -1,0 +1,512 @@
+//! The plan of each collective from its C arguments, shared by the blocking, non-blocking and
+//! persistent forms (and their `_c` variants): arguments checked, MPI_IN_PLACE resolved, each
+//! buffer named in the plan ([`Writer`]), then the core writes the algorithm
+//! ([`mpicd::schedule::collectives`]).
+//!
+//! A buffer of a predefined type, or of a derived type whose data is one contiguous run, is the
+//! caller's memory itself. Any other derived type's data is packed into a temporary at the
+//! start of each run (what is sent) or unpacked from one at its end (what is received).
+
+use super::objects;
+use crate::abi::*;
+use crate::blocks::{in_place, Elem};
+use crate::errors::{fail, CResult};
+use crate::reductions::Reduction;
+use mpicd::schedule::{collectives as coll, Buf, Builder, Frame, LocalFn, Plan};
+use mpicd::{Communicator, TypedBuf};
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+/// `count` elements of `dtype` at `p`: one block of a collective's C arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct Arg {
+    pub p: *const c_void,
+    pub count: i64,
+    pub dtype: MPI_Datatype,
+}
+
+impl Arg {
+    pub(crate) fn new(p: *const c_void, count: i64, dtype: MPI_Datatype) -> Arg {
+        Arg { p, count, dtype }
+    }
+}
+
+/// One block per member, as a v- or w-layout gives them: counts, byte displacements from `p`,
+/// and datatypes.
+pub(crate) struct Layout {
+    pub p: *const c_void,
+    pub counts: Vec<i64>,
+    pub displs: Vec<i64>,
+    pub dtypes: Vec<MPI_Datatype>,
+}
+
+impl Layout {
+    /// `n` blocks of `count` elements, one after the other.
+    pub(crate) fn uniform(
+        p: *const c_void,
+        n: usize,
+        count: i64,
+        dtype: MPI_Datatype,
+    ) -> CResult<Layout> {
+        let extent = extent(dtype)?;
+        Ok(Layout {
+            p,
+            counts: vec![count; n],
+            displs: (0..n as i64).map(|i| i * count * extent).collect(),
+            dtypes: vec![dtype; n],
+        })
+    }
+
+    /// Counts and displacements in elements (a v-layout).
+    pub(crate) fn varying(
+        p: *const c_void,
+        counts: Vec<i64>,
+        displs: Vec<i64>,
+        dtype: MPI_Datatype,
+    ) -> CResult<Layout> {
+        let extent = extent(dtype)?;
+        let n = counts.len();
+        Ok(Layout {
+            p,
+            counts,
+            displs: displs.into_iter().map(|d| d * extent).collect(),
+            dtypes: vec![dtype; n],
+        })
+    }
+
+    pub(crate) fn arg(&self, i: usize) -> Arg {
+        let p = (self.p as *const u8).wrapping_offset(self.displs[i] as isize);
+        Arg::new(p as *const c_void, self.counts[i], self.dtypes[i])
+    }
+}
+
+/// The distance between consecutive elements of `dtype` in an array (a custom type's is 1
+/// unless MPI_Type_create_resized set it).
+fn extent(dtype: MPI_Datatype) -> CResult<i64> {
+    match objects::custom_type(dtype) {
+        Some(t) => Ok(t.bounds.1),
+        None => Ok(Elem::of(dtype)?.stride()),
+    }
+}
+
+/// What happens to a buffer's data in a run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Read: packed at the start.
+    In,
+    /// Written: unpacked at the end.
+    Out,
+    /// Both.
+    InOut,
+}
+
+/// A plan being written from C arguments, with the unpack steps that end it.
+pub(crate) struct Writer {
+    pub b: Builder,
+    tail: Vec<Arc<LocalFn>>,
+    /// The caller's memory the plan reads (`In`) and writes (`Out`, `InOut`), as byte ranges:
+    /// a send buffer that overlaps a receive buffer without MPI_IN_PLACE is MPI_ERR_BUFFER.
+    spans: Vec<(Flow, std::ops::Range<usize>)>,
+}
+
+impl Writer {
+    pub(crate) fn new(c: &Communicator) -> Writer {
+        Writer {
+            b: c.plan(),
+            tail: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+
+    /// Records the caller's bytes `at..at + len` as used by `flow`; refuses a send buffer that
+    /// overlaps a receive buffer.
+    fn claim(&mut self, at: usize, len: usize, flow: Flow) -> CResult<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let span = at..at.saturating_add(len);
+        let clash = self.spans.iter().any(|(f, s)| {
+            let crosses = (*f == Flow::In) != (flow == Flow::In);
+            crosses && s.start < span.end && span.start < s.end
+        });
+        if clash {
+            return Err(fail(
+                MPI_ERR_BUFFER,
+                "the send and receive buffers overlap (only MPI_IN_PLACE may share them)",
+            ));
+        }
+        self.spans.push((flow, span));
+        Ok(())
+    }
+
+    /// The buffer of block `a` in the plan.
+    ///
+    /// # Safety
+    /// `a` must describe memory valid for every run of the plan (MPI's rules for the buffers
+    /// of a collective).
+    unsafe fn buffer(&mut self, a: Arg, flow: Flow) -> CResult<Buf> {
+        let elem = Elem::of(a.dtype)?;
+        let len = elem.packed(a.count)?;
+        if len > 0 && (a.p.is_null() || in_place(a.p)) {
+            return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
+        }
+        let t = match elem {
+            Elem::Basic(_) => {
+                self.claim(a.p as usize, len, flow)?;
+                // SAFETY: the caller's promise.
+                return Ok(unsafe { self.b.raw(a.p as *mut u8, len) });
+            }
+            Elem::Derived(t) => {
+                // The bytes the type map spans: from its true lower bound to the true end of
+                // the last element.
+                let span = match a.count {
+                    0 => 0,
+                    n => (n - 1) * t.extent() + t.true_extent(),
+                };
+                let start = (a.p as usize).wrapping_add_signed(t.true_lb() as isize);
+                self.claim(start, usize::try_from(span).unwrap_or(0), flow)?;
+                TypedBuf::new(a.p as *const u8, a.count as u64, &t)
+            }
+        };
+        if let Some((p, n)) = t.contiguous() {
+            // SAFETY: as above.
+            return Ok(unsafe { self.b.raw(p, n) });
+        }
+        let tmp = self.b.temp(len);
+        if flow != Flow::Out {
+            let t = t.clone();
+            self.b.local(Arc::new(move |f: &mut Frame| {
+                // SAFETY: the type map is readable while the run lasts (the caller's promise).
+                unsafe { t.pack(0, f.bytes_mut(tmp)) };
+                Ok(())
+            }));
+        }
+        if flow != Flow::In {
+            self.tail.push(Arc::new(move |f: &mut Frame| {
+                // SAFETY: the type map is writable while the run lasts, apart from `tmp`.
+                unsafe { t.unpack(0, f.bytes_mut(tmp)) };
+                Ok(())
+            }));
+        }
+        Ok(tmp)
+    }
+
+    /// Data the collective sends.
+    pub(crate) unsafe fn input(&mut self, a: Arg) -> CResult<Buf> {
+        // SAFETY: forwarded.
+        unsafe { self.buffer(a, Flow::In) }
+    }
+
+    /// Where the collective puts what it receives.
+    pub(crate) unsafe fn output(&mut self, a: Arg) -> CResult<Buf> {
+        // SAFETY: forwarded.
+        unsafe { self.buffer(a, Flow::Out) }
+    }
+
+    /// Data read and then overwritten (MPI_IN_PLACE).
+    pub(crate) unsafe fn inout(&mut self, a: Arg) -> CResult<Buf> {
+        // SAFETY: forwarded.
+        unsafe { self.buffer(a, Flow::InOut) }
+    }
+
+    /// Every block of a layout; block `keep` (in place) is read as well as written.
+    unsafe fn blocks(&mut self, l: &Layout, flow: Flow, keep: Option<usize>) -> CResult<Vec<Buf>> {
+        (0..l.counts.len())
+            .map(|i| {
+                let f = if Some(i) == keep { Flow::InOut } else { flow };
+                // SAFETY: forwarded.
+                unsafe { self.buffer(l.arg(i), f) }
+            })
+            .collect()
+    }
+
+    pub(crate) fn finish(mut self) -> Arc<Plan> {
+        for f in self.tail {
+            self.b.local(f);
+        }
+        self.b.finish()
+    }
+}
+
+fn check_root(c: &Communicator, root: c_int) -> CResult<()> {
+    if (0..c.size()).contains(&root) {
+        Ok(())
+    } else {
+        Err(fail(
+            MPI_ERR_ROOT,
+            format!("invalid root {root} (size {})", c.size()),
+        ))
+    }
+}
+
+/// A reduction, movable to the engine.
+struct Shared(Reduction);
+
+// SAFETY: a reduction holds plain values and, for a user op, a C function pointer and a
+// datatype handle; the handle is only passed back to that function, from whichever thread
+// progresses the engine, as MPI lets any thread complete a request.
+unsafe impl Send for Shared {}
+// SAFETY: as above; combining never mutates the reduction.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+        self.0.combine(acc, inc)
+    }
+}
+
+/// The reduction `op` performs on `dtype`, as the core applies it.
+fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduction> {
+    let elem = Elem::of(dtype)?;
+    let red = Reduction::of(op, dtype, &elem)?;
+    let order = red.order();
+    let red = Shared(red);
+    Ok(mpicd::schedule::Reduction {
+        combine: Arc::new(move |acc, inc| red.combine(acc, inc)),
+        order,
+        unit: elem.packed(1)?.max(1),
+    })
+}
+
+pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
+    let mut w = Writer::new(c);
+    coll::barrier(&mut w.b);
+    Ok(w.finish())
+}
+
+/// # Safety
+/// Buffers as MPI requires of every collective below.
+pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc<Plan>> {
+    check_root(c, root)?;
+    if let Some(t) = objects::custom_type(a.dtype) {
+        return Ok(objects::bcast(c, t, a, root));
+    }
+    let mut w = Writer::new(c);
+    // SAFETY: MPI's rules for the buffer.
+    let buf = unsafe {
+        match c.rank() == root {
+            true => w.input(a),
+            false => w.output(a),
+        }
+    }?;
+    coll::bcast(&mut w.b, buf, root);
+    Ok(w.finish())
+}
+
+pub(crate) unsafe fn reduce(
+    c: &Communicator,
+    send: Arg,
+    recv: Arg,
+    op: MPI_Op,
+    root: c_int,
+) -> CResult<Arc<Plan>> {
+    check_root(c, root)?;
+    let mut w = Writer::new(c);
+    w.b.reduce_with(reduction(op, send.dtype)?);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        if c.rank() != root {
+            let send = w.input(send)?;
+            coll::reduce(&mut w.b, send, None, root);
+        } else if in_place(send.p) {
+            let buf = w.inout(recv)?;
+            coll::reduce(&mut w.b, buf, Some(buf), root);
+        } else {
+            let (send, recv) = (w.input(send)?, w.output(recv)?);
+            coll::reduce(&mut w.b, send, Some(recv), root);
+        }
+    }
+    Ok(w.finish())
+}
+
+pub(crate) unsafe fn allreduce(
+    c: &Communicator,
+    send: Arg,
+    recv: Arg,
+    op: MPI_Op,
+) -> CResult<Arc<Plan>> {
+    let mut w = Writer::new(c);
+    w.b.reduce_with(reduction(op, recv.dtype)?);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        if in_place(send.p) {
+            let buf = w.inout(recv)?;
+            coll::allreduce(&mut w.b, None, buf);
+        } else {
+            let (send, recv) = (w.input(send)?, w.output(recv)?);
+            coll::allreduce(&mut w.b, Some(send), recv);
+        }
+    }
+    Ok(w.finish())
+}
+
+/// Reduce_scatter(_block): member i gets `counts[i]` elements of the reduction.
+pub(crate) unsafe fn reduce_scatter(
+    c: &Communicator,
+    sendbuf: *const c_void,
+    recvbuf: *const c_void,
+    counts: &[i64],
+    dtype: MPI_Datatype,
+    op: MPI_Op,
+) -> CResult<Arc<Plan>> {
+    if counts.len() != c.size() as usize {
+        return Err(fail(MPI_ERR_COUNT, "one count per member is needed"));
+    }
+    let elem = Elem::of(dtype)?;
+    let bytes: Vec<usize> = counts
+        .iter()
+        .map(|&n| elem.packed(n))
+        .collect::<CResult<_>>()?;
+    let total: i64 = counts.iter().sum();
+    let mine = counts[c.rank() as usize];
+    let mut w = Writer::new(c);
+    w.b.reduce_with(reduction(op, dtype)?);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        if in_place(sendbuf) {
+            let all = w.inout(Arg::new(recvbuf, total, dtype))?;
+            let recv = all.part(0, bytes[c.rank() as usize]);
+            coll::reduce_scatter(&mut w.b, all, recv, &bytes);
+        } else {
+            let send = w.input(Arg::new(sendbuf, total, dtype))?;
+            let recv = w.output(Arg::new(recvbuf, mine, dtype))?;
+            coll::reduce_scatter(&mut w.b, send, recv, &bytes);
+        }
+    }
+    Ok(w.finish())
+}
+
+pub(crate) unsafe fn scan(
+    c: &Communicator,
+    send: Arg,
+    recv: Arg,
+    op: MPI_Op,
+    exclusive: bool,
+) -> CResult<Arc<Plan>> {
+    let mut w = Writer::new(c);
+    w.b.reduce_with(reduction(op, recv.dtype)?);
+    // SAFETY: MPI's rules for the buffers. An exclusive scan leaves member 0's recvbuf as it
+    // was: it is read first, so that its unpacking writes it back unchanged.
+    unsafe {
+        if in_place(send.p) {
+            let buf = w.inout(recv)?;
+            coll::scan(&mut w.b, None, buf, exclusive);
+        } else {
+            let send = w.input(send)?;
+            let recv = if exclusive {
+                w.inout(recv)?
+            } else {
+                w.output(recv)?
+            };
+            coll::scan(&mut w.b, Some(send), recv, exclusive);
+        }
+    }
+    Ok(w.finish())
+}
+
+/// Gather(v): `recv` is read at the root only; `uniform` for Gather.
+pub(crate) unsafe fn gather(
+    c: &Communicator,
+    send: Arg,
+    recv: Option<Layout>,
+    root: c_int,
+    uniform: bool,
+) -> CResult<Arc<Plan>> {
+    check_root(c, root)?;
+    let here = in_place(send.p) && c.rank() == root;
+    if let Some(t) = objects::custom_of(send.dtype, here, recv.as_ref())? {
+        return Ok(objects::gather(c, t, send, recv, root));
+    }
+    let mut w = Writer::new(c);
+    let at_root = c.rank() == root;
+    let here = in_place(send.p) && at_root;
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let blocks = match recv.filter(|_| at_root) {
+            Some(l) => Some(w.blocks(&l, Flow::Out, here.then_some(root as usize))?),
+            None => None,
+        };
+        let mine = if here { None } else { Some(w.input(send)?) };
+        coll::gather(&mut w.b, mine, blocks.as_deref(), root, uniform);
+    }
+    Ok(w.finish())
+}
+
+/// Scatter(v): `send` is read at the root only; `uniform` for Scatter.
+pub(crate) unsafe fn scatter(
+    c: &Communicator,
+    send: Option<Layout>,
+    recv: Arg,
+    root: c_int,
+    uniform: bool,
+) -> CResult<Arc<Plan>> {
+    check_root(c, root)?;
+    let here = in_place(recv.p) && c.rank() == root;
+    if let Some(t) = objects::custom_of(recv.dtype, here, send.as_ref())? {
+        return Ok(objects::scatter(c, t, send, recv, root));
+    }
+    let mut w = Writer::new(c);
+    let at_root = c.rank() == root;
+    let here = in_place(recv.p) && at_root;
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let blocks = match send.filter(|_| at_root) {
+            Some(l) => Some(w.blocks(&l, Flow::In, None)?),
+            None => None,
+        };
+        let mine = if here { None } else { Some(w.output(recv)?) };
+        coll::scatter(&mut w.b, blocks.as_deref(), mine, root, uniform);
+    }
+    Ok(w.finish())
+}
+
+pub(crate) unsafe fn allgather(c: &Communicator, send: Arg, recv: Layout) -> CResult<Arc<Plan>> {
+    if let Some(t) = objects::custom_of(send.dtype, in_place(send.p), Some(&recv))? {
+        return Ok(objects::allgather(c, t, send, recv));
+    }
+    let mut w = Writer::new(c);
+    let here = in_place(send.p);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let blocks = w.blocks(&recv, Flow::Out, here.then_some(c.rank() as usize))?;
+        let mine = if here { None } else { Some(w.input(send)?) };
+        coll::allgather(&mut w.b, mine, &blocks);
+    }
+    Ok(w.finish())
+}
+
+/// Alltoall(v,w); `send` `None`: in place, every block sent from the receive layout.
+pub(crate) unsafe fn alltoall(
+    c: &Communicator,
+    send: Option<Layout>,
+    recv: Layout,
+) -> CResult<Arc<Plan>> {
+    let first = send.as_ref().map_or(MPI_DATATYPE_NULL, |s| s.dtypes[0]);
+    if let Some(t) = objects::custom_of(first, send.is_none(), Some(&recv))? {
+        return objects::alltoall(c, t, send, recv);
+    }
+    let mut w = Writer::new(c);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let (out, inc) = match send {
+            Some(send) => (
+                w.blocks(&send, Flow::In, None)?,
+                w.blocks(&recv, Flow::Out, None)?,
+            ),
+            None => {
+                let inc = w.blocks(&recv, Flow::InOut, None)?;
+                let out: Vec<Buf> = inc
+                    .iter()
+                    .map(|&b| {
+                        let copy = w.b.temp(b.len());
+                        w.b.copy(b, copy);
+                        copy
+                    })
+                    .collect();
+                (out, inc)
+            }
+        };
+        coll::alltoall(&mut w.b, &out, &inc);
+    }
+    Ok(w.finish())
+}

@@ -1,0 +1,53 @@
+/* long_double.c: reductions on C's long double (x86-64's 80-bit extended type, stored in 16
+ * bytes), which Rust cannot compute in: MPI_SUM, MPI_PROD, MPI_MAX and MPI_MIN on
+ * MPI_LONG_DOUBLE, MPI_SUM and MPI_PROD on MPI_C_LONG_DOUBLE_COMPLEX, and the comparison that
+ * MINLOC and MAXLOC on MPI_LONG_DOUBLE_INT need. Operands lie in packed buffers, possibly
+ * unaligned: every element is copied in and out with memcpy. Called from reductions.rs. */
+#include <complex.h>
+#include <stddef.h>
+#include <string.h>
+
+enum { LD_SUM = 0, LD_PROD = 1, LD_MAX = 2, LD_MIN = 3 };
+
+/* acc[i] = acc[i] op inc[i] for n long doubles; returns 0, or -1 for an unknown op. */
+int mpicd_long_double_reduce(int op, unsigned char *acc, const unsigned char *inc, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        long double a, b;
+        memcpy(&a, acc + i * sizeof a, sizeof a);
+        memcpy(&b, inc + i * sizeof b, sizeof b);
+        switch (op) {
+        case LD_SUM: a = a + b; break;
+        case LD_PROD: a = a * b; break;
+        case LD_MAX: a = b > a ? b : a; break;
+        case LD_MIN: a = b < a ? b : a; break;
+        default: return -1;
+        }
+        memcpy(acc + i * sizeof a, &a, sizeof a);
+    }
+    return 0;
+}
+
+/* acc[i] = acc[i] op inc[i] for n long double complex numbers (sum or product). */
+int mpicd_long_double_complex_reduce(int op, unsigned char *acc, const unsigned char *inc,
+                                     size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        long double complex a, b;
+        memcpy(&a, acc + i * sizeof a, sizeof a);
+        memcpy(&b, inc + i * sizeof b, sizeof b);
+        switch (op) {
+        case LD_SUM: a = a + b; break;
+        case LD_PROD: a = a * b; break;
+        default: return -1;
+        }
+        memcpy(acc + i * sizeof a, &a, sizeof a);
+    }
+    return 0;
+}
+
+/* -1, 0 or 1 as the long double at a is below, equal to or above the one at b. */
+int mpicd_long_double_compare(const unsigned char *a, const unsigned char *b) {
+    long double x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return (x > y) - (x < y);
+}

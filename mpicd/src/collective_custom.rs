@@ -1,0 +1,219 @@
+//! Collectives over custom-typed values for Rust callers ([`CustomSend`], [`CustomRecv`]):
+//! broadcast, gather, scatter, allgather and all-to-all. Each value travels as one
+//! custom-typed message (packed part and zero-copy regions), and its receiver sizes itself from
+//! the message ([`CustomRecv::resize`]), so values may differ in shape from member to member:
+//! the root of a gather learns every member's shape without a probe. They run as plans
+//! ([`crate::schedule::objects`]), as the C library's collectives over custom datatypes do.
+//!
+//! ```no_run
+//! let mpi = mpicd::init()?;
+//! let world = mpi.world();
+//! let mine: Vec<f64> = vec![world.rank() as f64; 1 + world.rank() as usize];
+//! let mut all: Vec<Vec<f64>> = vec![Vec::new(); world.size() as usize];
+//! let at_root = (world.rank() == 0).then_some(&mut all[..]);
+//! world.gather_custom(&mine, at_root, 0)?; // at rank 0: all[r] has r + 1 elements
+//! # Ok::<(), mpicd::Error>(())
+//! ```
+
+use crate::comm::Communicator;
+use crate::custom::parts::{pack_borrowed, unpack_borrowed};
+use crate::custom::{CustomRecv, CustomSend};
+use crate::error::{Error, Result};
+use crate::plan::{PackState, UnpackState};
+use crate::schedule::{objects, Builder, MakePack, MakeUnpack, ObjId, Object};
+use std::sync::Arc;
+
+/// A value lent to a plan for the length of one blocking collective.
+struct Lent<T: ?Sized>(*mut T);
+
+// SAFETY: a `Lent` is made from a borrow that outlives the collective's run (it is waited for
+// before the borrow ends); the value is `Sync` (sent from) or `Send` (received into), which is
+// what using it from the thread that progresses the engine needs.
+unsafe impl<T: ?Sized> Send for Lent<T> {}
+// SAFETY: as above.
+unsafe impl<T: ?Sized> Sync for Lent<T> {}
+
+type Pack<'a> = dyn Fn() -> Result<Box<dyn PackState>> + Send + Sync + 'a;
+type Unpack<'a> = dyn Fn() -> Result<Box<dyn UnpackState>> + Send + Sync + 'a;
+
+/// An object of the plan from makers that borrow the caller's values.
+///
+/// # Safety
+/// The plan must run to completion before the borrows end (the blocking calls here wait).
+unsafe fn object<'a>(b: &mut Builder, send: Arc<Pack<'a>>, recv: Arc<Unpack<'a>>) -> ObjId {
+    // SAFETY: only the lifetime changes; the caller keeps the borrows alive long enough.
+    let (send, recv) = unsafe {
+        (
+            std::mem::transmute::<Arc<Pack<'a>>, Arc<MakePack>>(send),
+            std::mem::transmute::<Arc<Unpack<'a>>, Arc<MakeUnpack>>(recv),
+        )
+    };
+    b.object(Object { send, recv })
+}
+
+fn not_here() -> Error {
+    Error::InvalidArgument("this collective does not move that value in that direction".into())
+}
+
+/// A value the plan sends.
+fn sent<S: CustomSend + ?Sized>(b: &mut Builder, value: &S) -> ObjId {
+    let lent = Lent(value as *const S as *mut S);
+    // SAFETY: `value` outlives the run (see `Lent`).
+    unsafe {
+        object(
+            b,
+            Arc::new(move || pack_borrowed(&*{ &lent }.0)),
+            Arc::new(|| Err(not_here())),
+        )
+    }
+}
+
+/// A value the plan receives into.
+fn received<R: CustomRecv>(b: &mut Builder, value: &mut R) -> ObjId {
+    let lent = Lent(value as *mut R);
+    // SAFETY: `value` outlives the run and the plan receives into it once (see `Lent`).
+    unsafe {
+        object(
+            b,
+            Arc::new(|| Err(not_here())),
+            Arc::new(move || Ok(unpack_borrowed(&mut *{ &lent }.0))),
+        )
+    }
+}
+
+/// A value the plan receives into, then sends on (a broadcast's).
+fn relayed<T: CustomSend + CustomRecv>(b: &mut Builder, value: &mut T) -> ObjId {
+    let (to, from) = (Lent(value as *mut T), Lent(value as *mut T));
+    // SAFETY: `value` outlives the run; it is sent only after its receive completed.
+    unsafe {
+        object(
+            b,
+            Arc::new(move || pack_borrowed(&*{ &to }.0)),
+            Arc::new(move || Ok(unpack_borrowed(&mut *{ &from }.0))),
+        )
+    }
+}
+
+fn check_root(comm: &Communicator, root: i32) -> Result<()> {
+    if (0..comm.size()).contains(&root) {
+        Ok(())
+    } else {
+        Err(Error::InvalidRank {
+            rank: root,
+            size: comm.size(),
+        })
+    }
+}
+
+fn check_len(what: &str, len: usize, size: i32) -> Result<()> {
+    if len == size as usize {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{what} holds {len} values for {size} members"
+        )))
+    }
+}
+
+impl Communicator {
+    /// Broadcasts the root's `value` into every member's (binomial tree; each member resizes
+    /// from the message, then sends on from its own copy).
+    pub fn bcast_custom<T: CustomSend + CustomRecv>(&self, value: &mut T, root: i32) -> Result<()> {
+        check_root(self, root)?;
+        let mut b = self.plan();
+        let obj = relayed(&mut b, value);
+        objects::bcast(&mut b, obj, root);
+        // SAFETY: the values are borrowed until the run completes.
+        unsafe { self.run_plan(b) }
+    }
+
+    /// Gathers every member's `mine` at `root` into `all` (one per member, resized from each
+    /// member's message; only read at the root, where it is required).
+    pub fn gather_custom<S: CustomSend + ?Sized, R: CustomRecv>(
+        &self,
+        mine: &S,
+        all: Option<&mut [R]>,
+        root: i32,
+    ) -> Result<()> {
+        check_root(self, root)?;
+        let mut b = self.plan();
+        let own = sent(&mut b, mine);
+        let blocks = match all.filter(|_| self.rank() == root) {
+            Some(all) => {
+                check_len("gather_custom: all", all.len(), self.size())?;
+                Some(
+                    all.iter_mut()
+                        .map(|v| received(&mut b, v))
+                        .collect::<Vec<_>>(),
+                )
+            }
+            None if self.rank() == root => {
+                return Err(Error::InvalidArgument(
+                    "gather_custom: the root needs `all`".into(),
+                ))
+            }
+            None => None,
+        };
+        objects::gather(&mut b, Some(own), blocks.as_deref(), root);
+        // SAFETY: the values are borrowed until the run completes.
+        unsafe { self.run_plan(b) }
+    }
+
+    /// Scatters the root's `all` (one per member) into every member's `mine`.
+    pub fn scatter_custom<S: CustomSend, R: CustomRecv>(
+        &self,
+        all: Option<&[S]>,
+        mine: &mut R,
+        root: i32,
+    ) -> Result<()> {
+        check_root(self, root)?;
+        let mut b = self.plan();
+        let own = received(&mut b, mine);
+        let blocks = match all.filter(|_| self.rank() == root) {
+            Some(all) => {
+                check_len("scatter_custom: all", all.len(), self.size())?;
+                Some(all.iter().map(|v| sent(&mut b, v)).collect::<Vec<_>>())
+            }
+            None if self.rank() == root => {
+                return Err(Error::InvalidArgument(
+                    "scatter_custom: the root needs `all`".into(),
+                ))
+            }
+            None => None,
+        };
+        objects::scatter(&mut b, blocks.as_deref(), Some(own), root);
+        // SAFETY: the values are borrowed until the run completes.
+        unsafe { self.run_plan(b) }
+    }
+
+    /// Every member's `mine` into `all` (one per member) on every member.
+    pub fn allgather_custom<S: CustomSend + ?Sized, R: CustomRecv>(
+        &self,
+        mine: &S,
+        all: &mut [R],
+    ) -> Result<()> {
+        check_len("allgather_custom: all", all.len(), self.size())?;
+        let mut b = self.plan();
+        let own = sent(&mut b, mine);
+        let blocks: Vec<ObjId> = all.iter_mut().map(|v| received(&mut b, v)).collect();
+        objects::allgather(&mut b, Some(own), &blocks);
+        // SAFETY: the values are borrowed until the run completes.
+        unsafe { self.run_plan(b) }
+    }
+
+    /// `send[i]` to member i, `recv[i]` from member i.
+    pub fn alltoall_custom<S: CustomSend, R: CustomRecv>(
+        &self,
+        send: &[S],
+        recv: &mut [R],
+    ) -> Result<()> {
+        check_len("alltoall_custom: send", send.len(), self.size())?;
+        check_len("alltoall_custom: recv", recv.len(), self.size())?;
+        let mut b = self.plan();
+        let out: Vec<ObjId> = send.iter().map(|v| sent(&mut b, v)).collect();
+        let inc: Vec<ObjId> = recv.iter_mut().map(|v| received(&mut b, v)).collect();
+        objects::alltoall(&mut b, &out, &inc);
+        // SAFETY: the values are borrowed until the run completes.
+        unsafe { self.run_plan(b) }
+    }
+}

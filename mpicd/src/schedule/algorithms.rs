@@ -1,0 +1,444 @@
+//! The plans of the collectives, several algorithms each, written for one member by a
+//! [`Builder`]. Every function takes the communicator's members in rank order; a tree rooted at
+//! `root` numbers members relative to it (`vr`, "virtual rank"). Block buffers are given per
+//! member; a block may be empty. Which algorithm runs is [`super::select`]'s choice.
+
+use super::{Buf, Builder, Xfer};
+
+/// Communicator rank of virtual rank `vr` in a tree rooted at `root`.
+fn absolute(vr: i32, root: i32, size: i32) -> i32 {
+    (vr + root) % size
+}
+
+/// How many members the subtree of `vr` holds in a binomial tree of `size` (itself included).
+fn subtree(vr: i32, size: i32) -> i32 {
+    if vr == 0 {
+        size
+    } else {
+        (vr & -vr).min(size - vr)
+    }
+}
+
+/// Byte ranges of `parts` nearly equal parts of `len` bytes, split at multiples of `unit`.
+pub(crate) fn split(len: usize, unit: usize, parts: usize) -> Vec<(usize, usize)> {
+    let unit = unit.max(1);
+    let units = len / unit;
+    let (each, extra) = (units / parts, units % parts);
+    let mut offset = 0;
+    (0..parts)
+        .map(|i| {
+            let n = (each + usize::from(i < extra)) * unit;
+            let n = if i == parts - 1 { len - offset } else { n };
+            let range = (offset, n);
+            offset += n;
+            range
+        })
+        .collect()
+}
+
+/// Dissemination barrier: in round k, signal rank + 2^k and hear from rank - 2^k.
+pub fn barrier(b: &mut Builder) {
+    let (rank, size) = (b.rank(), b.size());
+    let token = b.temp(0);
+    let mut distance = 1;
+    while distance < size {
+        let (to, from) = ((rank + distance) % size, (rank - distance).rem_euclid(size));
+        b.sendrecv(token, to, token, from);
+        distance *= 2;
+    }
+}
+
+/// Binomial-tree broadcast of `buf` from `root` (⌈log2 p⌉ rounds).
+pub fn bcast_binomial(b: &mut Builder, buf: Buf, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    let vr = (rank - root).rem_euclid(size);
+    let mut mask = 1;
+    while mask < size {
+        if vr & mask != 0 {
+            b.recv(absolute(vr - mask, root, size), buf);
+            break;
+        }
+        mask <<= 1;
+    }
+    let mut sends = Vec::new();
+    mask >>= 1;
+    while mask > 0 {
+        if vr + mask < size {
+            let to = absolute(vr + mask, root, size);
+            sends.push(Xfer::Send { to, buf });
+        }
+        mask >>= 1;
+    }
+    b.exchange(sends);
+}
+
+/// Broadcast of a long `buf`: a binomial scatter of p pieces, then a ring allgather of them
+/// (each member sends about 2 len bytes however many members there are).
+pub fn bcast_scatter_allgather(b: &mut Builder, buf: Buf, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    let vr = (rank - root).rem_euclid(size);
+    let pieces: Vec<Buf> = split(buf.len(), 1, size as usize)
+        .into_iter()
+        .map(|(o, n)| buf.part(o, n))
+        .collect();
+    // The pieces of virtual ranks first..last, as one buffer.
+    let span = |first: i32, last: i32| {
+        let (start, end) = (pieces[first as usize], pieces[last as usize - 1]);
+        buf.part(
+            start.offset - buf.offset,
+            end.offset + end.len - start.offset,
+        )
+    };
+    let mine = subtree(vr, size);
+    if vr != 0 {
+        let parent = absolute(vr - (vr & -vr), root, size);
+        b.recv(parent, span(vr, vr + mine));
+    }
+    let mut sends = Vec::new();
+    let mut mask = 1;
+    while mask < mine {
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if vr + mask < size && mask < mine {
+            let last = (vr + 2 * mask).min(size).min(vr + mine);
+            let to = absolute(vr + mask, root, size);
+            sends.push(Xfer::Send {
+                to,
+                buf: span(vr + mask, last),
+            });
+        }
+        mask >>= 1;
+    }
+    b.exchange(sends);
+    let (next, prev) = (
+        absolute((vr + 1) % size, root, size),
+        absolute((vr - 1).rem_euclid(size), root, size),
+    );
+    for k in 0..size - 1 {
+        let out = pieces[(vr - k).rem_euclid(size) as usize];
+        let into = pieces[(vr - k - 1).rem_euclid(size) as usize];
+        b.sendrecv(out, next, into, prev);
+    }
+}
+
+/// Binomial-tree reduction of every member's `send` into `recv` at `root`. A non-commutative
+/// op reduces on a tree rooted at 0, whose partial results cover ranges of ranks in order,
+/// and the result goes on to `root`.
+pub fn reduce_binomial(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    let ordered = b.reduction().map(|r| r.order) == Some(crate::reduction::Order::Ranks);
+    let tree_root = if ordered { 0 } else { root };
+    let acc = match recv {
+        Some(recv) if rank == tree_root => recv,
+        _ => b.temp(send.len()),
+    };
+    b.copy(send, acc);
+    let inc = b.temp(send.len());
+    let vr = (rank - tree_root).rem_euclid(size);
+    let mut mask = 1;
+    while mask < size {
+        if vr & mask != 0 {
+            b.send(absolute(vr - mask, tree_root, size), acc);
+            break;
+        }
+        if vr + mask < size {
+            b.recv(absolute(vr + mask, tree_root, size), inc);
+            b.merge(acc, inc, false);
+        }
+        mask <<= 1;
+    }
+    if tree_root != root {
+        if rank == tree_root {
+            b.send(root, acc);
+        } else if let (Some(recv), true) = (recv, rank == root) {
+            b.recv(tree_root, recv);
+        }
+    }
+}
+
+/// Recursive-doubling allreduce of `buf` in place (⌈log2 p⌉ exchanges of the whole buffer;
+/// with p not a power of two, the first 2(p - 2^k) members pair up first). Partial results
+/// from lower ranks go first, so a non-commutative op reduces in rank order.
+pub fn allreduce_recursive_doubling(b: &mut Builder, buf: Buf) {
+    let (rank, size) = (b.rank(), b.size());
+    let inc = b.temp(buf.len());
+    let mut pof2 = 1;
+    while pof2 * 2 <= size {
+        pof2 *= 2;
+    }
+    let rem = size - pof2;
+    let newrank = if rank < 2 * rem {
+        if rank % 2 == 0 {
+            b.send(rank + 1, buf);
+            None
+        } else {
+            b.recv(rank - 1, inc);
+            b.merge(buf, inc, true);
+            Some(rank / 2)
+        }
+    } else {
+        Some(rank - rem)
+    };
+    if let Some(newrank) = newrank {
+        let mut mask = 1;
+        while mask < pof2 {
+            let peer = newrank ^ mask;
+            let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
+            b.sendrecv(buf, peer, inc, peer);
+            b.merge(buf, inc, peer < rank);
+            mask <<= 1;
+        }
+    }
+    if rank < 2 * rem {
+        if rank % 2 == 1 {
+            b.send(rank - 1, buf);
+        } else {
+            b.recv(rank + 1, buf);
+        }
+    }
+}
+
+/// Ring reduce-scatter of `acc` in place (commutative ops only): `acc`'s blocks travel round
+/// the ring, each member adding its operand, p - 1 steps; afterwards member r's block r of
+/// `acc` holds the reduction of everyone's block r.
+pub fn reduce_scatter_ring(b: &mut Builder, acc: Buf, blocks: &[(usize, usize)]) {
+    let (rank, size) = (b.rank(), b.size());
+    let block = |i: i32| {
+        let (o, n) = blocks[i.rem_euclid(size) as usize];
+        acc.part(o, n)
+    };
+    let largest = blocks.iter().map(|&(_, n)| n).max().unwrap_or(0);
+    let inc = b.temp(largest);
+    let (next, prev) = ((rank + 1) % size, (rank - 1).rem_euclid(size));
+    for k in 0..size - 1 {
+        let into = block(rank - k - 2);
+        let inc = inc.part(0, into.len());
+        b.sendrecv(block(rank - k - 1), next, inc, prev);
+        b.combine(into, inc);
+    }
+}
+
+/// Ring allreduce of `buf` in place (commutative ops only): a ring reduce-scatter of p
+/// blocks, then a ring allgather of them; each member sends about 2 len bytes.
+pub fn allreduce_ring(b: &mut Builder, buf: Buf) {
+    let size = b.size() as usize;
+    let unit = b.reduction().map_or(1, |r| r.unit);
+    let blocks = split(buf.len(), unit, size);
+    reduce_scatter_ring(b, buf, &blocks);
+    let parts: Vec<Buf> = blocks.iter().map(|&(o, n)| buf.part(o, n)).collect();
+    allgather_ring(b, &parts);
+}
+
+/// Ring allgather: member r's block `blocks[r]` is in place; p - 1 steps each pass one block
+/// on to the next member.
+pub fn allgather_ring(b: &mut Builder, blocks: &[Buf]) {
+    let (rank, size) = (b.rank(), b.size());
+    let (next, prev) = ((rank + 1) % size, (rank - 1).rem_euclid(size));
+    for k in 0..size - 1 {
+        let out = blocks[(rank - k).rem_euclid(size) as usize];
+        let into = blocks[(rank - k - 1).rem_euclid(size) as usize];
+        b.sendrecv(out, next, into, prev);
+    }
+}
+
+/// Allgather in one round: every member sends its block `blocks[rank]` to every other and
+/// receives theirs (for short blocks: one latency).
+pub fn allgather_linear(b: &mut Builder, blocks: &[Buf]) {
+    let (rank, size) = (b.rank(), b.size());
+    let mut xfers = Vec::new();
+    for k in 1..size {
+        let from = (rank - k).rem_euclid(size);
+        xfers.push(Xfer::Recv {
+            from,
+            buf: blocks[from as usize],
+        });
+    }
+    for k in 1..size {
+        xfers.push(Xfer::Send {
+            to: (rank + k) % size,
+            buf: blocks[rank as usize],
+        });
+    }
+    b.exchange(xfers);
+}
+
+/// Gather straight to the root: every member sends its block; the root receives them all at
+/// once into `blocks` (any sizes, as gatherv).
+pub fn gather_linear(b: &mut Builder, mine: Buf, blocks: Option<&[Buf]>, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    match blocks {
+        Some(blocks) if rank == root => {
+            b.copy(mine, blocks[rank as usize]);
+            let xfers = (0..size)
+                .filter(|&r| r != rank)
+                .map(|r| Xfer::Recv {
+                    from: r,
+                    buf: blocks[r as usize],
+                })
+                .collect();
+            b.exchange(xfers);
+        }
+        _ => b.send(root, mine),
+    }
+}
+
+/// Binomial-tree gather of equal blocks of `len` bytes: each member collects its subtree's
+/// blocks in a temporary, in virtual rank order, and passes them up at once.
+pub fn gather_binomial(b: &mut Builder, mine: Buf, blocks: Option<&[Buf]>, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    let n = mine.len();
+    let vr = (rank - root).rem_euclid(size);
+    let span = subtree(vr, size);
+    let collected = b.temp(span as usize * n);
+    b.copy(mine, collected.part(0, n));
+    let mut recvs = Vec::new();
+    let mut mask = 1;
+    while mask < span {
+        if vr + mask < size {
+            let count = mask.min(size - vr - mask) as usize;
+            recvs.push(Xfer::Recv {
+                from: absolute(vr + mask, root, size),
+                buf: collected.part(mask as usize * n, count * n),
+            });
+        }
+        mask <<= 1;
+    }
+    b.exchange(recvs);
+    if vr != 0 {
+        b.send(absolute(vr - (vr & -vr), root, size), collected);
+    } else if let Some(blocks) = blocks {
+        for i in 0..size {
+            let to = blocks[absolute(i, root, size) as usize];
+            b.copy(collected.part(i as usize * n, n), to);
+        }
+    }
+}
+
+/// Scatter straight from the root: it sends every member its block at once (any sizes, as
+/// scatterv).
+pub fn scatter_linear(b: &mut Builder, blocks: Option<&[Buf]>, mine: Buf, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    match blocks {
+        Some(blocks) if rank == root => {
+            let xfers = (0..size)
+                .filter(|&r| r != rank)
+                .map(|r| Xfer::Send {
+                    to: r,
+                    buf: blocks[r as usize],
+                })
+                .collect();
+            b.exchange(xfers);
+            b.copy(blocks[rank as usize], mine);
+        }
+        _ => b.recv(root, mine),
+    }
+}
+
+/// Binomial-tree scatter of equal blocks of `len` bytes: each member receives its subtree's
+/// blocks at once and passes on its children's.
+pub fn scatter_binomial(b: &mut Builder, blocks: Option<&[Buf]>, mine: Buf, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    let n = mine.len();
+    let vr = (rank - root).rem_euclid(size);
+    let span = subtree(vr, size);
+    let held = b.temp(span as usize * n);
+    if vr == 0 {
+        if let Some(blocks) = blocks {
+            for i in 0..size {
+                let from = blocks[absolute(i, root, size) as usize];
+                b.copy(from, held.part(i as usize * n, n));
+            }
+        }
+    } else {
+        b.recv(absolute(vr - (vr & -vr), root, size), held);
+    }
+    let mut sends = Vec::new();
+    let mut mask = 1;
+    while mask < span {
+        if vr + mask < size {
+            let count = mask.min(size - vr - mask) as usize;
+            sends.push(Xfer::Send {
+                to: absolute(vr + mask, root, size),
+                buf: held.part(mask as usize * n, count * n),
+            });
+        }
+        mask <<= 1;
+    }
+    b.exchange(sends);
+    b.copy(held.part(0, n), mine);
+}
+
+/// All-to-all in one round: every message started at once (short blocks, few members).
+pub fn alltoall_linear(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
+    let (rank, size) = (b.rank(), b.size());
+    b.copy(send[rank as usize], recv[rank as usize]);
+    let mut xfers = Vec::new();
+    for k in 1..size {
+        let from = (rank - k).rem_euclid(size);
+        xfers.push(Xfer::Recv {
+            from,
+            buf: recv[from as usize],
+        });
+    }
+    for k in 1..size {
+        let to = (rank + k) % size;
+        xfers.push(Xfer::Send {
+            to,
+            buf: send[to as usize],
+        });
+    }
+    b.exchange(xfers);
+}
+
+/// Pairwise all-to-all: p - 1 rounds, in round k sending to rank + k and receiving from
+/// rank - k.
+pub fn alltoall_pairwise(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
+    let (rank, size) = (b.rank(), b.size());
+    b.copy(send[rank as usize], recv[rank as usize]);
+    for k in 1..size {
+        let (to, from) = ((rank + k) % size, (rank - k).rem_euclid(size));
+        b.sendrecv(send[to as usize], to, recv[from as usize], from);
+    }
+}
+
+/// Prefix reduction in rank order by recursive doubling (⌈log2 p⌉ rounds): `recv` gets the
+/// reduction of members 0..=rank (`exclusive`: 0..rank; member 0's `recv` is then left as it
+/// was, as MPI_Exscan leaves it undefined). Any op, commutative or not.
+pub fn scan_recursive_doubling(b: &mut Builder, send: Buf, recv: Buf, exclusive: bool) {
+    let (rank, size) = (b.rank(), b.size());
+    let len = send.len();
+    // `partial`: the reduction of the block of members heard from, this one included.
+    let partial = b.temp(len);
+    b.copy(send, partial);
+    let (inc, scratch) = (b.temp(len), b.temp(len));
+    if !exclusive {
+        b.copy(send, recv);
+    }
+    let mut have_lower = false;
+    let mut mask = 1;
+    while mask < size {
+        let peer = rank ^ mask;
+        if peer < size {
+            b.sendrecv(partial, peer, inc, peer);
+            if peer < rank {
+                // A block of lower members: it goes first.
+                b.copy(inc, scratch);
+                b.combine(scratch, partial);
+                b.copy(scratch, partial);
+                if !exclusive || have_lower {
+                    b.copy(inc, scratch);
+                    b.combine(scratch, recv);
+                    b.copy(scratch, recv);
+                } else {
+                    b.copy(inc, recv);
+                }
+                have_lower = true;
+            } else {
+                b.combine(partial, inc);
+            }
+        }
+        mask <<= 1;
+    }
+}

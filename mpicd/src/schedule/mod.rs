@@ -1,0 +1,415 @@
+//! Collective schedules: a collective operation written down as a fixed list of [`Step`]s
+//! (exchanges of messages with other members, local copies, reductions, and the caller's own
+//! local work such as packing a derived type) over the memory it names ([`Buf`]s in temporaries
+//! of a run or in the caller's memory). A [`Plan`] is pure data: the engine runs it during
+//! progress (`engine::schedule`), one step after the other, so that a non-blocking collective
+//! never blocks its initiating call, a blocking one is start-then-wait, and a persistent one
+//! runs the same plan at every start. A test runs plans of every member in memory
+//! (`sim`), without a network.
+//!
+//! - [`algorithms`]: the plans of every collective, several algorithms each;
+//! - [`collectives`]: one function per collective, which picks the algorithm;
+//! - [`objects`]: the collectives that move objects of custom datatypes;
+//! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
+//!   table that `MPICD_COLL_*` variables override.
+
+pub mod algorithms;
+pub mod collectives;
+pub mod objects;
+pub mod select;
+#[cfg(test)]
+mod sim;
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, Result};
+use crate::plan::{PackState, UnpackState};
+use crate::reduction::Order;
+pub use crate::reduction::{CombineFn, Reduction};
+use crate::route::Route;
+use std::sync::Arc;
+
+/// Work a step does on the run's memory (packing or unpacking a derived type, say).
+pub type LocalFn = dyn Fn(&mut Frame) -> Result<()> + Send + Sync;
+
+/// Makes the state of a custom-typed send of an object, for one run.
+pub type MakePack = dyn Fn() -> Result<Box<dyn PackState>> + Send + Sync;
+
+/// Makes the state of a custom-typed receive into an object, for one run.
+pub type MakeUnpack = dyn Fn() -> Result<Box<dyn UnpackState>> + Send + Sync;
+
+/// An object of a custom datatype (the caller's buffer of it): a plan sends it, or receives
+/// into it, as one custom-typed message, whose receiver learns its shape from the message.
+#[derive(Clone)]
+pub struct Object {
+    pub send: Arc<MakePack>,
+    pub recv: Arc<MakeUnpack>,
+}
+
+/// An object a plan names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjId(usize);
+
+/// Bytes of a run's memory: `len` bytes at `offset` of memory `mem`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buf {
+    mem: usize,
+    offset: usize,
+    len: usize,
+}
+
+impl Buf {
+    pub fn len(self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// `len` bytes from `offset` of this buffer.
+    pub fn part(self, offset: usize, len: usize) -> Buf {
+        assert!(offset + len <= self.len, "a part lies within its buffer");
+        Buf {
+            mem: self.mem,
+            offset: self.offset + offset,
+            len,
+        }
+    }
+
+    /// True if the two share a byte.
+    fn overlaps(self, other: Buf) -> bool {
+        self.mem == other.mem
+            && self.offset < other.offset + other.len
+            && other.offset < self.offset + self.len
+            && self.len > 0
+            && other.len > 0
+    }
+}
+
+/// Memory a plan names.
+enum Mem {
+    /// A temporary of `len` bytes, made for each run.
+    Temp(usize),
+    /// The caller's memory, valid while any run of the plan is in flight.
+    Raw(RawBytes),
+}
+
+/// A pointer into the caller's memory.
+#[derive(Clone, Copy)]
+struct RawBytes(*mut u8);
+
+// SAFETY: the memory belongs to the operation while it runs (the caller of `Builder::raw`
+// promises it); the engine behind its lock is the only one touching it then.
+unsafe impl Send for RawBytes {}
+// SAFETY: as above; a plan is only read while shared.
+unsafe impl Sync for RawBytes {}
+
+/// A message of an exchange, with the member (communicator rank) on the other side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Xfer {
+    Send {
+        to: i32,
+        buf: Buf,
+    },
+    /// Receives exactly `buf.len()` bytes.
+    Recv {
+        from: i32,
+        buf: Buf,
+    },
+    /// Sends an object as one custom-typed message.
+    SendObject {
+        to: i32,
+        obj: ObjId,
+    },
+    /// Receives a custom-typed message into an object, of whatever shape it has.
+    RecvObject {
+        from: i32,
+        obj: ObjId,
+    },
+}
+
+/// One step of a plan.
+pub enum Step {
+    /// Messages started together; the step ends when all have completed.
+    Exchange(Vec<Xfer>),
+    Copy {
+        from: Buf,
+        to: Buf,
+    },
+    /// `acc = acc op inc` with the plan's reduction.
+    Combine {
+        acc: Buf,
+        inc: Buf,
+    },
+    Local(Arc<LocalFn>),
+}
+
+/// A collective operation's schedule: what one member does, on one communicator.
+pub struct Plan {
+    pub(crate) route: Route,
+    /// The tag of every message of the plan (on the communicator's collective context).
+    pub(crate) tag: i32,
+    mems: Vec<Mem>,
+    objects: Vec<Object>,
+    pub(crate) steps: Vec<Step>,
+    reduction: Option<Reduction>,
+}
+
+impl Plan {
+    pub(crate) fn object(&self, id: ObjId) -> &Object {
+        &self.objects[id.0]
+    }
+
+    /// The memory of a new run: fresh temporaries, the caller's memory.
+    pub(crate) fn frame(self: &Arc<Plan>) -> Frame {
+        let temps = self
+            .mems
+            .iter()
+            .map(|m| match m {
+                Mem::Temp(len) => vec![0u8; *len],
+                Mem::Raw(_) => Vec::new(),
+            })
+            .collect();
+        Frame {
+            plan: Arc::clone(self),
+            temps,
+        }
+    }
+
+    /// The number of messages this member sends and receives, for tests and traces.
+    pub fn messages(&self) -> usize {
+        self.steps
+            .iter()
+            .map(|s| match s {
+                Step::Exchange(x) => x.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// The memory of one run of a plan.
+pub struct Frame {
+    plan: Arc<Plan>,
+    temps: Vec<Vec<u8>>,
+}
+
+impl Frame {
+    pub(crate) fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// The address of `buf`'s first byte.
+    pub(crate) fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        let base = match &self.plan.mems[buf.mem] {
+            Mem::Temp(_) => self.temps[buf.mem].as_mut_ptr(),
+            Mem::Raw(raw) => raw.0,
+        };
+        if buf.len == 0 {
+            return base;
+        }
+        // SAFETY: `buf` lies within its memory (checked when it was made).
+        unsafe { base.add(buf.offset) }
+    }
+
+    /// The bytes of `buf`, to read or write.
+    pub fn bytes_mut(&mut self, buf: Buf) -> &mut [u8] {
+        if buf.len == 0 {
+            return &mut [];
+        }
+        let p = self.ptr(buf);
+        // SAFETY: a temporary is ours; raw memory is the caller's, lent to the run. No message
+        // of the run is in flight while a local step runs.
+        unsafe { std::slice::from_raw_parts_mut(p, buf.len) }
+    }
+
+    /// Copies `from` into `to` (equal lengths; they may be the same bytes).
+    pub fn copy(&mut self, from: Buf, to: Buf) -> Result<()> {
+        if from.len != to.len {
+            return Err(Error::InvalidArgument(format!(
+                "schedule copy of {} bytes into {}",
+                from.len, to.len
+            )));
+        }
+        if from == to || from.len == 0 {
+            return Ok(());
+        }
+        let (src, dst) = (self.ptr(from), self.ptr(to));
+        // SAFETY: both lie in the run's memory; `copy` allows overlap.
+        unsafe { std::ptr::copy(src, dst, from.len) };
+        Ok(())
+    }
+
+    /// `acc = acc op inc` with the plan's reduction.
+    pub(crate) fn combine(&mut self, acc: Buf, inc: Buf) -> Result<()> {
+        let reduction = self.plan.reduction.clone().ok_or_else(|| {
+            Error::InvalidArgument("a schedule combines without a reduction".into())
+        })?;
+        if acc.overlaps(inc) || acc.len != inc.len {
+            return Err(Error::InvalidArgument(
+                "schedule reduction operands overlap or differ in size".into(),
+            ));
+        }
+        if acc.len == 0 {
+            return Ok(());
+        }
+        let (a, i) = (self.ptr(acc), self.ptr(inc) as *const u8);
+        // SAFETY: disjoint ranges of the run's memory (checked above).
+        let (a, i) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(a, acc.len),
+                std::slice::from_raw_parts(i, inc.len),
+            )
+        };
+        (reduction.combine)(a, i)
+    }
+
+    /// Runs a local step (not an exchange).
+    pub(crate) fn run_local(&mut self, step: &Step) -> Result<()> {
+        match step {
+            Step::Copy { from, to } => self.copy(*from, *to),
+            Step::Combine { acc, inc } => self.combine(*acc, *inc),
+            Step::Local(f) => f(self),
+            Step::Exchange(_) => Err(Error::InvalidArgument(
+                "an exchange is not a local step".into(),
+            )),
+        }
+    }
+}
+
+/// Writes a plan, step by step, for member `rank` of `size`.
+pub struct Builder {
+    rank: i32,
+    size: i32,
+    route: Route,
+    tag: i32,
+    mems: Vec<Mem>,
+    objects: Vec<Object>,
+    steps: Vec<Step>,
+    reduction: Option<Reduction>,
+}
+
+impl Builder {
+    pub(crate) fn new(route: Route, rank: i32, tag: i32) -> Builder {
+        Builder {
+            rank,
+            size: route.group.size(),
+            route,
+            tag,
+            mems: Vec::new(),
+            objects: Vec::new(),
+            steps: Vec::new(),
+            reduction: None,
+        }
+    }
+
+    /// An object the plan sends or receives whole.
+    pub fn object(&mut self, obj: Object) -> ObjId {
+        self.objects.push(obj);
+        ObjId(self.objects.len() - 1)
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+
+    pub fn size(&self) -> i32 {
+        self.size
+    }
+
+    /// Sets the reduction that `combine` steps apply.
+    pub fn reduce_with(&mut self, reduction: Reduction) {
+        self.reduction = Some(reduction);
+    }
+
+    pub(crate) fn reduction(&self) -> Option<&Reduction> {
+        self.reduction.as_ref()
+    }
+
+    /// A temporary of `len` bytes, zeroed at the start of each run.
+    pub fn temp(&mut self, len: usize) -> Buf {
+        self.mems.push(Mem::Temp(len));
+        Buf {
+            mem: self.mems.len() - 1,
+            offset: 0,
+            len,
+        }
+    }
+
+    /// The caller's `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// While a run of the plan is in flight, the memory must stay valid, and untouched by
+    /// anyone else where the plan writes into it.
+    pub unsafe fn raw(&mut self, ptr: *mut u8, len: usize) -> Buf {
+        self.mems.push(Mem::Raw(RawBytes(ptr)));
+        Buf {
+            mem: self.mems.len() - 1,
+            offset: 0,
+            len,
+        }
+    }
+
+    /// Messages started together (nothing if `xfers` is empty).
+    pub fn exchange(&mut self, xfers: Vec<Xfer>) {
+        if !xfers.is_empty() {
+            self.steps.push(Step::Exchange(xfers));
+        }
+    }
+
+    pub fn send(&mut self, to: i32, buf: Buf) {
+        self.exchange(vec![Xfer::Send { to, buf }]);
+    }
+
+    pub fn recv(&mut self, from: i32, buf: Buf) {
+        self.exchange(vec![Xfer::Recv { from, buf }]);
+    }
+
+    /// Sends `out` to `to` while receiving `into` from `from`.
+    pub fn sendrecv(&mut self, out: Buf, to: i32, into: Buf, from: i32) {
+        self.exchange(vec![
+            Xfer::Recv { from, buf: into },
+            Xfer::Send { to, buf: out },
+        ]);
+    }
+
+    pub fn copy(&mut self, from: Buf, to: Buf) {
+        if from != to && from.len > 0 {
+            self.steps.push(Step::Copy { from, to });
+        }
+    }
+
+    /// `acc = acc op inc`.
+    pub fn combine(&mut self, acc: Buf, inc: Buf) {
+        self.steps.push(Step::Combine { acc, inc });
+    }
+
+    /// Merges the partial result `inc` into `acc`; `inc_first` when `inc` covers lower ranks
+    /// than `acc` (it then goes first if the op is not commutative; `inc` is overwritten).
+    pub fn merge(&mut self, acc: Buf, inc: Buf, inc_first: bool) {
+        let ordered = self.reduction.as_ref().map(|r| r.order) == Some(Order::Ranks);
+        if ordered && inc_first {
+            self.combine(inc, acc);
+            self.copy(inc, acc);
+        } else {
+            self.combine(acc, inc);
+        }
+    }
+
+    /// The caller's own local work.
+    pub fn local(&mut self, f: Arc<LocalFn>) {
+        self.steps.push(Step::Local(f));
+    }
+
+    pub fn finish(self) -> Arc<Plan> {
+        Arc::new(Plan {
+            route: self.route,
+            tag: self.tag,
+            mems: self.mems,
+            objects: self.objects,
+            steps: self.steps,
+            reduction: self.reduction,
+        })
+    }
+}

@@ -1,0 +1,215 @@
+//! Which algorithm each collective uses: one table of rules by message size (bytes one member
+//! contributes or receives) and communicator size, as Open MPI's tuned component and MPICH's
+//! selection do, each overridable by name through `MPICD_COLL_ALGORITHMS`
+//! (`bcast=binomial,allreduce=ring`) for experiments. The thresholds come from
+//! `make bench-coll` on a 2-core node (see bench/README.md).
+
+use crate::error::{Error, Result};
+use std::sync::OnceLock;
+
+/// The collectives with a choice of algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collective {
+    Bcast,
+    Allreduce,
+    Allgather,
+    Alltoall,
+    /// Gather and scatter of equal blocks (the v forms are always linear).
+    Gather,
+    ReduceScatter,
+}
+
+/// The algorithms, by the name `MPICD_COLL_ALGORITHMS` gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Binomial tree (bcast, gather, scatter).
+    Binomial,
+    /// Binomial scatter then ring allgather (long bcast).
+    ScatterAllgather,
+    /// Recursive doubling (allreduce).
+    RecursiveDoubling,
+    /// Ring (allreduce as reduce-scatter + allgather, allgather, reduce-scatter).
+    Ring,
+    /// Every message in one round (allgather, alltoall, gather, scatter).
+    Linear,
+    /// p - 1 rounds of pairwise exchange (alltoall).
+    Pairwise,
+    /// Reduce to member 0 in rank order, then scatter (reduce-scatter of a non-commutative op).
+    ReduceScatterv,
+}
+
+/// Which collectives may run which algorithm, by name.
+const NAMES: &[(Collective, &str, Algorithm)] = &[
+    (Collective::Bcast, "binomial", Algorithm::Binomial),
+    (
+        Collective::Bcast,
+        "scatter_allgather",
+        Algorithm::ScatterAllgather,
+    ),
+    (
+        Collective::Allreduce,
+        "recursive_doubling",
+        Algorithm::RecursiveDoubling,
+    ),
+    (Collective::Allreduce, "ring", Algorithm::Ring),
+    (Collective::Allgather, "linear", Algorithm::Linear),
+    (Collective::Allgather, "ring", Algorithm::Ring),
+    (Collective::Alltoall, "linear", Algorithm::Linear),
+    (Collective::Alltoall, "pairwise", Algorithm::Pairwise),
+    (Collective::Gather, "linear", Algorithm::Linear),
+    (Collective::Gather, "binomial", Algorithm::Binomial),
+    (Collective::ReduceScatter, "ring", Algorithm::Ring),
+    (
+        Collective::ReduceScatter,
+        "reduce_scatterv",
+        Algorithm::ReduceScatterv,
+    ),
+];
+
+const COLLECTIVE_NAMES: &[(&str, Collective)] = &[
+    ("bcast", Collective::Bcast),
+    ("allreduce", Collective::Allreduce),
+    ("allgather", Collective::Allgather),
+    ("alltoall", Collective::Alltoall),
+    ("gather", Collective::Gather),
+    ("scatter", Collective::Gather),
+    ("reduce_scatter", Collective::ReduceScatter),
+];
+
+/// The algorithms forced by `MPICD_COLL_ALGORITHMS`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Forced(Vec<(Collective, Algorithm)>);
+
+impl Forced {
+    /// Parses `collective=algorithm` pairs separated by commas (empty: none forced).
+    pub fn parse(text: &str) -> Result<Forced> {
+        let mut forced = Vec::new();
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || {
+                Error::InvalidArgument(format!(
+                    "MPICD_COLL_ALGORITHMS: `{pair}` is not collective=algorithm with a known pair"
+                ))
+            };
+            let (coll, alg) = pair.split_once('=').ok_or_else(bad)?;
+            let coll = COLLECTIVE_NAMES
+                .iter()
+                .find(|(n, _)| *n == coll.trim())
+                .map(|(_, c)| *c)
+                .ok_or_else(bad)?;
+            let alg = NAMES
+                .iter()
+                .find(|(c, n, _)| *c == coll && *n == alg.trim())
+                .map(|(_, _, a)| *a)
+                .ok_or_else(bad)?;
+            forced.push((coll, alg));
+        }
+        Ok(Forced(forced))
+    }
+
+    fn get(&self, coll: Collective) -> Option<Algorithm> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(c, _)| *c == coll)
+            .map(|(_, a)| *a)
+    }
+}
+
+static FORCED: OnceLock<Forced> = OnceLock::new();
+
+/// Installs the process's forced algorithms (at start; later calls keep the first).
+pub(crate) fn install(forced: Forced) {
+    let _ = FORCED.set(forced);
+}
+
+/// What a rule looks at.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Bytes of the whole message one member contributes (bcast, allreduce: the buffer;
+    /// allgather, alltoall, gather: one block).
+    pub bytes: usize,
+    pub members: i32,
+    /// The reduction may combine in any order.
+    pub commutative: bool,
+}
+
+/// The algorithm for `coll` on `shape`: the forced one if it applies, else the table's.
+pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
+    let forced = FORCED.get().and_then(|f| f.get(coll));
+    let ring_needs_commutative = matches!(coll, Collective::Allreduce | Collective::ReduceScatter);
+    match forced {
+        Some(Algorithm::Ring) if ring_needs_commutative && !shape.commutative => {}
+        Some(a) => return a,
+        None => {}
+    }
+    rule(coll, shape)
+}
+
+/// The table.
+fn rule(coll: Collective, s: Shape) -> Algorithm {
+    const KIB: usize = 1024;
+    match coll {
+        Collective::Bcast if s.members > 2 && s.bytes >= 256 * KIB => Algorithm::ScatterAllgather,
+        Collective::Bcast => Algorithm::Binomial,
+        Collective::Allreduce if s.commutative && s.members > 2 && s.bytes >= 256 * KIB => {
+            Algorithm::Ring
+        }
+        Collective::Allreduce => Algorithm::RecursiveDoubling,
+        Collective::Allgather if s.bytes * s.members as usize <= 64 * KIB => Algorithm::Linear,
+        Collective::Allgather => Algorithm::Ring,
+        Collective::Alltoall if s.members <= 8 || s.bytes <= 4 * KIB => Algorithm::Linear,
+        Collective::Alltoall => Algorithm::Pairwise,
+        Collective::Gather if s.members > 4 && s.bytes <= 16 * KIB => Algorithm::Binomial,
+        Collective::Gather => Algorithm::Linear,
+        Collective::ReduceScatter if s.commutative => Algorithm::Ring,
+        Collective::ReduceScatter => Algorithm::ReduceScatterv,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forced_algorithms_parse_and_bad_ones_are_refused() {
+        let f = Forced::parse(" bcast=binomial, allreduce=ring ,scatter=binomial").unwrap();
+        assert_eq!(f.get(Collective::Bcast), Some(Algorithm::Binomial));
+        assert_eq!(f.get(Collective::Allreduce), Some(Algorithm::Ring));
+        assert_eq!(f.get(Collective::Gather), Some(Algorithm::Binomial));
+        assert_eq!(f.get(Collective::Alltoall), None);
+        assert_eq!(Forced::parse("").unwrap(), Forced::default());
+        for bad in ["bcast", "bcast=ring", "reduce=ring", "allreduce=binomial"] {
+            assert!(Forced::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_table_picks_by_size() {
+        let shape = |bytes, members, commutative| Shape {
+            bytes,
+            members,
+            commutative,
+        };
+        let big = 4 << 20;
+        assert_eq!(
+            rule(Collective::Bcast, shape(8, 4, true)),
+            Algorithm::Binomial
+        );
+        assert_eq!(
+            rule(Collective::Bcast, shape(big, 4, true)),
+            Algorithm::ScatterAllgather
+        );
+        assert_eq!(
+            rule(Collective::Allreduce, shape(big, 4, false)),
+            Algorithm::RecursiveDoubling
+        );
+        assert_eq!(
+            rule(Collective::Allreduce, shape(big, 4, true)),
+            Algorithm::Ring
+        );
+        assert_eq!(
+            rule(Collective::ReduceScatter, shape(8, 3, false)),
+            Algorithm::ReduceScatterv
+        );
+    }
+}

@@ -1,0 +1,178 @@
+/* coll_custom.c: collectives over a custom datatype whose objects differ in shape from rank to
+ * rank: a dynamic vector (its length packed, its doubles a zero-copy region) resized to its
+ * struct's size so that arrays of it have the right stride. The receivers start with empty
+ * vectors; the MPIX resize callback sizes each from the message, so the root of a gather
+ * learns every rank's length without a probe. Bcast, Gather, Gatherv, Scatter, Allgather,
+ * Alltoall, Igather, an in-place Allgather, and a reduction refused (MPI_ERR_TYPE). */
+#include "check.h"
+#include <string.h>
+
+struct dvec {
+    int n;
+    double *v;
+};
+
+static int query(void *state, const void *buf, MPI_Count count, MPI_Count *size) {
+    (void)state;
+    (void)buf;
+    *size = count * (MPI_Count)sizeof(int);
+    return MPI_SUCCESS;
+}
+
+static int pack(void *state, const void *buf, MPI_Count count, MPI_Count offset, void *dst,
+                MPI_Count dst_size, MPI_Count *used) {
+    (void)state;
+    const struct dvec *d = buf;
+    MPI_Count n = 0;
+    for (MPI_Count i = offset / (MPI_Count)sizeof(int); i < count && n + 4 <= dst_size; i++) {
+        memcpy((char *)dst + n, &d[i].n, sizeof(int));
+        n += sizeof(int);
+    }
+    *used = n;
+    return MPI_SUCCESS;
+}
+
+static int unpack(void *state, void *buf, MPI_Count count, MPI_Count offset, const void *src,
+                  MPI_Count src_size) {
+    (void)state;
+    struct dvec *d = buf;
+    for (MPI_Count k = 0; k < src_size / (MPI_Count)sizeof(int); k++) {
+        MPI_Count i = offset / (MPI_Count)sizeof(int) + k;
+        if (i >= count) return MPI_ERR_TRUNCATE;
+        memcpy(&d[i].n, (const char *)src + k * sizeof(int), sizeof(int));
+    }
+    return MPI_SUCCESS;
+}
+
+static int regions(void *state, void *buf, MPI_Count count, MPI_Count n, void *bases[],
+                   MPI_Count lens[], MPI_Datatype types[]) {
+    (void)state;
+    (void)n;
+    struct dvec *d = buf;
+    for (MPI_Count i = 0; i < count; i++) {
+        bases[i] = d[i].v;
+        lens[i] = d[i].n;
+        types[i] = MPI_DOUBLE;
+    }
+    return MPI_SUCCESS;
+}
+
+static int resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size,
+                  MPI_Count region_count, const MPI_Count reg_lens[],
+                  const MPI_Datatype reg_types[]) {
+    (void)state;
+    struct dvec *d = buf;
+    if (region_count != count || packed_size != count * (MPI_Count)sizeof(int))
+        return MPI_ERR_TRUNCATE;
+    for (MPI_Count i = 0; i < count; i++) {
+        if (reg_types[i] != MPI_DOUBLE) return MPI_ERR_TYPE;
+        free(d[i].v);
+        d[i].n = (int)reg_lens[i];
+        d[i].v = calloc((size_t)reg_lens[i] + 1, sizeof(double));
+    }
+    return MPI_SUCCESS;
+}
+
+/* A vector of `n` doubles identified by `id`. */
+static struct dvec make(int id, int n) {
+    struct dvec d = {n, malloc(((size_t)n + 1) * sizeof(double))};
+    for (int i = 0; i < n; i++) d.v[i] = id * 1e6 + i;
+    return d;
+}
+
+static void check(const struct dvec *d, int id, int n) {
+    CHECK(d->n == n);
+    for (int i = 0; i < n; i++) CHECK(d->v[i] == id * 1e6 + i);
+}
+
+static void clear(struct dvec *d, int count) {
+    for (int i = 0; i < count; i++) {
+        free(d[i].v);
+        d[i].v = NULL;
+        d[i].n = 0;
+    }
+}
+
+/* The length of rank r's vector: shapes differ per rank, some are long (zero-copy regions). */
+static int len_of(int r) { return r % 2 ? 70000 + r : 3 * r + 1; }
+
+int main(int argc, char **argv) {
+    int rank, size;
+    test_init(&argc, &argv, &rank, &size);
+    CHECK(size <= 16);
+    MPI_Datatype raw, t;
+    OK(MPI_Type_create_custom(NULL, NULL, query, pack, unpack, one_region_per_element, regions,
+                              NULL, 1, &raw));
+    OK(MPIX_Type_custom_set_resize(raw, resize));
+    OK(MPI_Type_create_resized(raw, 0, sizeof(struct dvec), &t));
+    MPI_Aint lb, extent;
+    OK(MPI_Type_get_extent(t, &lb, &extent));
+    CHECK(lb == 0 && extent == (MPI_Aint)sizeof(struct dvec));
+    OK(MPIX_Type_custom_set_resize(t, resize));
+
+    struct dvec mine = make(rank, len_of(rank)), all[16] = {{0, NULL}}, one = {0, NULL};
+    for (int root = 0; root < size; root++) {
+        /* Gather: the root learns every length from the messages. */
+        OK(MPI_Gather(&mine, 1, t, all, 1, t, root, MPI_COMM_WORLD));
+        if (rank == root)
+            for (int r = 0; r < size; r++) check(&all[r], r, len_of(r));
+        /* Scatter them back (the root's own block goes to itself as a message). */
+        OK(MPI_Scatter(all, 1, t, &one, 1, t, root, MPI_COMM_WORLD));
+        check(&one, rank, len_of(rank));
+        clear(&one, 1);
+        clear(all, 16);
+        /* Bcast of the root's vector into empty ones. */
+        struct dvec b = rank == root ? make(root, len_of(root)) : (struct dvec){0, NULL};
+        OK(MPI_Bcast(&b, 1, t, root, MPI_COMM_WORLD));
+        check(&b, root, len_of(root));
+        clear(&b, 1);
+    }
+
+    /* Gatherv at root 0 into every other slot (displacements in extents). */
+    int counts[16], displs[16];
+    struct dvec spread[32] = {{0, NULL}};
+    for (int r = 0; r < size; r++) {
+        counts[r] = 1;
+        displs[r] = 2 * r;
+    }
+    OK(MPI_Gatherv(&mine, 1, t, spread, counts, displs, t, 0, MPI_COMM_WORLD));
+    if (rank == 0)
+        for (int r = 0; r < size; r++) {
+            check(&spread[2 * r], r, len_of(r));
+            CHECK(spread[2 * r + 1].n == 0 && spread[2 * r + 1].v == NULL);
+        }
+    clear(spread, 32);
+
+    /* Allgather, and in place (this rank's own slot already filled). */
+    OK(MPI_Allgather(&mine, 1, t, all, 1, t, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++) check(&all[r], r, len_of(r));
+    clear(all, 16);
+    all[rank] = make(rank, len_of(rank));
+    OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 1, t, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++) check(&all[r], r, len_of(r));
+    clear(all, 16);
+
+    /* Alltoall: to rank j, a vector of 10 * rank + j doubles, identified 100 * rank + j. */
+    struct dvec out[16], in[16] = {{0, NULL}};
+    for (int j = 0; j < size; j++) out[j] = make(100 * rank + j, 10 * rank + j);
+    OK(MPI_Alltoall(out, 1, t, in, 1, t, MPI_COMM_WORLD));
+    for (int j = 0; j < size; j++) check(&in[j], 100 * j + rank, 10 * j + rank);
+    clear(in, 16);
+    clear(out, size);
+
+    /* Non-blocking gather. */
+    MPI_Request r;
+    OK(MPI_Igather(&mine, 1, t, all, 1, t, size - 1, MPI_COMM_WORLD, &r));
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    if (rank == size - 1)
+        for (int k = 0; k < size; k++) check(&all[k], k, len_of(k));
+    clear(all, 16);
+
+    /* No reductions over custom types. */
+    FAILS(MPI_Allreduce(&mine, &one, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    clear(&mine, 1);
+    OK(MPI_Type_free(&t));
+    OK(MPI_Type_free(&raw));
+    test_finish(rank, "coll_custom");
+    return 0;
+}
