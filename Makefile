@@ -91,7 +91,7 @@ demo: build $(OMPI_PINGPONG)
 
 # bench: the paper's evaluation on 2 local ranks (bench/run-all.sh, about 10-15 minutes): datatype
 # benchmarks against rsmpi on Open MPI, DDTBench against Open MPI's derived datatypes, criterion,
-# peak memory, then the collectives against Open MPI at 2-4 ranks (bench-coll's run, about 6
+# peak memory, then the collectives against Open MPI at 2-4 ranks (bench-coll's run, about 1.5
 # minutes more); CSVs, plots and summary.md in bench/results/.
 bench: build $(OMPI_PINGPONG)
 	bash bench/run-all.sh
@@ -106,9 +106,9 @@ bench-ddt: build
 	python3 bench/ddtbench/interleave.py --rounds 3 --out bench/results/ddtbench-interleaved.md
 
 # bench-coll: collectives (Allreduce, Bcast, Allgather, Alltoall, Reduce_scatter_block; 8 B-4 MiB)
-# of mpicd against Open MPI at 2, 3 and 4 ranks, 3 interleaved rounds, medians and ratios
-# (bench/coll/run.py, about 6 minutes on 2 cores; BENCH_COLL_ARGS=--quick: one round of 10 sizes,
-# about 1 minute): bench/results/collectives.{csv,md}, plots/collectives-*.png. Every result
+# of mpicd against Open MPI at 2, 3 and 4 ranks, 5 interleaved rounds, medians and ratios
+# (bench/coll/run.py, about 1.5 minutes on 2 cores; BENCH_COLL_ARGS=--quick: one round of 10
+# sizes, about 20 s): bench/results/collectives.{csv,md}, plots/collectives-*.png. Every result
 # is checked; a wrong result, a crash or a hang (300 s per run) is reported and fails the target.
 # Not part of `make test`.
 bench-coll: build

@@ -7,9 +7,11 @@ the order of the builds alternating from round to round), so that the noise of a
 falls on both alike. Each (op, ranks, size) counts with the median over the rounds.
 
 Where ranks outnumber cores, Open MPI yields the core when it waits (mpirun --oversubscribe sets
-mpi_yield_when_idle) and mpicd polls; there a third build runs too, Open MPI with
-`--mca mpi_yield_when_idle 0` ("Open MPI, polling"), to tell the cost of polling on a shared core
-apart from the cost of the algorithms.
+mpi_yield_when_idle), and so does mpicd with MPICD_WAIT=auto (its default). An mpicd that polls
+there instead (a libmpi from before MPICD_WAIT, or MPICD_WAIT=spin in the environment) loses every
+step that waits to the scheduler; then a third build runs too, Open MPI with
+`--mca mpi_yield_when_idle 0` ("Open MPI, polling"), to tell that cost apart from the cost of the
+algorithms (--polling runs it in any case, --no-polling never).
 
 Writes (in --out, default bench/results):
   collectives.csv              op,ranks,bytes, the medians in microseconds, the ratios
@@ -26,8 +28,9 @@ not run again on that build and rank count, the others are. An operation the lib
 provide (coll_bench --list) is shown as such and is no failure.
 
 Usage: bench/coll/run.py [--quick] [--rounds N] [--ranks 2,3,4] [--ops LIST] [--budget S]
-                         [--timeout S] [--out DIR] [--no-plots]
-  --quick   one round, 10 sizes (16 B to 4 MiB, times 4), budget 0.05 s: about 1-2 minutes
+                         [--timeout S] [--out DIR] [--no-plots] [--polling | --no-polling]
+  --quick   one round, 10 sizes (16 B to 4 MiB, times 4), budget 0.05 s: about 20 s
+  (defaults: 5 rounds, 20 sizes (8 B to 4 MiB, times 2), budget 0.2 s: about 1.5 minutes)
 Environment: MPIRUN (default: Open MPI's mpirun as root, oversubscribed), PEER_MPICC (Open MPI's
 compiler wrapper, default mpicc.openmpi, else mpicc). Standard library; matplotlib for the plots
 (installed with pip when missing, as bench/run-all.sh does).
@@ -287,7 +290,23 @@ def plots(med, ops, ranks_list, sizes, outdir, provides_mpicd):
     return made
 
 
-def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, meta):
+def round_spread(raw, peer, op, n, sizes):
+    """(lowest, highest) over the rounds of that round's geomean ratio (peer / mpicd, the two
+    runs of one round paired), or None with fewer than two rounds."""
+    by_round = defaultdict(dict)
+    for b, r, o, nn, nbytes, usec in raw:
+        if o == op and nn == n and b in (MPICD, peer):
+            by_round[r][(b, nbytes)] = usec
+    gms = []
+    for r, v in by_round.items():
+        xs = [v[(peer, x)] / v[(MPICD, x)] for x in sizes
+              if v.get((MPICD, x)) and v.get((peer, x))]
+        if xs:
+            gms.append(geomean(xs))
+    return (min(gms), max(gms)) if len(gms) > 1 else None
+
+
+def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, meta, raw):
     os.makedirs(a.out, exist_ok=True)
     # --- CSV
     csv_path = os.path.join(a.out, "collectives.csv")
@@ -332,26 +351,45 @@ def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, 
         L.append(f"**The machine was busy** (load average above {meta['nproc']} cores): other "
                  "processes took core time from the ranks, of both implementations alike (the "
                  "rounds are interleaved); absolute times suffer more than the ratios.\n")
-    if spin_ranks:
-        L.append(f"With {', '.join(map(str, spin_ranks))} ranks on {meta['nproc']} cores the ranks "
+    over = [n for n in ranks_list if n > meta["nproc"]]
+    if over and meta["yields"]:
+        L.append(f"With {', '.join(map(str, over))} ranks on {meta['nproc']} cores the ranks share "
+                 "cores. Both yield their core while they wait: Open MPI because mpirun "
+                 f"--oversubscribe sets `mpi_yield_when_idle`, mpicd through {meta['wait']}. Those "
+                 "ratios compare the algorithms on shared cores, where every step that waits goes "
+                 "through the scheduler; only rank counts up to the core count compare them on "
+                 "cores of their own.\n")
+    elif over:
+        L.append(f"With {', '.join(map(str, over))} ranks on {meta['nproc']} cores the ranks "
                  "share cores. Open MPI then yields its core while it waits (mpirun --oversubscribe "
-                 "sets `mpi_yield_when_idle`); mpicd polls, so a rank that waits keeps a core from the "
-                 "rank it waits for until the scheduler preempts it (a time slice: milliseconds per "
-                 "step of the algorithm). **Open MPI, polling** is Open MPI with `--mca "
-                 "mpi_yield_when_idle 0`, polling like mpicd: both pay the time slices, and its ratio "
-                 "compares the two under that same handicap (mostly the number of steps that wait); "
-                 "the plain ratio is what a user of an oversubscribed node gets. Neither measures "
-                 "the algorithms' speed on cores of their own: that needs as many cores as ranks.\n")
+                 "sets `mpi_yield_when_idle`); this mpicd polls ("
+                 + (meta["wait"] if meta["wait"] else "its libmpi has no MPICD_WAIT") +
+                 "), so a rank that waits keeps a core from the rank it waits for until the "
+                 "scheduler preempts it (a time slice: milliseconds per step of the algorithm)."
+                 + ("" if spin_ranks else "\n"))
+    if spin_ranks:
+        L.append("**Open MPI, polling** is Open MPI with `--mca mpi_yield_when_idle 0`, which "
+                 "polls: where mpicd polls too, both pay the time slices and its ratio compares the "
+                 "two under that same handicap (mostly the number of steps that wait), while the "
+                 "plain ratio is what a user of an oversubscribed node gets.\n")
     # --- summary
     L.append("## Geometric mean of the ratio over the sizes\n")
+    L.append("Of the medians; in brackets the lowest and highest of the same geomean taken in each "
+             "round alone (mpicd's and Open MPI's runs of one round paired): how far one round can "
+             "be off on this machine.\n")
     head = "| op | " + " | ".join(f"{n} ranks" for n in ranks_list)
     if spin_ranks:
         head += " | " + " | ".join(f"{n} ranks, vs polling" for n in spin_ranks)
     L.append(head + " |")
     L.append("|---|" + "---|" * (len(ranks_list) + len(spin_ranks)))
+    def cell(peer, op, n):
+        g = fratio(geomean(ratios(peer, op, n)))
+        sp = round_spread(raw, peer, op, n, sizes)
+        return g if g == "-" or sp is None else f"{g} ({fratio(sp[0])}-{fratio(sp[1])})"
+
     for op in ops:
-        cells = [fratio(geomean(ratios(OMPI, op, n))) for n in ranks_list]
-        cells += [fratio(geomean(ratios(OMPI_SPIN, op, n))) for n in spin_ranks]
+        cells = [cell(OMPI, op, n) for n in ranks_list]
+        cells += [cell(OMPI_SPIN, op, n) for n in spin_ranks]
         L.append(f"| {op} | " + " | ".join(cells) + " |")
     L.append("")
     L.append("Small (8 B-4 KiB) and large (256 KiB-4 MiB) messages apart:\n")
@@ -400,8 +438,9 @@ def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, 
                     cells += [fnum(s), fratio(s / m if m and s else None)]
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
-    L.append("Plots: `plots/collectives-OP.png` (ratio against size, one line per rank count; "
-             "dashed: against Open MPI polling). Raw samples and logs: `bench/results/tmp/coll/`.")
+    L.append("Plots: `plots/collectives-OP.png` (ratio against size, one line per rank count"
+             + ("; dashed: against Open MPI polling" if spin_ranks else "")
+             + "). Raw samples and logs: `bench/results/tmp/coll/`.")
     md_path = os.path.join(a.out, "collectives.md")
     with open(md_path, "w") as f:
         f.write("\n".join(L) + "\n")
@@ -416,13 +455,16 @@ def main():
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--ranks", default="2,3,4")
     ap.add_argument("--ops", default=",".join(OPS))
-    ap.add_argument("--budget", type=float, help="seconds of timed calls per size (default 0.1)")
+    ap.add_argument("--budget", type=float, help="seconds of timed calls per size (default 0.2)")
     ap.add_argument("--timeout", type=float, help="seconds per run (default 300; --quick 120)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--polling", action="store_true",
+                    help="run Open MPI polling where ranks outnumber cores even if mpicd yields")
+    ap.add_argument("--no-polling", action="store_true", help="never run Open MPI polling")
     a = ap.parse_args()
-    rounds = a.rounds or (1 if a.quick else 3)
-    budget = a.budget or (0.05 if a.quick else 0.1)
+    rounds = a.rounds or (1 if a.quick else 5)
+    budget = a.budget or (0.05 if a.quick else 0.2)
     timeout = a.timeout or (120 if a.quick else 300)
     ranks_list = [int(x) for x in a.ranks.split(",")]
     ops = [x for x in a.ops.split(",") if x]
@@ -450,8 +492,14 @@ def main():
     if missing:
         log(f"run.py: mpicd's libmpi lacks {', '.join(missing)}: Open MPI only there")
 
+    # Does mpicd yield where ranks outnumber cores? (MPICD_WAIT, default auto: yes.)
+    with open(os.path.join(BIN, "libmpi.so"), "rb") as f:
+        has_wait = b"MPICD_WAIT" in f.read()
+    wait = os.environ.get("MPICD_WAIT", "auto")
+    mpicd_yields = has_wait and wait != "spin"
+    polling = a.polling or (not a.no_polling and not mpicd_yields)
     # Which builds run at which rank count: Open MPI polling only where ranks outnumber cores.
-    plan = {n: [MPICD, OMPI] + ([OMPI_SPIN] if n > nproc else []) for n in ranks_list}
+    plan = {n: [MPICD, OMPI] + ([OMPI_SPIN] if n > nproc and polling else []) for n in ranks_list}
     total = rounds * sum(len(v) for v in plan.values())
     log(f"run.py: {rounds} round(s) x ranks {a.ranks} on {nproc} cores (load {load_start}), "
         f"{len(sizes)} sizes, ops {','.join(ops)}; {total} runs, timeout {timeout:.0f} s each")
@@ -517,9 +565,10 @@ def main():
                             "(coll_bench --list); not run on mpicd, no failure")
     had_failure = bool(problems_seen)
 
-    engine = out_of(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
-    if out_of(["git", "status", "--porcelain", "--", "mpicd", "mpicd-capi"]):
-        engine += " + uncommitted changes in mpicd/mpicd-capi"
+    crates = ["mpicd", "mpicd-capi", "mpicd-ucx-sys", "mpicd-pmix-sys", "mpicd-sys-build"]
+    engine = out_of(["git", "log", "-1", "--format=%h", "--", *crates]) or "unknown"
+    if out_of(["git", "status", "--porcelain", "--", *crates]):
+        engine += " + uncommitted changes"
     ucx = re.search(r"Version (\S+)", out_of(["ucx_info", "-v"]))
     ucx = ucx[1] if ucx else "?"
     meta = {
@@ -527,13 +576,17 @@ def main():
         "date": date,
         "secs": time.time() - t_start, "rounds": rounds, "nproc": nproc,
         "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[0],
-        "engine": f"commit {engine}", "ucx": ucx,
+        "engine": f"{engine} (the last commit that changed the runtime's crates; checkout "
+                  f"{out_of(['git', 'rev-parse', '--short', 'HEAD']) or '?'})", "ucx": ucx,
         "ompi": (out_of(["mpirun", "--version"]).splitlines() or ["Open MPI ?"])[0]
                 .replace("mpirun (Open MPI)", "Open MPI"),
         "peer": peer,
+        "wait": (f"MPICD_WAIT={wait}" + (" (unset: the default)" if "MPICD_WAIT" not in os.environ
+                                          else "")) if has_wait else None,
+        "yields": mpicd_yields,
     }
     csv_path, md_path = write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides,
-                                      problems, meta)
+                                      problems, meta, raw)
     made = []
     if not a.no_plots and ensure_matplotlib():
         made = plots(med, ops, ranks_list, sizes, os.path.join(a.out, "plots"),
