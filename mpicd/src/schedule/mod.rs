@@ -397,9 +397,13 @@ impl Builder {
 
     /// Waits for the messages of the last [`Builder::post`] before the steps written next.
     pub fn wait(&mut self) {
-        if matches!(self.steps.last(), Some(s) if s.is_local())
-            || self.steps.iter().any(|s| matches!(s, Step::Post(_)))
-        {
+        let posted = self
+            .steps
+            .iter()
+            .rev()
+            .take_while(|s| !matches!(s, Step::Exchange(_)))
+            .any(|s| matches!(s, Step::Post(_)));
+        if posted {
             self.steps.push(Step::Exchange(Vec::new()));
         }
     }
