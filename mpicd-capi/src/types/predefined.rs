@@ -57,8 +57,21 @@ const fn unsigned(size: usize) -> ElementType {
     }
 }
 
-/// The predefined type of a handle value.
+/// The handle values of predefined datatypes lie in this range (the ABI's 0x200 block).
+const PREDEFINED: std::ops::Range<usize> = 0x200..0x300;
+
+/// The predefined type of a handle value (a table lookup: every call of the library that
+/// takes a datatype asks).
 pub(crate) fn basic(h: MPI_Datatype) -> Option<Basic> {
+    static TABLE: std::sync::OnceLock<Vec<Option<Basic>>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| PREDEFINED.map(|v| basic_of(v as MPI_Datatype)).collect());
+    (h as usize)
+        .checked_sub(PREDEFINED.start)
+        .and_then(|i| table.get(i).copied().flatten())
+}
+
+/// The predefined type of a handle value, by comparison (what the table holds).
+fn basic_of(h: MPI_Datatype) -> Option<Basic> {
     use ElementType::*;
     use Kind::*;
     const LONG: usize = std::mem::size_of::<c_long>();

@@ -48,8 +48,8 @@ pub(crate) struct Engine {
     /// Tokens of the custom ops to poll at the next progress call: filed by UCX when one of
     /// their requests completed, or added when they started or were aborted.
     noticed: Vec<usize>,
-    /// Collective plans being run.
-    schedules: Vec<OpId>,
+    /// Collective plans being run (after the table: their messages point into them).
+    schedules: Vec<(OpId, Box<schedule::Run>)>,
     /// Give the core away when progress finds nothing to do (`MPICD_WAIT`).
     yield_when_idle: bool,
     /// Progress calls, for the periodic poll of every custom op.

@@ -96,7 +96,7 @@ impl Engine {
                         r.abort(worker, dead.clone());
                         self.noticed.push(id.token());
                     }
-                    Op::Recv { req: None, .. } | Op::Schedule(_) | Op::Finished(_) => {}
+                    Op::Recv { req: None, .. } | Op::Schedule | Op::Finished(_) => {}
                 }
             }
         }
@@ -112,7 +112,7 @@ impl Engine {
             // Custom operations are advanced by progress calls, which every waiting loop makes
             // between tests, and then become `Finished`.
             // So are collective runs.
-            Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) | Some(Op::Schedule(_)) => true,
+            Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_)) | Some(Op::Schedule) => true,
             _ => false,
         };
         if pending {
@@ -134,7 +134,7 @@ impl Engine {
                         .map(|()| Status::empty()),
                 ),
             },
-            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) | Op::Schedule(_) => None,
+            Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) | Op::Schedule => None,
             Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
         match outcome {
@@ -161,7 +161,7 @@ impl Engine {
             }
             // Already complete (possibly settled during progress): nothing to cancel.
             Op::Recv { .. } | Op::Finished(_) => {}
-            Op::Send { .. } | Op::CustomSend(_) | Op::Schedule(_) => {
+            Op::Send { .. } | Op::CustomSend(_) | Op::Schedule => {
                 return Err(Error::InvalidArgument(
                     "only receives can be cancelled".into(),
                 ))

@@ -1,5 +1,5 @@
-//! Runs collective [`Plan`]s: a run is an operation in the table (`Op::Schedule`) that every
-//! progress call advances: it completes the messages of its current exchange, then runs the
+//! Runs collective [`Plan`]s: a run is an operation in the table (`Op::Schedule`, the run itself
+//! in the engine's list of runs) that every progress call advances: it completes the messages of its current exchange, then runs the
 //! local steps that follow and starts the next exchange, until its plan ends. A failed message
 //! fails the run, which first cancels its other receives and waits for what it started (the
 //! messages point into the run's temporaries), then completes with the first error.
@@ -41,57 +41,50 @@ impl Engine {
     /// Starts a run of `plan`: its first messages are posted before this returns; it never
     /// waits.
     pub(crate) fn start_plan(&mut self, plan: &Arc<Plan>) -> Result<Posted> {
-        let run = Run {
+        let mut run = Box::new(Run {
             frame: plan.frame(),
             cursor: 0,
             waiting: Vec::new(),
             overlapping: false,
             state: RunState::Running,
-        };
-        let id = self.table.insert(Op::Schedule(Box::new(run)));
-        self.schedules.push(id);
-        self.advance_schedule(id);
+        });
+        let id = self.table.insert(Op::Schedule);
+        if !self.advance_run(id, &mut run) {
+            self.schedules.push((id, run));
+        }
         Ok(Posted::Pending(id))
     }
 
     /// Advances every run (a progress call).
     pub(super) fn advance_schedules(&mut self) {
-        let mut i = 0;
-        while i < self.schedules.len() {
-            if self.advance_schedule(self.schedules[i]) {
-                self.schedules.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let mut runs = std::mem::take(&mut self.schedules);
+        runs.retain_mut(|(id, run)| !self.advance_run(*id, run));
+        debug_assert!(
+            self.schedules.is_empty(),
+            "no run starts while runs advance"
+        );
+        self.schedules = runs;
     }
 
-    /// Advances run `id` as far as it goes now; true once it has completed.
-    fn advance_schedule(&mut self, id: OpId) -> bool {
-        let Some(Op::Schedule(_)) = self.table.get(id) else {
-            return true;
-        };
-        let Ok(Op::Schedule(mut run)) = self.table.take(id) else {
-            return true;
-        };
-        match self.step_run(&mut run) {
-            Poll::Pending => {
-                self.table.put_back(id, Op::Schedule(run));
-                false
-            }
+    /// Advances run `id` as far as it goes now; true once it has completed (its table slot
+    /// then holds its outcome).
+    fn advance_run(&mut self, id: OpId, run: &mut Run) -> bool {
+        match self.step_run(run) {
+            Poll::Pending => false,
             Poll::Ready(outcome) => {
-                drop(run); // nothing of it is in flight any more
                 let status = outcome.map(|()| Status::empty());
-                self.table.put_back(id, Op::Finished(status));
+                if let Some(op) = self.table.get_mut(id) {
+                    *op = Op::Finished(status);
+                }
                 true
             }
         }
     }
 
     fn step_run(&mut self, run: &mut Run) -> Poll<Result<()>> {
+        let plan = Arc::clone(run.frame.plan());
         loop {
             self.collect_exchange(run);
-            let plan = Arc::clone(run.frame.plan());
             let step = plan.steps.get(run.cursor);
             // Local steps after a `Post` run while its messages travel.
             let overlaps = run.overlapping && step.is_some_and(Step::is_local);

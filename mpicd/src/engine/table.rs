@@ -2,7 +2,6 @@
 //! generation, so that a stale id never reaches a later operation), and what each kind of
 //! operation holds ([`Op`]).
 
-use super::schedule::Run;
 use crate::error::{Error, Result};
 use crate::ops::{RecvOp, SendOp};
 use crate::route::Route;
@@ -49,8 +48,9 @@ pub(crate) enum Op {
     },
     CustomSend(Box<SendOp>),
     CustomRecv(Box<RecvOp>),
-    /// A collective's plan being run (see [`super::schedule`]).
-    Schedule(Box<Run>),
+    /// A collective's plan being run; the run itself is in the engine's list of runs (see
+    /// [`super::schedule`]), which advances it without moving it in and out of the table.
+    Schedule,
     /// An operation that finished during progress, its outcome kept for the test that reports
     /// it (a custom op's state is already freed).
     Finished(Result<Status>),
@@ -64,7 +64,7 @@ impl Op {
             Op::Recv { peer, .. } => *peer,
             Op::CustomSend(op) => Some(op.peer()),
             Op::CustomRecv(op) => op.peer(),
-            Op::Schedule(_) | Op::Finished(_) => None,
+            Op::Schedule | Op::Finished(_) => None,
         }
     }
 
