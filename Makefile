@@ -110,9 +110,12 @@ bench-ddt: build
 # (bench/coll/run.py, about 1.5 minutes on 2 cores; BENCH_COLL_ARGS=--quick: one round of 10
 # sizes, about 20 s): bench/results/collectives.{csv,md}, plots/collectives-*.png. Every result
 # is checked; a wrong result, a crash or a hang (300 s per run) is reported and fails the target.
+# Then bench/coll/gather_shapes.sh (about 30 s): a gather of differently shaped objects as one
+# custom-typed MPI_Gather against Probe + Recv per rank (bench/results/gather-shapes.md).
 # Not part of `make test`.
 bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
+	bash bench/coll/gather_shapes.sh
 
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.
