@@ -12,6 +12,7 @@
 
 mod choose;
 pub mod derived;
+pub(crate) mod local;
 mod stream;
 #[cfg(test)]
 mod tests;

@@ -152,6 +152,12 @@ pub enum Step {
         inc: Buf,
     },
     Local(Arc<LocalFn>),
+    /// An object moved into another of this member's without a message (a collective's own
+    /// block): the receiving one resized to the sending one's shape.
+    Transfer {
+        from: ObjId,
+        to: ObjId,
+    },
 }
 
 impl Step {
@@ -287,6 +293,12 @@ impl Frame {
             Step::Copy { from, to } => self.copy(*from, *to),
             Step::Combine { acc, inc } => self.combine(*acc, *inc),
             Step::Local(f) => f(self),
+            Step::Transfer { from, to } => {
+                let plan = Arc::clone(&self.plan);
+                let mut send = (plan.object(*from).send)()?;
+                let mut recv = (plan.object(*to).recv)()?;
+                crate::plan::local::transfer(&mut *send, &mut *recv)
+            }
             Step::Exchange(_) | Step::Post(_) => Err(Error::InvalidArgument(
                 "an exchange is not a local step".into(),
             )),
@@ -453,6 +465,11 @@ impl Builder {
         } else {
             self.combine(acc, inc);
         }
+    }
+
+    /// Moves object `from` into object `to`, locally (see [`Step::Transfer`]).
+    pub fn transfer(&mut self, from: ObjId, to: ObjId) {
+        self.steps.push(Step::Transfer { from, to });
     }
 
     /// The caller's own local work.

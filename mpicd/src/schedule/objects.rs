@@ -1,9 +1,10 @@
 //! The collectives that move objects of custom datatypes: broadcast, gather, scatter, allgather
 //! and all-to-all, each object one custom-typed message (packed part and zero-copy regions
 //! together), whose receiver learns its shape from the message, so objects may differ in
-//! shape from member to member. An object is never copied locally: a member's own block goes
-//! to itself as a message (UCX's self transport), which runs the type's pack and unpack as any
-//! other. `None` for a member's own object means "in place".
+//! shape from member to member. A member's own block moves without a message
+//! ([`Step::Transfer`](super::Step::Transfer): the type's pack and unpack run locally, regions
+//! copied region to region) while the messages travel. `None` for a member's own object means
+//! "in place".
 
 use super::{Builder, ObjId, Xfer};
 
@@ -41,38 +42,52 @@ pub fn bcast(b: &mut Builder, obj: ObjId, root: i32) {
 /// Every member's object to the root, which receives them all at once into `blocks`.
 pub fn gather(b: &mut Builder, mine: Option<ObjId>, blocks: Option<&[ObjId]>, root: i32) {
     let rank = b.rank();
-    let mut xfers = Vec::new();
-    if let (Some(blocks), true) = (blocks, rank == root) {
-        for (from, &obj) in blocks.iter().enumerate() {
-            if from as i32 != rank || mine.is_some() {
-                xfers.push(Xfer::RecvObject {
+    match (blocks, rank == root) {
+        (Some(blocks), true) => {
+            let xfers = blocks
+                .iter()
+                .enumerate()
+                .filter(|&(from, _)| from as i32 != rank)
+                .map(|(from, &obj)| Xfer::RecvObject {
                     from: from as i32,
                     obj,
-                });
+                })
+                .collect();
+            b.post(xfers);
+            if let Some(obj) = mine {
+                b.transfer(obj, blocks[rank as usize]);
+            }
+        }
+        _ => {
+            if let Some(obj) = mine {
+                b.exchange(vec![Xfer::SendObject { to: root, obj }]);
             }
         }
     }
-    if let Some(obj) = mine {
-        xfers.push(Xfer::SendObject { to: root, obj });
-    }
-    b.exchange(xfers);
 }
 
 /// The root's `blocks[i]` to member i, received into its object.
 pub fn scatter(b: &mut Builder, blocks: Option<&[ObjId]>, mine: Option<ObjId>, root: i32) {
     let rank = b.rank();
-    let mut xfers = Vec::new();
-    if let Some(obj) = mine {
-        xfers.push(Xfer::RecvObject { from: root, obj });
-    }
-    if let (Some(blocks), true) = (blocks, rank == root) {
-        for (to, &obj) in blocks.iter().enumerate() {
-            if to as i32 != rank || mine.is_some() {
-                xfers.push(Xfer::SendObject { to: to as i32, obj });
+    match (blocks, rank == root) {
+        (Some(blocks), true) => {
+            let xfers = blocks
+                .iter()
+                .enumerate()
+                .filter(|&(to, _)| to as i32 != rank)
+                .map(|(to, &obj)| Xfer::SendObject { to: to as i32, obj })
+                .collect();
+            b.post(xfers);
+            if let Some(obj) = mine {
+                b.transfer(blocks[rank as usize], obj);
+            }
+        }
+        _ => {
+            if let Some(obj) = mine {
+                b.exchange(vec![Xfer::RecvObject { from: root, obj }]);
             }
         }
     }
-    b.exchange(xfers);
 }
 
 /// Every member's object to every member, in one round.
@@ -80,39 +95,37 @@ pub fn allgather(b: &mut Builder, mine: Option<ObjId>, blocks: &[ObjId]) {
     let rank = b.rank() as usize;
     let own = mine.unwrap_or(blocks[rank]);
     let mut xfers = Vec::new();
-    for (i, &obj) in blocks.iter().enumerate() {
-        if i != rank || mine.is_some() {
-            xfers.push(Xfer::RecvObject {
-                from: i as i32,
-                obj,
-            });
-        }
-    }
-    for i in 0..blocks.len() {
-        if i != rank || mine.is_some() {
-            xfers.push(Xfer::SendObject {
-                to: i as i32,
-                obj: own,
-            });
-        }
-    }
-    b.exchange(xfers);
-}
-
-/// `send[i]` to member i and `recv[i]` from it, every message at once.
-pub fn alltoall(b: &mut Builder, send: &[ObjId], recv: &[ObjId]) {
-    let mut xfers: Vec<Xfer> = recv
-        .iter()
-        .enumerate()
-        .map(|(i, &obj)| Xfer::RecvObject {
+    for (i, &obj) in blocks.iter().enumerate().filter(|&(i, _)| i != rank) {
+        xfers.push(Xfer::RecvObject {
             from: i as i32,
             obj,
-        })
-        .collect();
-    xfers.extend(
-        send.iter()
-            .enumerate()
-            .map(|(i, &obj)| Xfer::SendObject { to: i as i32, obj }),
-    );
-    b.exchange(xfers);
+        });
+        xfers.push(Xfer::SendObject {
+            to: i as i32,
+            obj: own,
+        });
+    }
+    b.post(xfers);
+    if let Some(obj) = mine {
+        b.transfer(obj, blocks[rank]);
+    }
+}
+
+/// `send[i]` to member i and `recv[i]` from it, every message at once; the own block moves
+/// locally.
+pub fn alltoall(b: &mut Builder, send: &[ObjId], recv: &[ObjId]) {
+    let rank = b.rank() as usize;
+    let mut xfers = Vec::new();
+    for i in (0..send.len()).filter(|&i| i != rank) {
+        xfers.push(Xfer::RecvObject {
+            from: i as i32,
+            obj: recv[i],
+        });
+        xfers.push(Xfer::SendObject {
+            to: i as i32,
+            obj: send[i],
+        });
+    }
+    b.post(xfers);
+    b.transfer(send[rank], recv[rank]);
 }
