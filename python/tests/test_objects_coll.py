@@ -139,3 +139,21 @@ def test_repeated_collectives_of_arrays(comm):
         for r, (x, y) in enumerate(everyone):
             np.testing.assert_array_equal(x, a + r)
             np.testing.assert_array_equal(y, f)
+
+
+def test_objects_of_different_shapes(comm):
+    """Every rank's object has its own shape: libmpi's collectives over the object datatype
+    size each receiving object from its message (no probe, each array moved once)."""
+    n, r = comm.size, comm.rank
+    mine = {"r": r, "a": np.arange(1000 * (r + 1) + r, dtype=np.float64)}
+    for root in range(n):
+        got = comm.gather(mine, root=root)
+        if r == root:
+            assert [g["r"] for g in got] == list(range(n))
+            assert all(len(g["a"]) == 1000 * (i + 1) + i for i, g in enumerate(got))
+        else:
+            assert got is None
+        back = comm.scatter(got if r == root else None, root=root)
+        assert back["r"] == r and (back["a"] == mine["a"]).all()
+    every = comm.allgather(mine)
+    assert all((g["a"] == np.arange(1000 * (i + 1) + i)).all() for i, g in enumerate(every))

@@ -1,19 +1,24 @@
-"""Object collectives (bcast, gather, scatter, allgather, alltoall, reduce, allreduce) built on
-point-to-point object messages, because libmpi's collectives take predefined datatypes only.
+"""Object collectives (bcast, gather, scatter, allgather, alltoall, reduce, allreduce).
+
+gather, scatter, allgather and alltoall are libmpi's collectives over the object datatype
+(``MPI_Igather`` ... on ``_pickled.OBJECT_TYPE``): each object travels as one custom-typed
+message (stream + out-of-band regions), and each receiving operation sizes itself from the
+message (the resize callback), so every rank's object may have its own shape; libmpi finds the
+operation of member i at key ``base + i`` (a block of keys, ``_pickled.key_block``). bcast
+forwards the received stream and buffers down a binomial tree of point-to-point messages,
+without unpickling and re-pickling them.
 
 They run on the communicator's private duplicate (made when the communicator is), so they can
-never match a user's point-to-point message; every receive names its source, so the
-non-overtaking rule keeps consecutive collectives apart without any sequence number. Each object
-travels as one custom-typed message (stream + out-of-band regions); bcast forwards the received
-stream and buffers down a binomial tree without unpickling and re-pickling them.
+never match a user's point-to-point message.
 
 As in mpi4py, the objects returned are copies, the caller's own contribution included.
 """
 
+import ctypes
 import pickle
 
 from . import _pickled
-from ._libmpi import lib
+from ._libmpi import REQUEST_NULL, lib
 from ._request import Request
 
 TAG = 0
@@ -29,31 +34,28 @@ def _isend(parts, dest, h):
     return Request(op.start(lib.MPI_Isend, dest, TAG, h), op=op)
 
 
-def _irecv(source, h):
-    op = _pickled.RecvOp()
-    return Request(op.start(lib.MPI_Irecv, source, TAG, h), op=op)
-
-
-def _irecv_from_all(rank, size, h):
-    """A receive from every other rank, by rank (None at this rank's own place)."""
-    recvs = [None] * size
-    for k in range(1, size):
-        src = (rank - k) % size
-        recvs[src] = _irecv(src, h)
-    return recvs
-
-
-def _collect(recvs, sends, own):
-    """Waits for the receives (by rank, as :func:`_irecv_from_all` made them) and the sends;
-    returns the objects received, by rank, with a copy of ``own`` at this rank's place."""
-    Request.Waitall([r for r in recvs if r is not None] + sends)
-    return [_copy_parts(own) if r is None else r._take() for r in recvs]
-
-
 def _recv_op(source, h):
     op = _pickled.RecvOp()
     op.run(lib.MPI_Recv, source, TAG, h, None)
     return op
+
+
+def _run(fn, args, ops):
+    """Runs the non-blocking collective ``fn(*args, &request)`` over the object operations
+    ``ops`` (registered in ``_LIVE`` for its callbacks; the type's free callback takes each out
+    when its message completes) and waits for it; raises its error, caused by a callback's."""
+    for op in ops:
+        op.register()
+    req = ctypes.c_void_p(REQUEST_NULL)
+    code = fn(*args, ctypes.byref(req))
+    if code == 0:
+        code = lib.MPI_Wait(ctypes.byref(req), None)
+    else:
+        for op in ops:
+            op.unregister()
+    if code != 0:
+        failed = next((op for op in ops if op.error is not None), ops[0])
+        failed.raise_error(code)
 
 
 def _check_root(root, size):
@@ -134,11 +136,15 @@ def gather(comm, sendobj, root):
     h, rank, size = comm._coll, comm.rank, comm.size
     _check_root(root, size)
     parts, error = _dumps(sendobj, rank)
+    send = _pickled.SendOp(parts)
+    recvs = [_pickled.RecvOp() for _ in range(size)] if rank == root else []
+    base = _pickled.key_block(recvs) if recvs else 0
+    t = _pickled.OBJECT_TYPE
+    _run(lib.MPI_Igather, (send.key, 1, t, base, 1, t, root, h), [send] + recvs)
     if rank != root:
-        _isend(parts, root, h).Wait()
         _raise_first(error, ())
         return None
-    items = _collect(_irecv_from_all(rank, size, h), [], parts)
+    items = [r.result() for r in recvs]
     _raise_first(error, items)
     return items
 
@@ -146,27 +152,31 @@ def gather(comm, sendobj, root):
 def scatter(comm, sendobjs, root):
     h, rank, size = comm._coll, comm.rank, comm.size
     _check_root(root, size)
-    if rank != root:
-        item = _recv_op(root, h).result()
-        _raise_first(None, [item])
-        return item
-    items = list(sendobjs) if sendobjs is not None else []
-    error = None
-    if len(items) != size:
-        error = ValueError(f"scatter: expecting {size} items at the root, got {len(items)}")
-    parts, error = _dumps_each(items, rank, size, error)
-    reqs = [_isend(parts[i], i, h) for i in range(size) if i != rank]
-    Request.Waitall(reqs)
-    _raise_first(error, ())
-    return _copy_parts(parts[rank])
+    sends, base, error = [], 0, None
+    if rank == root:
+        items = list(sendobjs) if sendobjs is not None else []
+        if len(items) != size:
+            error = ValueError(f"scatter: expecting {size} items at the root, got {len(items)}")
+        parts, error = _dumps_each(items, rank, size, error)
+        sends = [_pickled.SendOp(p) for p in parts]
+        base = _pickled.key_block(sends)
+    recv = _pickled.RecvOp()
+    t = _pickled.OBJECT_TYPE
+    _run(lib.MPI_Iscatter, (base, 1, t, recv.key, 1, t, root, h), sends + [recv])
+    item = recv.result()
+    _raise_first(error, [item])
+    return item
 
 
 def allgather(comm, sendobj):
     h, rank, size = comm._coll, comm.rank, comm.size
     parts, error = _dumps(sendobj, rank)
-    recvs = _irecv_from_all(rank, size, h)
-    sends = [_isend(parts, (rank + k) % size, h) for k in range(1, size)]
-    items = _collect(recvs, sends, parts)
+    send = _pickled.SendOp(parts)
+    recvs = [_pickled.RecvOp() for _ in range(size)]
+    base = _pickled.key_block(recvs)
+    t = _pickled.OBJECT_TYPE
+    _run(lib.MPI_Iallgather, (send.key, 1, t, base, 1, t, h), [send] + recvs)
+    items = [r.result() for r in recvs]
     _raise_first(error, items)
     return items
 
@@ -178,12 +188,12 @@ def alltoall(comm, sendobjs):
     if len(items) != size:
         error = ValueError(f"alltoall: expecting {size} items, got {len(items)}")
     parts, error = _dumps_each(items, rank, size, error)
-    recvs = _irecv_from_all(rank, size, h)
-    sends = []
-    for k in range(1, size):
-        dst = (rank + k) % size
-        sends.append(_isend(parts[dst], dst, h))
-    items = _collect(recvs, sends, parts[rank])
+    sends = [_pickled.SendOp(p) for p in parts]
+    recvs = [_pickled.RecvOp() for _ in range(size)]
+    sbase, rbase = _pickled.key_block(sends), _pickled.key_block(recvs)
+    t = _pickled.OBJECT_TYPE
+    _run(lib.MPI_Ialltoall, (sbase, 1, t, rbase, 1, t, h), sends + recvs)
+    items = [r.result() for r in recvs]
     _raise_first(error, items)
     return items
 

@@ -46,7 +46,22 @@ MPI_ERR_TRUNCATE = 15
 MPI_ERR_NO_MEM = 39
 
 _LIVE = {}  # key -> _SendOp | _RecvOp, from the call that starts it to the free callback
-_keys = itertools.count(1)  # next() is atomic in CPython: keys are unique across threads
+# next() is atomic in CPython: keys are unique across threads. They start at 2: libmpi reads
+# 0 and 1 as MPI_BOTTOM and MPI_IN_PLACE where a collective takes a buffer.
+_keys = itertools.count(2)
+# Blocks of consecutive keys, far above the single ones, for collectives: libmpi finds the
+# object of member i at key base + i (the custom type's extent is 1).
+_key_blocks = itertools.count(0)
+_BLOCK_BASE = 1 << 40
+_BLOCK_SPAN = 1 << 21  # more than mpicd's largest job (2^20 processes)
+
+
+def key_block(ops):
+    """Gives ``ops`` consecutive keys; returns the first (what libmpi takes as the buffer)."""
+    base = _BLOCK_BASE + next(_key_blocks) * _BLOCK_SPAN
+    for i, op in enumerate(ops):
+        op.key = base + i
+    return base
 _faults = {}  # callback name -> calls to let through before failing (tests only)
 
 
@@ -300,7 +315,9 @@ def dumps(obj, threshold=None):
 
 
 class _Op:
-    __slots__ = ("key", "error", "freed", "__weakref__")
+    # states: libmpi's states of this operation alive (a collective may send one object to
+    # several members: one state per message); the last one freed ends the operation.
+    __slots__ = ("key", "error", "freed", "states", "__weakref__")
 
     def register(self):
         _LIVE[self.key] = self
@@ -372,6 +389,7 @@ class SendOp(_Op):
         self.key = next(_keys)
         self.error = None
         self.freed = False
+        self.states = 0
         self.parts = parts
 
     def query(self, packed_size):
@@ -570,6 +588,7 @@ class RecvOp(_Op):
         self.key = next(_keys)
         self.error = None
         self.freed = False
+        self.states = 0
         self.stream = None  # bytes when the packed part came in one fragment, else a buffer
         self.stream_addr = 0  # that buffer's address
         self.block = None  # the buffer of equal regions, one after the other
@@ -725,8 +744,10 @@ def _failed(key, exc):
 
 def _state_cb(context, src, count, state):
     try:
-        if src not in _LIVE:
+        op = _LIVE.get(src)
+        if op is None:
             raise KeyError(f"no mpicd operation with key {src}")
+        op.states += 1
         state[0] = src
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001 - nothing may escape into C
@@ -735,9 +756,12 @@ def _state_cb(context, src, count, state):
 
 def _free_cb(state):
     try:
-        op = _LIVE.pop(state, None)
+        op = _LIVE.get(state)
         if op is not None:
-            op.freed = True
+            op.states -= 1
+            if op.states <= 0:
+                del _LIVE[state]
+                op.freed = True
         return MPI_SUCCESS
     except BaseException:  # noqa: BLE001
         return MPI_ERR_OTHER
