@@ -204,31 +204,158 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> Result<(), String> {
             )),
         };
     }
-    // Prime factors, largest first, each onto the smallest free dimension so far.
-    let mut factors = Vec::new();
-    let (mut m, mut p) = (rest, 2i64);
-    while p * p <= m {
-        while m % p == 0 {
-            factors.push(p);
-            m /= p;
-        }
-        p += 1;
-    }
-    if m > 1 {
-        factors.push(m);
-    }
-    let mut made = vec![1i64; free];
-    for f in factors.into_iter().rev() {
-        if let Some(smallest) = made.iter_mut().min() {
-            *smallest *= f;
-        }
-    }
-    made.sort_unstable_by(|a, b| b.cmp(a));
+    let made = balanced(rest, free);
     let mut next = made.into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
         *d = next.next().unwrap_or(1) as i32;
     }
     Ok(())
+}
+
+/// The factoring of `m` into `k` non-increasing factors that MPICH chooses (so that programs
+/// see the same grids as there): first, from the largest down, primes that divide `m` once and
+/// exceed the square root of what is left take a dimension each (all but one dimension at
+/// most); the rest is factored so that its largest and smallest factors are closest, and among
+/// equally close factorings the one whose smallest factors are largest (compared from the
+/// smallest up) wins.
+fn balanced(m: i64, k: usize) -> Vec<i64> {
+    let mut fixed = Vec::new();
+    let mut rest = m;
+    let primes = prime_factors(m);
+    let mut distinct = primes.clone();
+    distinct.dedup();
+    for &p in distinct.iter().skip(1).rev() {
+        let once = primes.iter().filter(|&&q| q == p).count() == 1;
+        if fixed.len() + 1 >= k || !once || p * p <= rest {
+            break;
+        }
+        fixed.push(p);
+        rest /= p;
+    }
+    let k = k - fixed.len();
+    let mut divs: Vec<i64> = (1..)
+        .take_while(|d| d * d <= rest)
+        .filter(|d| rest % d == 0)
+        .flat_map(|d| [d, rest / d])
+        .collect();
+    divs.sort_unstable();
+    divs.dedup();
+    let mut search = Search {
+        divs,
+        cur: Vec::with_capacity(k),
+        best: None,
+    };
+    search.run(rest, k, rest);
+    let made = search.best.unwrap_or_else(|| {
+        let mut v = vec![1; k];
+        if let Some(first) = v.first_mut() {
+            *first = rest;
+        }
+        v
+    });
+    fixed.extend(made);
+    fixed
+}
+
+/// The prime factors of `m`, smallest first, with their multiplicity.
+fn prime_factors(mut m: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut p = 2;
+    while p * p <= m {
+        while m % p == 0 {
+            out.push(p);
+            m /= p;
+        }
+        p += 1;
+    }
+    if m > 1 {
+        out.push(m);
+    }
+    out
+}
+
+/// The state of [`balanced`]'s search: the divisors of the number, the factors chosen so far
+/// (largest first) and the best factoring found.
+struct Search {
+    divs: Vec<i64>,
+    cur: Vec<i64>,
+    best: Option<Vec<i64>>,
+}
+
+/// The spread of a non-increasing factoring.
+fn spread(v: &[i64]) -> i64 {
+    match (v.first(), v.last()) {
+        (Some(a), Some(b)) => a - b,
+        _ => 0,
+    }
+}
+
+impl Search {
+    /// The spread of the best factoring so far.
+    fn bound(&self) -> i64 {
+        self.best.as_deref().map_or(i64::MAX, spread)
+    }
+
+    /// Keeps the factoring in `cur` if it beats the best one.
+    fn offer(&mut self) {
+        let better = match &self.best {
+            None => true,
+            Some(b) => {
+                let (s, t) = (spread(&self.cur), spread(b));
+                s < t || (s == t && self.cur.iter().rev().cmp(b.iter().rev()).is_gt())
+            }
+        };
+        if better {
+            self.best = Some(self.cur.clone());
+        }
+    }
+
+    /// Factors `m` into `k` more factors of at most `max` each.
+    fn run(&mut self, m: i64, k: usize, max: i64) {
+        if k == 0 {
+            if m == 1 {
+                self.offer();
+            }
+            return;
+        }
+        if k == 1 {
+            if m <= max {
+                self.cur.push(m);
+                if self.cur[0] - m <= self.bound() {
+                    self.offer();
+                }
+                self.cur.pop();
+            }
+            return;
+        }
+        // The largest of k factors of m is at least m's k-th root.
+        let at_least = |f: i64| {
+            (0..k)
+                .try_fold(1i64, |p, _| p.checked_mul(f))
+                .map_or(true, |p| p >= m)
+        };
+        let cands: Vec<i64> = self
+            .divs
+            .iter()
+            .copied()
+            .filter(|&f| f <= max && m % f == 0 && at_least(f))
+            .collect();
+        for f in cands {
+            let top = self.cur.first().copied().unwrap_or(f);
+            // The smallest factor is at most f, so the spread at least top - f; for the
+            // first factor, at least f minus the (k-1)-th root of what remains.
+            let least = match self.cur.is_empty() {
+                true => f - ((m / f) as f64).powf(1.0 / (k - 1) as f64).floor() as i64 - 1,
+                false => top - f,
+            };
+            if least > self.bound() {
+                continue;
+            }
+            self.cur.push(f);
+            self.run(m / f, k - 1, f);
+            self.cur.pop();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +376,11 @@ mod tests {
         assert_eq!(dims(7, &[0, 0, 0]), [7, 1, 1]);
         assert_eq!(dims(12, &[0, 3, 0]), [2, 3, 2]);
         assert_eq!(dims(1, &[]), Vec::<i32>::new());
+        // MPICH's choices among equally spread grids (its topo/baddims.h).
+        assert_eq!(dims(883008, &[0; 5]), [73, 14, 12, 9, 8]);
+        assert_eq!(dims(228072, &[0; 3]), [86, 52, 51]);
+        assert_eq!(dims(72, &[0; 2]), [9, 8]);
+        assert_eq!(dims(98784, &[0; 5]), [14, 14, 9, 8, 7]);
         assert!(dims_create(10, &mut [3, 0]).is_err());
         assert!(dims_create(6, &mut [2, 2]).is_err());
         assert!(dims_create(6, &mut [-1, 0]).is_err());
