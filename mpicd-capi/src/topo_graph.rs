@@ -197,10 +197,10 @@ unsafe fn ranks(c: &Communicator, p: *const c_int, n: usize, what: &str) -> CRes
 
 /// `n` weights, or none for MPI_UNWEIGHTED (and `n` = 0 or MPI_WEIGHTS_EMPTY).
 unsafe fn weights(p: *const c_int, n: usize, what: &str) -> CResult<Option<Vec<c_int>>> {
-    if p == MPI_UNWEIGHTED as *const c_int {
+    if std::ptr::eq(p, MPI_UNWEIGHTED) {
         return Ok(None);
     }
-    if n == 0 || p == MPI_WEIGHTS_EMPTY as *const c_int {
+    if n == 0 || std::ptr::eq(p, MPI_WEIGHTS_EMPTY) {
         return Ok(Some(Vec::new()));
     }
     // SAFETY: forwarded.
