@@ -12,6 +12,12 @@
 
 #define MPI_ERRCODES_IGNORE ((int*)0)
 
+// The weights of an unweighted distributed graph (mpi-abi-stubs value).
+#define MPI_UNWEIGHTED ((int*)10)
+
+// The weights of a weighted distributed graph's process with no edges (mpi-abi-stubs value).
+#define MPI_WEIGHTS_EMPTY ((int*)11)
+
 #define MPI_VERSION 5
 
 #define MPI_SUBVERSION 0
@@ -63,6 +69,12 @@
 #define MPI_COMM_TYPE_HW_GUIDED 223
 
 #define MPI_COMM_TYPE_RESOURCE_GUIDED 224
+
+#define MPI_CART 211
+
+#define MPI_GRAPH 212
+
+#define MPI_DIST_GRAPH 213
 
 #define MPI_TAG_UB 10001
 
@@ -779,6 +791,336 @@ int MPI_Exscan_c(const void *sendbuf,
                  MPI_Op op,
                  MPI_Comm comm);
 
+// Blocking: the same block sent to every destination, one block received from each source.
+int MPI_Neighbor_allgather(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+// Blocking: the same block sent to every destination, a block of its own size received from each source.
+int MPI_Neighbor_allgatherv(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *displs,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+// Blocking: block i sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoall(const void *sendbuf,
+                          int sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          int recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm);
+
+// Blocking: block i (of its own size) sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoallv(const void *sendbuf,
+                           const int *sendcounts,
+                           const int *sdispls,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const int *rdispls,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+// Blocking: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoallw(const void *sendbuf,
+                           const int *sendcounts,
+                           const MPI_Aint *sdispls,
+                           const MPI_Datatype *sendtypes,
+                           void *recvbuf,
+                           const int *recvcounts,
+                           const MPI_Aint *rdispls,
+                           const MPI_Datatype *recvtypes,
+                           MPI_Comm comm);
+
+// Starts: the same block sent to every destination, one block received from each source.
+int MPI_Ineighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+// Starts: the same block sent to every destination, a block of its own size received from each source.
+int MPI_Ineighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+// Starts: block i sent to destination i, block i received from source i.
+int MPI_Ineighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+// Starts: block i (of its own size) sent to destination i, block i received from source i.
+int MPI_Ineighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i.
+int MPI_Ineighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+// A persistent request for: the same block sent to every destination, one block received from each source.
+int MPI_Neighbor_allgather_init(const void *sendbuf,
+                                int sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                int recvcount,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+// A persistent request for: the same block sent to every destination, a block of its own size received from each source.
+int MPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                 int sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *displs,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+// A persistent request for: block i sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoall_init(const void *sendbuf,
+                               int sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
+// A persistent request for: block i (of its own size) sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const int *sdispls,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const int *rdispls,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i.
+int MPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                const int *sendcounts,
+                                const MPI_Aint *sdispls,
+                                const MPI_Datatype *sendtypes,
+                                void *recvbuf,
+                                const int *recvcounts,
+                                const MPI_Aint *rdispls,
+                                const MPI_Datatype *recvtypes,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+// Blocking: the same block sent to every destination, one block received from each source (large counts).
+int MPI_Neighbor_allgather_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+// Blocking: the same block sent to every destination, a block of its own size received from each source (large counts).
+int MPI_Neighbor_allgatherv_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+// Blocking: block i sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoall_c(const void *sendbuf,
+                            MPI_Count sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            MPI_Count recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+// Blocking: block i (of its own size) sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoallv_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+// Blocking: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoallw_c(const void *sendbuf,
+                             const MPI_Count *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm);
+
+// Starts: the same block sent to every destination, one block received from each source (large counts).
+int MPI_Ineighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+// Starts: the same block sent to every destination, a block of its own size received from each source (large counts).
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+// Starts: block i sent to destination i, block i received from source i (large counts).
+int MPI_Ineighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+// Starts: block i (of its own size) sent to destination i, block i received from source i (large counts).
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+// Starts: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i (large counts).
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+// A persistent request for: the same block sent to every destination, one block received from each source (large counts).
+int MPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+// A persistent request for: the same block sent to every destination, a block of its own size received from each source (large counts).
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *displs,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+// A persistent request for: block i sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                 MPI_Count sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+// A persistent request for: block i (of its own size) sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) sent to destination i, block i received from source i (large counts).
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                  const MPI_Count *sendcounts,
+                                  const MPI_Aint *sdispls,
+                                  const MPI_Datatype *sendtypes,
+                                  void *recvbuf,
+                                  const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls,
+                                  const MPI_Datatype *recvtypes,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
 // Starts: the root's buffer copied to every member.
 int MPI_Ibcast(void *buffer,
                int count,
@@ -1479,8 +1821,8 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 // The number of processes in `comm`.
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
-// A new communicator with the same group (collective); it inherits the error handler. The
-// dup of an inter-communicator is an inter-communicator with the same two groups.
+// A new communicator with the same group (collective); it inherits the error handler and the
+// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 
 // Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL. On an
@@ -1959,6 +2301,110 @@ int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 // Sets whether `status` reports a cancelled operation.
 int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+// Fills the zero entries of `dims` with a balanced factoring of `nnodes`.
+int MPI_Dims_create(int nnodes, int ndims, int *dims);
+
+// A communicator of the first product-of-`dims` processes of `comm_old` carrying a
+// Cartesian grid (collective); the others get MPI_COMM_NULL.
+int MPI_Cart_create(MPI_Comm comm_old,
+                    int ndims,
+                    const int *dims,
+                    const int *periods,
+                    int reorder,
+                    MPI_Comm *comm_cart);
+
+// The rank this process would have in a grid of `dims` (MPI_UNDEFINED beyond its size).
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+// The number of dimensions of `comm`'s grid.
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+
+// The grid's dimensions and periodicity, and this process's coordinates (`maxdims` entries
+// each at most).
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+// The rank at `coords` (wrapped in periodic dimensions).
+int MPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+// The coordinates of `rank` (`maxdims` entries at most).
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+// The neighbours `disp` steps below and above this process along `direction`
+// (MPI_PROC_NULL off a non-periodic edge).
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+// The sub-grid of the dimensions `remain_dims` keeps that this process lies in (collective);
+// keeping none gives a 0-dimensional grid of this process alone.
+int MPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+// The kind of `comm`'s topology: MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED.
+int MPI_Topo_test(MPI_Comm comm, int *status);
+
+// A communicator of the first `nnodes` processes of `comm_old` carrying a graph
+// (collective); the others get MPI_COMM_NULL.
+int MPI_Graph_create(MPI_Comm comm_old,
+                     int nnodes,
+                     const int *index,
+                     const int *edges,
+                     int reorder,
+                     MPI_Comm *comm_graph);
+
+// The rank this process would have in a graph of `nnodes` nodes (MPI_UNDEFINED beyond).
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+// The number of nodes and edges of `comm`'s graph.
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
+// The index and edges of `comm`'s graph (`maxindex` and `maxedges` entries at most).
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+// The number of neighbours of `rank` in `comm`'s graph.
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+// The neighbours of `rank` in `comm`'s graph (`maxneighbors` at most).
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+// A communicator over `comm_old`'s processes (collective) whose topology is, on each
+// process, the sources it receives from and the destinations it sends to.
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                   int indegree,
+                                   const int *sources,
+                                   const int *sourceweights,
+                                   int outdegree,
+                                   const int *destinations,
+                                   const int *destweights,
+                                   MPI_Info info,
+                                   int reorder,
+                                   MPI_Comm *comm_dist_graph);
+
+// A communicator over `comm_old`'s processes (collective) with the edges every process
+// names: `n` sources, source i with `degrees[i]` destinations, in order in `destinations`
+// (and `weights`). Each process learns the edges into and out of it, in the order of the
+// naming processes' ranks and of their arrays.
+int MPI_Dist_graph_create(MPI_Comm comm_old,
+                          int n,
+                          const int *sources,
+                          const int *degrees,
+                          const int *destinations,
+                          const int *weights_,
+                          MPI_Info info,
+                          int reorder,
+                          MPI_Comm *comm_dist_graph);
+
+// The numbers of sources and destinations of this process, and whether the graph is
+// weighted.
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
+// The sources and destinations of this process, with their weights unless the arrays are
+// MPI_UNWEIGHTED (`maxindegree` and `maxoutdegree` entries at most).
+int MPI_Dist_graph_neighbors(MPI_Comm comm,
+                             int maxindegree,
+                             int *sources,
+                             int *sourceweights,
+                             int maxoutdegree,
+                             int *destinations,
+                             int *destweights);
 
 // Size in bytes of the data of one element; MPI_UNDEFINED for a custom type.
 int MPI_Type_size(MPI_Datatype datatype, int *size);

@@ -190,6 +190,10 @@ pub const MPI_IN_PLACE: *mut c_void = 1 as *mut c_void;
 pub const MPI_STATUS_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_STATUSES_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_ERRCODES_IGNORE: *mut c_int = 0 as *mut c_int;
+/// The weights of an unweighted distributed graph (mpi-abi-stubs value).
+pub const MPI_UNWEIGHTED: *mut c_int = 10 as *mut c_int;
+/// The weights of a weighted distributed graph's process with no edges (mpi-abi-stubs value).
+pub const MPI_WEIGHTS_EMPTY: *mut c_int = 11 as *mut c_int;
 
 // ----- versions and string sizes -----
 
@@ -227,6 +231,11 @@ pub const MPI_COMM_TYPE_SHARED: c_int = 221;
 pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 222;
 pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 223;
 pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 224;
+
+// Communicator topologies (`MPI_Topo_test`; MPI-5.0 values of the mpi-abi-stubs).
+pub const MPI_CART: c_int = 211;
+pub const MPI_GRAPH: c_int = 212;
+pub const MPI_DIST_GRAPH: c_int = 213;
 
 pub const MPI_TAG_UB: c_int = 10001;
 pub const MPI_IO: c_int = 10002;

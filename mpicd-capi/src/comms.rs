@@ -6,15 +6,18 @@ use crate::abi::*;
 use crate::env::{check_live, out, require};
 use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
+use mpicd::topology::Topology;
 use mpicd::{Communicator, Comparison, SplitType};
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::Arc;
 
-/// A live communicator, its error handler and the name MPI_Comm_set_name gave it.
+/// A live communicator, its error handler, the name MPI_Comm_set_name gave it and its
+/// process topology (`topo.rs`).
 pub(crate) struct CommEntry {
     pub comm: Arc<Communicator>,
     pub errh: Errh,
     pub name: Option<String>,
+    pub topo: Option<Arc<Topology>>,
 }
 
 impl CommEntry {
@@ -23,6 +26,7 @@ impl CommEntry {
             comm,
             errh,
             name: None,
+            topo: None,
         }
     }
 }
@@ -65,7 +69,14 @@ pub(crate) fn run_on(
 }
 
 pub(crate) fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
-    COMMS.insert(CommEntry::new(Arc::new(comm), errh)) as MPI_Comm
+    insert_with(comm, errh, None)
+}
+
+/// A new communicator's handle, with its topology.
+pub(crate) fn insert_with(comm: Communicator, errh: Errh, topo: Option<Arc<Topology>>) -> MPI_Comm {
+    let mut entry = CommEntry::new(Arc::new(comm), errh);
+    entry.topo = topo;
+    COMMS.insert(entry) as MPI_Comm
 }
 
 /// This process's rank in `comm`.
@@ -80,14 +91,15 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
     run_on("Comm_size", comm, |c| out(size, c.size()))
 }
 
-/// A new communicator with the same group (collective); it inherits the error handler. The
-/// dup of an inter-communicator is an inter-communicator with the same two groups.
+/// A new communicator with the same group (collective); it inherits the error handler and the
+/// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
         require(newcomm, "newcomm")?;
         let dup = c.dup()?;
-        out(newcomm, insert(dup, errh(comm)))
+        let topo = COMMS.with(comm as usize, |e| e.topo.clone()).flatten();
+        out(newcomm, insert_with(dup, errh(comm), topo))
     })
 }
 

@@ -24,5 +24,7 @@ mod reductions;
 pub mod request_status;
 pub mod requests;
 pub mod status;
+pub mod topo;
+pub mod topo_graph;
 pub mod types;
 pub mod userops;

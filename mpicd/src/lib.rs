@@ -46,7 +46,7 @@
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
 //   foundations   config, error, tag, datatype, reduction, status, group, info, route,
-//                 bootstrap, liveness
+//                 bootstrap, liveness, topology
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
@@ -82,6 +82,7 @@ pub mod schedule;
 pub mod serde_api;
 pub mod status;
 mod tag;
+pub mod topology;
 mod transport;
 mod typed;
 mod wire;

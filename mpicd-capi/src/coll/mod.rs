@@ -10,11 +10,15 @@
 //! - [`objects`]: the plans of collectives over custom datatypes;
 //! - [`inter`]: the plans on inter-communicators (one early `if` in `args` or `plans` per
 //!   collective hands them there);
-//! - [`blocking`], [`nonblocking`], [`persistent`]: the exported functions.
+//! - [`blocking`], [`nonblocking`], [`persistent`]: the exported functions;
+//! - `neighbor` and [`neighbor_calls`]: the neighbourhood collectives of a topology.
 
 mod args;
 pub mod blocking;
 mod inter;
+mod neighbor;
+pub mod neighbor_calls;
+pub mod neighbor_calls_c;
 pub mod nonblocking;
 mod objects;
 pub mod persistent;

@@ -13,11 +13,13 @@
 //! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
 //!   table that `MPICD_COLL_*` variables override;
 //! - [`inter`]: the collectives of inter-communicators, whose plans name the members of the
-//!   remote group as well ([`Builder::inter`], [`Builder::remote`]).
+//!   remote group as well ([`Builder::inter`], [`Builder::remote`]);
+//! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours.
 
 pub mod algorithms;
 pub mod collectives;
 pub mod inter;
+pub mod neighbor;
 pub mod objects;
 pub mod select;
 #[cfg(test)]
