@@ -51,6 +51,13 @@ impl Communicator {
     /// The caller's memory the plan names must stay valid (and untouched where the plan
     /// writes) until the request completes, and no other run of the plan may be in flight.
     pub unsafe fn start_plan(&self, plan: &Arc<Plan>) -> Result<Request<'static>> {
+        if !self.members_watched.swap(true, Ordering::Relaxed) {
+            let members = self.coll.group.members();
+            self.shared.with(|e| {
+                e.watch_members(&members);
+                Ok(())
+            })?;
+        }
         let posted = self.shared.with(|e| e.start_plan(plan))?;
         Ok(Request::posted(&self.shared, posted))
     }

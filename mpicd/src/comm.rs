@@ -20,7 +20,7 @@ use crate::request::{Request, Scope};
 use crate::route::Route;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::Arc;
 
 /// Send modes.
@@ -46,6 +46,9 @@ pub struct Communicator {
     /// Collectives started on this communicator: the next one's messages carry this number
     /// as their tag on the collective context, so that several in flight never mix.
     pub(crate) coll_seq: AtomicU32,
+    /// The engine watches every member (set at the first collective plan): a dead member then
+    /// fails the collectives waiting on it, directly or through others.
+    pub(crate) members_watched: AtomicBool,
 }
 
 /// Which processes a communicator connects.
@@ -73,6 +76,7 @@ impl Communicator {
             rank,
             sides: Sides::Intra,
             coll_seq: AtomicU32::new(0),
+            members_watched: AtomicBool::new(false),
         }
     }
 
@@ -103,6 +107,7 @@ impl Communicator {
                 local: Arc::new(local),
             },
             coll_seq: AtomicU32::new(0),
+            members_watched: AtomicBool::new(false),
         }
     }
 

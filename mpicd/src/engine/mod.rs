@@ -78,6 +78,8 @@ struct Peer {
     endpoint: Option<Endpoint>,
     /// The peer's pid when it runs on this node (watched by [`crate::liveness`]).
     local_pid: Option<u32>,
+    /// Its identity was read from the launcher (`local_pid` is then known).
+    identified: bool,
     failed: bool,
 }
 
@@ -133,6 +135,7 @@ impl Engine {
                     .map(|_| Peer {
                         endpoint: None,
                         local_pid: None,
+                        identified: false,
                         failed: false,
                     })
                     .collect(),
@@ -216,6 +219,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Watches every member of a group (the members of a communicator whose collectives wait on
+    /// all of them, directly or not): a dead one then fails them.
+    pub(crate) fn watch_members(&mut self, members: &[u32]) {
+        self.net.identify_all(members);
+    }
+
     /// True when no launcher started this process.
     pub(crate) fn is_singleton(&self) -> bool {
         self.net.boot.is_singleton()
@@ -239,17 +248,35 @@ impl Net {
         }
         if p.endpoint.is_none() {
             let address = self.boot.get(peer, ADDRESS_KEY)?;
-            let identity =
-                Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?).ok_or_else(|| {
-                    Error::Launch(format!("rank {peer} published a malformed identity"))
-                })?;
-            let local_pid = (identity.node == self.identity.node).then_some(identity.pid);
-            let ep = self.worker.connect(&address, peer, local_pid.is_none())?;
-            let p = &mut self.peers[peer as usize];
-            p.endpoint = Some(ep);
-            p.local_pid = local_pid;
+            self.identify(peer)?;
+            let remote = self.peers[peer as usize].local_pid.is_none();
+            let ep = self.worker.connect(&address, peer, remote)?;
+            self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())
+    }
+
+    /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then
+    /// watched by pid, connected or not.
+    fn identify(&mut self, peer: u32) -> Result<()> {
+        if self.peers.get(peer as usize).is_none_or(|p| p.identified) {
+            return Ok(());
+        }
+        let identity = Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?)
+            .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
+        let p = &mut self.peers[peer as usize];
+        p.local_pid = (identity.node == self.identity.node).then_some(identity.pid);
+        p.identified = true;
+        Ok(())
+    }
+
+    /// Reads the identities of `members` (see [`Engine::watch_members`]).
+    fn identify_all(&mut self, members: &[u32]) {
+        for &m in members {
+            if m != self.rank {
+                let _ = self.identify(m);
+            }
+        }
     }
 
     /// The endpoint to `peer` if one was made and the peer is alive.

@@ -67,6 +67,7 @@ impl Engine {
             }
             peer.failed = true;
             let dead = Error::ProcFailed { rank: rank as i32 };
+            self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
             for (id, op) in self.table.iter_mut() {
                 if op.peer() != Some(rank) {
@@ -185,7 +186,7 @@ impl Net {
     /// Reports connected processes of this node that no longer exist.
     fn check_local_peers(&mut self) {
         for (rank, p) in self.peers.iter().enumerate() {
-            if let (Some(pid), false, true) = (p.local_pid, p.failed, p.endpoint.is_some()) {
+            if let (Some(pid), false) = (p.local_pid, p.failed) {
                 if !crate::liveness::is_alive(pid) {
                     self.worker.failures.report(rank as u32);
                 }

@@ -55,6 +55,24 @@ impl Engine {
         Ok(Posted::Pending(id))
     }
 
+    /// Fails every run on a communicator that has `rank` (dead) as a member: a collective may
+    /// wait on it through others, who stop when they see it fail. Receives still waiting are
+    /// cancelled; what the run sent is awaited.
+    pub(super) fn fail_runs_with(&mut self, rank: u32, dead: &Error) {
+        let mut runs = std::mem::take(&mut self.schedules);
+        for (_, run) in runs.iter_mut() {
+            if run.frame.plan().route.group.comm_rank(rank).is_some() {
+                run.fail(dead.clone());
+                for &(op, _) in &run.waiting {
+                    if self.is_receive(op) {
+                        let _ = self.cancel(op);
+                    }
+                }
+            }
+        }
+        self.schedules = runs;
+    }
+
     /// Advances every run (a progress call).
     pub(super) fn advance_schedules(&mut self) {
         let mut runs = std::mem::take(&mut self.schedules);
