@@ -149,7 +149,10 @@ pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
 fn rule(coll: Collective, s: Shape) -> Algorithm {
     const KIB: usize = 1024;
     match coll {
-        Collective::Bcast if s.members > 2 && s.bytes >= 256 * KIB => Algorithm::ScatterAllgather,
+        // On this 2-core node, binomial beats scatter-allgather at 3 and 4 members for every
+        // size (each rank reads a whole block once through shared memory, against 2(p - 1)
+        // steps); the split pays off with more members.
+        Collective::Bcast if s.members >= 8 && s.bytes >= 512 * KIB => Algorithm::ScatterAllgather,
         Collective::Bcast => Algorithm::Binomial,
         Collective::Allreduce if s.commutative && s.members > 2 && s.bytes >= 256 * KIB => {
             Algorithm::Ring
@@ -197,6 +200,10 @@ mod tests {
         );
         assert_eq!(
             rule(Collective::Bcast, shape(big, 4, true)),
+            Algorithm::Binomial
+        );
+        assert_eq!(
+            rule(Collective::Bcast, shape(big, 8, true)),
             Algorithm::ScatterAllgather
         );
         assert_eq!(
