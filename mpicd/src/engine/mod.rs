@@ -259,8 +259,9 @@ impl Net {
     /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then
     /// watched by pid, connected or not.
     fn identify(&mut self, peer: u32) -> Result<()> {
-        if self.peers.get(peer as usize).is_none_or(|p| p.identified) {
-            return Ok(());
+        match self.peers.get(peer as usize) {
+            Some(p) if !p.identified => {}
+            _ => return Ok(()),
         }
         let identity = Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?)
             .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
