@@ -72,6 +72,21 @@ pub fn bcast_binomial(b: &mut Builder, buf: Buf, root: i32) {
     b.exchange(sends);
 }
 
+/// Broadcast straight from the root: it sends every member the buffer at once (one hop for
+/// every member: short buffers, few members).
+pub fn bcast_linear(b: &mut Builder, buf: Buf, root: i32) {
+    let (rank, size) = (b.rank(), b.size());
+    if rank != root {
+        b.recv(root, buf);
+        return;
+    }
+    let sends = (0..size)
+        .filter(|&r| r != root)
+        .map(|to| Xfer::Send { to, buf })
+        .collect();
+    b.exchange(sends);
+}
+
 /// Broadcast of a long `buf`: a binomial scatter of p pieces, then a ring allgather of them
 /// (each member sends about 2 len bytes however many members there are).
 pub fn bcast_scatter_allgather(b: &mut Builder, buf: Buf, root: i32) {

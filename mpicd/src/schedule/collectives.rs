@@ -22,6 +22,7 @@ pub fn barrier(b: &mut Builder) {
 pub fn bcast(b: &mut Builder, buf: Buf, root: i32) {
     match choose(Collective::Bcast, shape(b, buf.len())) {
         Algorithm::ScatterAllgather => alg::bcast_scatter_allgather(b, buf, root),
+        Algorithm::Linear => alg::bcast_linear(b, buf, root),
         _ => alg::bcast_binomial(b, buf, root),
     }
 }

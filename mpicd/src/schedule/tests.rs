@@ -106,7 +106,11 @@ fn barrier_completes() {
 #[test]
 fn broadcasts_deliver_the_roots_bytes() {
     type Bcast = fn(&mut Builder, Buf, i32);
-    let algorithms: [Bcast; 2] = [alg::bcast_binomial, alg::bcast_scatter_allgather];
+    let algorithms: [Bcast; 3] = [
+        alg::bcast_binomial,
+        alg::bcast_scatter_allgather,
+        alg::bcast_linear,
+    ];
     for size in MEMBERS {
         for root in 0..size {
             for len in [0, 1, 7, 100, 1000] {
