@@ -124,7 +124,8 @@ pub(crate) fn datatype(h: MPI_Datatype) -> CResult<Datatype> {
         Created::Derived { ty, .. } => Ok(ty.clone()),
         Created::Custom(_) => Err(fail(
             MPI_ERR_TYPE,
-            "a custom datatype cannot be used here (only in point-to-point communication)",
+            "a custom datatype cannot be used here (only in point-to-point calls and the \
+             collectives that move data)",
         )),
     })?
 }
