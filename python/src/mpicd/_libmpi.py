@@ -163,6 +163,7 @@ PROTOTYPES = {
     "MPI_Scatter": (_I, [_P, _I, _P, _P, _I, _P, _I, _P]),
     "MPI_Allgather": (_I, [_P, _I, _P, _P, _I, _P, _P]),
     "MPI_Alltoall": (_I, [_P, _I, _P, _P, _I, _P, _P]),
+    "MPI_Ibcast": (_I, [_P, _I, _P, _I, _P, _PP]),
     "MPI_Igather": (_I, [_P, _I, _P, _P, _I, _P, _I, _P, _PP]),
     "MPI_Iscatter": (_I, [_P, _I, _P, _P, _I, _P, _I, _P, _PP]),
     "MPI_Iallgather": (_I, [_P, _I, _P, _P, _I, _P, _P, _PP]),

@@ -1,12 +1,12 @@
 """Object collectives (bcast, gather, scatter, allgather, alltoall, reduce, allreduce).
 
-gather, scatter, allgather and alltoall are libmpi's collectives over the object datatype
-(``MPI_Igather`` ... on ``_pickled.OBJECT_TYPE``): each object travels as one custom-typed
+bcast, gather, scatter, allgather and alltoall are libmpi's collectives over the object datatype
+(``MPI_Ibcast`` ... on ``_pickled.OBJECT_TYPE``): each object travels as one custom-typed
 message (stream + out-of-band regions), and each receiving operation sizes itself from the
 message (the resize callback), so every rank's object may have its own shape; libmpi finds the
-operation of member i at key ``base + i`` (a block of keys, ``_pickled.key_block``). bcast
-forwards the received stream and buffers down a binomial tree of point-to-point messages,
-without unpickling and re-pickling them.
+operation of member i at key ``base + i`` (a block of keys, ``_pickled.key_block``). In a
+broadcast tree a receiving operation sends on the stream and buffers it received, without
+unpickling and re-pickling them.
 
 They run on the communicator's private duplicate (made when the communicator is), so they can
 never match a user's point-to-point message.
@@ -19,9 +19,6 @@ import pickle
 
 from . import _pickled
 from ._libmpi import REQUEST_NULL, lib
-from ._request import Request
-
-TAG = 0
 
 
 def _copy_parts(parts):
@@ -29,30 +26,20 @@ def _copy_parts(parts):
     return pickle.loads(parts.stream, buffers=[bytearray(b) for b in parts.buffers])
 
 
-def _isend(parts, dest, h):
-    op = _pickled.SendOp(parts)
-    return Request(op.start(lib.MPI_Isend, dest, TAG, h), op=op)
-
-
-def _recv_op(source, h):
-    op = _pickled.RecvOp()
-    op.run(lib.MPI_Recv, source, TAG, h, None)
-    return op
-
-
 def _run(fn, args, ops):
     """Runs the non-blocking collective ``fn(*args, &request)`` over the object operations
-    ``ops`` (registered in ``_LIVE`` for its callbacks; the type's free callback takes each out
-    when its message completes) and waits for it; raises its error, caused by a callback's."""
+    ``ops`` and waits for it; raises its error, caused by a callback's. The operations stay in
+    ``_LIVE`` for the callbacks until the collective has completed (pinned: an object sent to
+    several members has several states, which come and go)."""
     for op in ops:
+        op.pinned = True
         op.register()
     req = ctypes.c_void_p(REQUEST_NULL)
     code = fn(*args, ctypes.byref(req))
     if code == 0:
         code = lib.MPI_Wait(ctypes.byref(req), None)
-    else:
-        for op in ops:
-            op.unregister()
+    for op in ops:
+        op.unregister()
     if code != 0:
         failed = next((op for op in ops if op.error is not None), ops[0])
         failed.raise_error(code)
@@ -110,24 +97,16 @@ def _raise_first(local_error, items):
 def bcast(comm, obj, root):
     h, rank, size = comm._coll, comm.rank, comm.size
     _check_root(root, size)
-    vr = (rank - root) % size
     parts = error = None
-    mask = 1
-    while mask < size:
-        if vr & mask:
-            parts = _recv_op((rank - mask) % size, h).parts()
-            break
-        mask <<= 1
     if rank == root:
         parts, error = _dumps(obj, rank)
-    mask >>= 1
-    reqs = []
-    while mask > 0:
-        if vr + mask < size:
-            reqs.append(_isend(parts, (rank + mask) % size, h))
-        mask >>= 1
-    Request.Waitall(reqs)
-    result = _copy_parts(parts) if rank == root else _pickled.loads(parts)
+        op = _pickled.SendOp(parts)
+    else:
+        # A relay in libmpi's tree sends on what it received, without unpickling it.
+        op = _pickled.RecvOp()
+    t = _pickled.OBJECT_TYPE
+    _run(lib.MPI_Ibcast, (op.key, 1, t, root, h), [op])
+    result = _copy_parts(parts) if rank == root else op.result()
     _raise_first(error, [result])
     return result
 

@@ -315,9 +315,10 @@ def dumps(obj, threshold=None):
 
 
 class _Op:
-    # states: libmpi's states of this operation alive (a collective may send one object to
-    # several members: one state per message); the last one freed ends the operation.
-    __slots__ = ("key", "error", "freed", "states", "__weakref__")
+    # pinned: a collective's operation, which may have several states (one object sent to
+    # several members, one message each): the collective, not the free callback, takes it out
+    # of ``_LIVE`` when it completes.
+    __slots__ = ("key", "error", "freed", "pinned", "__weakref__")
 
     def register(self):
         _LIVE[self.key] = self
@@ -389,7 +390,7 @@ class SendOp(_Op):
         self.key = next(_keys)
         self.error = None
         self.freed = False
-        self.states = 0
+        self.pinned = False
         self.parts = parts
 
     def query(self, packed_size):
@@ -588,7 +589,7 @@ class RecvOp(_Op):
         self.key = next(_keys)
         self.error = None
         self.freed = False
-        self.states = 0
+        self.pinned = False
         self.stream = None  # bytes when the packed part came in one fragment, else a buffer
         self.stream_addr = 0  # that buffer's address
         self.block = None  # the buffer of equal regions, one after the other
@@ -657,8 +658,20 @@ class RecvOp(_Op):
     def regions(self, n, bases, lens, types):
         _write_regions(self, n, bases, lens, types)
 
-    def pack(self, *_):
-        raise TypeError("a receive operation cannot pack")
+    def pack(self, offset, dst, dst_size, used):
+        """Sends on what arrived (a broadcast relays it down its tree): the received stream;
+        the regions are the received buffers (``regions``)."""
+        stream = self.stream
+        if stream is None:
+            raise TypeError("a receive operation packs only once its message has arrived")
+        n = min(dst_size, self.packed - offset)
+        if n < 0:
+            raise ValueError(f"pack at offset {offset} beyond the {self.packed}-byte stream")
+        if self.stream_addr:
+            ctypes.memmove(dst, self.stream_addr + offset, n)
+        elif n:
+            (_CHAR * n).from_address(dst).raw = bytes(stream[offset : offset + n])
+        used[0] = n
 
     def _take_stream(self):
         stream = self.stream
@@ -744,10 +757,8 @@ def _failed(key, exc):
 
 def _state_cb(context, src, count, state):
     try:
-        op = _LIVE.get(src)
-        if op is None:
+        if src not in _LIVE:
             raise KeyError(f"no mpicd operation with key {src}")
-        op.states += 1
         state[0] = src
         return MPI_SUCCESS
     except BaseException as e:  # noqa: BLE001 - nothing may escape into C
@@ -757,11 +768,9 @@ def _state_cb(context, src, count, state):
 def _free_cb(state):
     try:
         op = _LIVE.get(state)
-        if op is not None:
-            op.states -= 1
-            if op.states <= 0:
-                del _LIVE[state]
-                op.freed = True
+        if op is not None and not op.pinned:
+            del _LIVE[state]
+            op.freed = True
         return MPI_SUCCESS
     except BaseException:  # noqa: BLE001
         return MPI_ERR_OTHER
