@@ -62,15 +62,21 @@ impl Engine {
         let mut runs = std::mem::take(&mut self.schedules);
         for (_, run) in runs.iter_mut() {
             if run.frame.plan().route.group.comm_rank(rank).is_some() {
-                run.fail(dead.clone());
-                for &(op, _) in &run.waiting {
-                    if self.is_receive(op) {
-                        let _ = self.cancel(op);
-                    }
-                }
+                self.fail_run(run, dead.clone());
             }
         }
         self.schedules = runs;
+    }
+
+    /// Fails `run` with `e` (the first error stays) and cancels its receives still waiting;
+    /// what it sent is awaited.
+    fn fail_run(&mut self, run: &mut Run, e: Error) {
+        run.fail(e);
+        for &(op, _) in &run.waiting {
+            if self.is_receive(op) {
+                let _ = self.cancel(op);
+            }
+        }
     }
 
     /// Advances every run (a progress call).
@@ -142,12 +148,7 @@ impl Engine {
                 Ok(Some(outcome)) => {
                     run.waiting.swap_remove(i);
                     if let Err(e) = outcome.and_then(|s| check_size(&s, expected)) {
-                        run.fail(e);
-                        for &(other, _) in &run.waiting {
-                            if self.is_receive(other) {
-                                let _ = self.cancel(other);
-                            }
-                        }
+                        self.fail_run(run, e);
                     }
                 }
                 Err(e) => {
