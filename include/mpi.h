@@ -90,6 +90,9 @@
 
 #define MPI_UNIVERSE_SIZE 10007
 
+// The value a freed keyval handle is set to (the mpi-abi-stubs draft of the keys above).
+#define MPI_KEYVAL_INVALID (-127)
+
 // `MPI_Type_create_subarray` / `_darray`: row-major arrays.
 #define MPI_ORDER_C 12
 
@@ -188,6 +191,9 @@
 
 #define MPI_ERR_INFO 34
 
+// An invalid attribute key, or one of the wrong kind (attributes).
+#define MPI_ERR_KEYVAL 36
+
 #define MPI_ERR_NO_MEM 39
 
 #define MPI_ERR_PROC_ABORTED 44
@@ -228,9 +234,49 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
+typedef MPI_ABI_Comm *MPI_Comm;
+
+// Copies a communicator's attribute at `MPI_Comm_dup`: sets `*(void **)attribute_val_out` and
+// `*flag` (1: the new communicator gets the attribute, 0: it does not).
+typedef int (MPI_Comm_copy_attr_function)(MPI_Comm comm,
+                                           int comm_keyval,
+                                           void *extra_state,
+                                           void *attribute_val_in,
+                                           void *attribute_val_out,
+                                           int *flag);
+
+// Deletes a communicator's attribute (`MPI_Comm_free`, `MPI_Comm_delete_attr`, overwrite).
+typedef int (MPI_Comm_delete_attr_function)(MPI_Comm comm,
+                                             int comm_keyval,
+                                             void *attribute_val,
+                                             void *extra_state);
+
+// The MPI-1 form of [`MPI_Comm_copy_attr_function`] (deprecated, `MPI_Keyval_create`).
+typedef int (MPI_Copy_function)(MPI_Comm comm,
+                                 int keyval,
+                                 void *extra_state,
+                                 void *attribute_val_in,
+                                 void *attribute_val_out,
+                                 int *flag);
+
+// The MPI-1 form of [`MPI_Comm_delete_attr_function`] (deprecated, `MPI_Keyval_create`).
+typedef int (MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+
 typedef MPI_ABI_Datatype *MPI_Datatype;
 
-typedef MPI_ABI_Comm *MPI_Comm;
+// [`MPI_Comm_copy_attr_function`] for datatypes (`MPI_Type_dup`).
+typedef int (MPI_Type_copy_attr_function)(MPI_Datatype datatype,
+                                           int type_keyval,
+                                           void *extra_state,
+                                           void *attribute_val_in,
+                                           void *attribute_val_out,
+                                           int *flag);
+
+// [`MPI_Comm_delete_attr_function`] for datatypes (`MPI_Type_free`, ...).
+typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
+                                             int type_keyval,
+                                             void *attribute_val,
+                                             void *extra_state);
 
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
@@ -496,9 +542,103 @@ typedef int MPI_Fint;
 
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
 
+// No copy: a dup does not get the attribute.
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function*)0)
+
+// A dup gets the attribute with the same value.
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function*)1)
+
+// Nothing to do at deletion.
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function*)0)
+
+// [`MPI_COMM_NULL_COPY_FN`] for datatypes.
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function*)0)
+
+// [`MPI_COMM_DUP_FN`] for datatypes.
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function*)1)
+
+// [`MPI_COMM_NULL_DELETE_FN`] for datatypes.
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function*)0)
+
+// [`MPI_COMM_NULL_COPY_FN`] of the MPI-1 interface (deprecated).
+#define MPI_NULL_COPY_FN ((MPI_Copy_function*)0)
+
+// [`MPI_COMM_DUP_FN`] of the MPI-1 interface (deprecated).
+#define MPI_DUP_FN ((MPI_Copy_function*)1)
+
+// [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// A new communicator keyval. `comm_copy_attr_fn` runs at MPI_Comm_dup (MPI_COMM_NULL_COPY_FN:
+// not copied; MPI_COMM_DUP_FN: the same value); `comm_delete_attr_fn` when an attribute is
+// deleted, overwritten, or its communicator freed (MPI_COMM_NULL_DELETE_FN: nothing).
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                           int *comm_keyval,
+                           void *extra_state);
+
+// Frees a communicator keyval and sets it to MPI_KEYVAL_INVALID; attributes that use it
+// keep it alive (and their callbacks run) until they are deleted.
+int MPI_Comm_free_keyval(int *comm_keyval);
+
+// Sets attribute `comm_keyval` of `comm` to `attribute_val`; an old value is deleted first
+// (its delete callback runs). The predefined attributes cannot be set (MPI_ERR_KEYVAL).
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+// Attribute `comm_keyval` of `comm`: `*(void **)attribute_val` = its value and `*flag` = 1,
+// or `*flag` = 0 if it is not set. The predefined attributes' values are pointers to `int`;
+// MPI_APPNUM and MPI_UNIVERSE_SIZE are set when the launcher gives them.
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+// Deletes attribute `comm_keyval` of `comm` (its delete callback runs; nothing happens if it
+// is not set). The predefined attributes cannot be deleted (MPI_ERR_KEYVAL).
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+// [`MPI_Comm_create_keyval`] in its MPI-1 form (deprecated).
+int MPI_Keyval_create(MPI_Copy_function *copy_fn,
+                      MPI_Delete_function *delete_fn,
+                      int *keyval,
+                      void *extra_state);
+
+// [`MPI_Comm_free_keyval`] in its MPI-1 form (deprecated).
+int MPI_Keyval_free(int *keyval);
+
+// [`MPI_Comm_set_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+// [`MPI_Comm_get_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+// [`MPI_Comm_delete_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+// A new datatype keyval. `type_copy_attr_fn` runs at MPI_Type_dup (MPI_TYPE_NULL_COPY_FN:
+// not copied; MPI_TYPE_DUP_FN: the same value); `type_delete_attr_fn` when an attribute is
+// deleted, overwritten, or its type freed (MPI_TYPE_NULL_DELETE_FN: nothing).
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn,
+                           int *type_keyval,
+                           void *extra_state);
+
+// Frees a datatype keyval and sets it to MPI_KEYVAL_INVALID; attributes that use it keep it
+// alive (and their callbacks run) until they are deleted.
+int MPI_Type_free_keyval(int *type_keyval);
+
+// Sets attribute `type_keyval` of `datatype` to `attribute_val`; an old value is deleted
+// first (its delete callback runs).
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+
+// Attribute `type_keyval` of `datatype`: `*(void **)attribute_val` = its value and `*flag` =
+// 1, or `*flag` = 0 if it is not set.
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+
+// Deletes attribute `type_keyval` of `datatype` (its delete callback runs; nothing happens if
+// it is not set).
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 // The root's buffer copied to every member.
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -1821,9 +1961,11 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 // The number of processes in `comm`.
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
-// A new communicator with the same group (collective); it inherits the error handler and the
-// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+// A new communicator with the same group (collective); it inherits the error handler, the
+// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+// with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
+int MPI_Comm_dup(MPI_Comm comm,
+                 MPI_Comm *newcomm);
 
 // Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL. On an
 // inter-communicator each group splits, and a color's processes in one group are joined to
@@ -1850,6 +1992,8 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 
 // Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
+// Its attributes are deleted first, the last set first (if a delete callback fails, so does
+// the free, with its code).
 int MPI_Comm_free(MPI_Comm *comm);
 
 // MPI_IDENT (same handle), MPI_CONGRUENT (same members in the same order), MPI_SIMILAR (same
@@ -1875,10 +2019,6 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 
 // Frees an error handler handle (the predefined ones stay valid).
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
-
-// The predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
-// MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 // mpicd extension: the configuration, as text: one `NAME=value` line per `MPICD_*` variable
 // and per UCX setting mpicd applies, with the value in effect in this process's environment
@@ -2421,7 +2561,8 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_commit(MPI_Datatype *datatype);
 
 // Frees a created datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
-// it, and types built on it, keep it alive as long as they need it.
+// it, and types built on it, keep it alive as long as they need it. Its attributes are
+// deleted first, the last set first (if a delete callback fails, so does the free).
 int MPI_Type_free(MPI_Datatype *datatype);
 
 // The `array_of_subsizes` block at `array_of_starts` of an `array_of_sizes` array of
@@ -2566,8 +2707,9 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype,
                               MPI_Count extent,
                               MPI_Datatype *newtype);
 
-// A copy of `oldtype`, committed if it is (a predefined type always is). A custom type cannot
-// be duplicated (MPI_ERR_TYPE).
+// A copy of `oldtype`, committed if it is (a predefined type always is), with the attributes
+// that their copy callbacks copy (if one fails, so does the dup, with its code, and
+// `*newtype` is MPI_DATATYPE_NULL). A custom type cannot be duplicated (MPI_ERR_TYPE).
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 // Packs `incount` elements of `datatype` in the `datarep` representation ("external32").

@@ -91,15 +91,22 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
     run_on("Comm_size", comm, |c| out(size, c.size()))
 }
 
-/// A new communicator with the same group (collective); it inherits the error handler and the
-/// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
+/// A new communicator with the same group (collective); it inherits the error handler, the
+/// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+/// with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
         require(newcomm, "newcomm")?;
         let dup = c.dup()?;
         let topo = COMMS.with(comm as usize, |e| e.topo.clone()).flatten();
-        out(newcomm, insert_with(dup, errh(comm), topo))
+        let made = insert_with(dup, errh(comm), topo);
+        // Attributes (attrs/comm.rs): the copy callbacks; a failed one frees `made`.
+        if let Err(e) = crate::attrs::comm::inherit(comm, made) {
+            let _ = out(newcomm, MPI_COMM_NULL);
+            return Err(e);
+        }
+        out(newcomm, made)
     })
 }
 
@@ -226,6 +233,8 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
 }
 
 /// Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
+/// Its attributes are deleted first, the last set first (if a delete callback fails, so does
+/// the free, with its code).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     let h = if comm.is_null() {
@@ -241,6 +250,8 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
                 "predefined communicators cannot be freed",
             ));
         }
+        // Attributes (attrs/comm.rs): the delete callbacks run while `h` is still valid.
+        crate::attrs::comm::release(h)?;
         COMMS.remove(h as usize);
         out(comm, MPI_COMM_NULL)
     })
@@ -368,40 +379,5 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) ->
             return Err(fail(MPI_ERR_ARG, "unknown error handler"));
         }
         out(errhandler, MPI_ERRHANDLER_NULL)
-    })
-}
-
-/// Values of the predefined attributes, which `MPI_Comm_get_attr` hands out by address.
-static TAG_UB_VALUE: c_int = mpicd::TAG_UB;
-static HOST_VALUE: c_int = MPI_PROC_NULL;
-static IO_VALUE: c_int = MPI_ANY_SOURCE;
-static WTIME_IS_GLOBAL_VALUE: c_int = 0;
-static LASTUSEDCODE_VALUE: c_int = MPI_ERR_LASTCODE;
-
-/// The predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
-/// MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_attr(
-    comm: MPI_Comm,
-    comm_keyval: c_int,
-    attribute_val: *mut std::ffi::c_void,
-    flag: *mut c_int,
-) -> c_int {
-    run_on("Comm_get_attr", comm, |_| {
-        let value: Option<&'static c_int> = match comm_keyval {
-            MPI_TAG_UB => Some(&TAG_UB_VALUE),
-            MPI_HOST => Some(&HOST_VALUE),
-            MPI_IO => Some(&IO_VALUE),
-            MPI_WTIME_IS_GLOBAL => Some(&WTIME_IS_GLOBAL_VALUE),
-            MPI_LASTUSEDCODE => Some(&LASTUSEDCODE_VALUE),
-            _ => None,
-        };
-        match value {
-            Some(v) => {
-                out(attribute_val as *mut *const c_int, v as *const c_int)?;
-                out(flag, 1)
-            }
-            None => out(flag, 0),
-        }
     })
 }

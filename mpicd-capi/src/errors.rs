@@ -163,6 +163,7 @@ pub(crate) fn class_name(code: c_int) -> &'static str {
         MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not defined",
         MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
         MPI_ERR_INFO => "MPI_ERR_INFO: invalid info object",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
         MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a process aborted",
         MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",

@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod attrs;
 mod blocks;
 pub mod coll;
 pub mod comms;
