@@ -224,7 +224,11 @@ static void codes(int size) {
 }
 
 int main(int argc, char **argv) {
-    int rank, size;
+    int rank, size, cls, len;
+    char text[MPI_MAX_ERROR_STRING];
+    /* MPI_Error_class and MPI_Error_string work before MPI_Init (MPI 4) */
+    CHECK(MPI_Error_class(MPI_ERR_RANK, &cls) == MPI_SUCCESS && cls == MPI_ERR_RANK);
+    CHECK(MPI_Error_string(MPI_ERR_TAG, text, &len) == MPI_SUCCESS && len > 0);
     test_init(&argc, &argv, &rank, &size);
     handlers(size);
     codes(size);
