@@ -292,8 +292,6 @@ typedef MPI_ABI_Info *MPI_Info;
 
 typedef MPI_ABI_Group *MPI_Group;
 
-typedef MPI_ABI_Errhandler *MPI_Errhandler;
-
 // Creates the per-operation state from the buffer and count given to MPI.
 typedef int (MPI_Type_custom_state_function)(void *context,
                                               const void *src,
@@ -351,6 +349,13 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 MPI_Count region_count,
                                                 const MPI_Count *reg_lens,
                                                 const MPI_Datatype *reg_types);
+
+// A user's error handler for communicators (`MPI_Comm_create_errhandler`): called with a
+// pointer to the communicator's handle and a pointer to the error code; mpicd passes no
+// further arguments.
+typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
+
+typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
@@ -2001,12 +2006,6 @@ int MPI_Comm_free(MPI_Comm *comm);
 // remote groups, and an inter-communicator is unequal to any intra-communicator.
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 
-// Sets the error handler of `comm` (a predefined one).
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
-
-// The error handler of `comm`.
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
-
 // Names a communicator (for printing; a dup does not inherit it). The name is cut to
 // MPI_MAX_OBJECT_NAME - 1 bytes when read.
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
@@ -2016,9 +2015,6 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 // lets the get_name calls take the null handles). `comm_name` needs MPI_MAX_OBJECT_NAME
 // bytes.
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
-
-// Frees an error handler handle (the predefined ones stay valid).
-int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 // mpicd extension: the configuration, as text: one `NAME=value` line per `MPICD_*` variable
 // and per UCX setting mpicd applies, with the value in effect in this process's environment
@@ -2091,13 +2087,56 @@ double MPI_Wtime(void);
 // Resolution of [`MPI_Wtime`].
 double MPI_Wtick(void);
 
-// Text of an error code: the class, and the details of the last failure on this thread if
-// it had this code.
+// A new error class, above MPI_ERR_LASTCODE and every class and code in use.
+int MPI_Add_error_class(int *errorclass);
+
+// A new error code of class `errorclass` (a predefined class or one the program added).
+int MPI_Add_error_code(int errorclass, int *errorcode);
+
+// Sets the text `MPI_Error_string` gives for an error class or code the program added (at
+// most MPI_MAX_ERROR_STRING - 1 bytes); a second call replaces it.
+int MPI_Add_error_string(int errorcode, const char *string);
+
+// Removes an error class the program added; its codes must have been removed first.
+int MPI_Remove_error_class(int errorclass);
+
+// Removes an error code the program added; its string must have been removed first.
+int MPI_Remove_error_code(int errorcode);
+
+// Removes the string of an error class or code the program added.
+int MPI_Remove_error_string(int errorcode);
+
+// Text of an error code: for a predefined class, its name and, if the last failure on this
+// thread had this code, its details; for a class or code the program added, the string it
+// gave (empty if none). Any other value fails with MPI_ERR_ARG.
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
 
-// The class of an error code. Codes are classes in mpicd, except a custom datatype callback's
-// own code, which is returned as it is.
+// The class of an error code: a predefined class is its own (so is a custom datatype
+// callback's own code up to MPI_ERR_LASTCODE); a code the program added has the class it was
+// added to. Any other value fails with MPI_ERR_ARG.
 int MPI_Error_class(int errorcode, int *errorclass);
+
+// A new error handler for communicators that calls `comm_errhandler_fn` with a pointer to the
+// communicator's handle and a pointer to the error code.
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+
+// Attaches an error handler (predefined or made by `MPI_Comm_create_errhandler`) to `comm`.
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+
+// The error handler of `comm`. A user handler's handle counts as a reference: free it with
+// `MPI_Errhandler_free` (freeing a predefined one is allowed too, and does nothing).
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+// Applies `comm`'s error handler to `errorcode`, as if a call on `comm` had failed with it:
+// a user handler is called, MPI_ERRORS_RETURN does nothing, MPI_ERRORS_ARE_FATAL and
+// MPI_ERRORS_ABORT end the job. Returns MPI_SUCCESS when the handler returns.
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+// Frees an error handler handle and sets it to MPI_ERRHANDLER_NULL. The handler itself lives
+// on while communicators use it. The predefined handlers stay valid (freeing them is allowed
+// and does nothing); MPI_ERRHANDLER_NULL or an unknown handle fails with MPI_ERR_ERRHANDLER.
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);

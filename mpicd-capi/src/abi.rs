@@ -37,6 +37,11 @@ pub type MPI_User_function_c = Option<
         datatype: *mut MPI_Datatype,
     ),
 >;
+/// A user's error handler for communicators (`MPI_Comm_create_errhandler`): called with a
+/// pointer to the communicator's handle and a pointer to the error code; mpicd passes no
+/// further arguments.
+pub type MPI_Comm_errhandler_function =
+    Option<unsafe extern "C" fn(comm: *mut MPI_Comm, error_code: *mut c_int, ...)>;
 
 /// What a receive, probe or wait reports. `internal` is private to the library.
 #[repr(C)]

@@ -44,18 +44,18 @@ pub(crate) fn get(h: MPI_Comm) -> CResult<Arc<Communicator>> {
         .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
 }
 
-/// The error handler of errors not tied to a communicator: MPI_COMM_WORLD's (as MPICH and
-/// Open MPI 4 do), MPI_ERRORS_ARE_FATAL before init.
+/// The error handler of errors not tied to a communicator: MPI_COMM_SELF's (or
+/// MPI_COMM_WORLD's, see `errhandlers.rs`), MPI_ERRORS_ARE_FATAL before init and after
+/// finalize.
 pub(crate) fn default_errh() -> Errh {
-    COMMS
-        .with(MPI_COMM_WORLD as usize, |e| e.errh)
-        .unwrap_or(Errh::Fatal)
+    let h = crate::errhandlers::unbound_errors_comm() as usize;
+    COMMS.with(h, |e| e.errh.bound_to(h)).unwrap_or(Errh::Fatal)
 }
 
 /// The error handler of `h`, or the default one for an invalid handle.
 pub(crate) fn errh(h: MPI_Comm) -> Errh {
     COMMS
-        .with(h as usize, |e| e.errh)
+        .with(h as usize, |e| e.errh.bound_to(h as usize))
         .unwrap_or_else(default_errh)
 }
 
@@ -76,6 +76,7 @@ pub(crate) fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
 pub(crate) fn insert_with(comm: Communicator, errh: Errh, topo: Option<Arc<Topology>>) -> MPI_Comm {
     let mut entry = CommEntry::new(Arc::new(comm), errh);
     entry.topo = topo;
+    crate::errhandlers::retain(errh); // the new communicator uses its handler
     COMMS.insert(entry) as MPI_Comm
 }
 
@@ -252,7 +253,9 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
         }
         // Attributes (attrs/comm.rs): the delete callbacks run while `h` is still valid.
         crate::attrs::comm::release(h)?;
-        COMMS.remove(h as usize);
+        if let Some(entry) = COMMS.remove(h as usize) {
+            crate::errhandlers::release(entry.errh);
+        }
         out(comm, MPI_COMM_NULL)
     })
 }
@@ -285,32 +288,6 @@ pub unsafe extern "C" fn MPI_Comm_compare(
             Comparison::Unequal => MPI_UNEQUAL,
         };
         out(result, verdict)
-    })
-}
-
-/// Sets the error handler of `comm` (a predefined one).
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_errhandler(
-    comm: MPI_Comm,
-    errhandler: MPI_Errhandler,
-) -> c_int {
-    run_on("Comm_set_errhandler", comm, |_| {
-        let e = Errh::from_handle(errhandler)
-            .ok_or_else(|| fail(MPI_ERR_ARG, "unknown error handler"))?;
-        COMMS
-            .with(comm as usize, |entry| entry.errh = e)
-            .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
-    })
-}
-
-/// The error handler of `comm`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(
-    comm: MPI_Comm,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    run_on("Comm_get_errhandler", comm, |_| {
-        out(errhandler, errh(comm).handle())
     })
 }
 
@@ -364,20 +341,5 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
         // SAFETY: MPI requires MPI_MAX_OBJECT_NAME writable bytes at `comm_name`.
         let n = unsafe { write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &name) };
         out(resultlen, n as c_int)
-    })
-}
-
-/// Frees an error handler handle (the predefined ones stay valid).
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
-    run("Errhandler_free", default_errh(), |_| {
-        if errhandler.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null errhandler"));
-        }
-        // SAFETY: checked non-null.
-        if Errh::from_handle(unsafe { *errhandler }).is_none() {
-            return Err(fail(MPI_ERR_ARG, "unknown error handler"));
-        }
-        out(errhandler, MPI_ERRHANDLER_NULL)
     })
 }

@@ -14,6 +14,8 @@ pub mod comms;
 pub mod config;
 pub mod custom;
 pub mod env;
+pub mod errcodes;
+pub mod errhandlers;
 pub mod errors;
 pub mod groups;
 mod handles;

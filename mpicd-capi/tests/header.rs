@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 16] = [
+const FUNCTION_TYPES: [&str; 17] = [
+    "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
     "MPI_Type_custom_state_function",

@@ -10,7 +10,6 @@ use crate::comms::{default_errh, run_on, COMMS};
 use crate::env::{out, require};
 use crate::errors::{fail, run, CResult};
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 /// Gives the new duplicate `new` of `old` the attributes their copy callbacks copy. On a
@@ -61,16 +60,8 @@ static TAG_UB_VALUE: c_int = mpicd::TAG_UB;
 static HOST_VALUE: c_int = MPI_PROC_NULL;
 static IO_VALUE: c_int = MPI_ANY_SOURCE;
 static WTIME_IS_GLOBAL_VALUE: c_int = 0;
-static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 /// MPI_APPNUM and MPI_UNIVERSE_SIZE, asked of the launcher once (None: it does not say).
 static LAUNCH: OnceLock<(Option<c_int>, Option<c_int>)> = OnceLock::new();
-
-/// The largest error code in use, for MPI_LASTUSEDCODE.
-// For the lead: this becomes `crate::errors::last_used_code()` once user error classes
-// (MPI_Add_error_class / _code) exist.
-fn last_used_code() -> c_int {
-    MPI_ERR_LASTCODE
-}
 
 /// The application number and universe size (at least the world's size) the launcher gives.
 fn launch_facts(world_size: usize) -> CResult<&'static (Option<c_int>, Option<c_int>)> {
@@ -103,10 +94,7 @@ fn predefined(keyval: c_int) -> CResult<Predefined> {
         MPI_HOST => Predefined::At(&HOST_VALUE),
         MPI_IO => Predefined::At(&IO_VALUE),
         MPI_WTIME_IS_GLOBAL => Predefined::At(&WTIME_IS_GLOBAL_VALUE),
-        MPI_LASTUSEDCODE => {
-            LASTUSEDCODE_VALUE.store(last_used_code(), Ordering::Relaxed);
-            Predefined::At(LASTUSEDCODE_VALUE.as_ptr())
-        }
+        MPI_LASTUSEDCODE => Predefined::At(crate::errcodes::last_used_code_ref()),
         MPI_APPNUM => at(launch_facts(world_size()?)?.0.as_ref()),
         MPI_UNIVERSE_SIZE => at(launch_facts(world_size()?)?.1.as_ref()),
         _ => Predefined::No,
