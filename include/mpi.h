@@ -6,6 +6,14 @@
 
 #include <stdint.h>
 
+#define MPIX_TYPECLASS_LOGICAL 191
+
+#define MPI_TYPECLASS_INTEGER 192
+
+#define MPI_TYPECLASS_REAL 193
+
+#define MPI_TYPECLASS_COMPLEX 194
+
 #define MPI_BOTTOM ((void*)0)
 
 #define MPI_IN_PLACE ((void*)1)
@@ -183,6 +191,29 @@
 
 #define MPI_ERR_IN_STATUS 19
 
+#define MPI_ERR_ACCESS 20
+
+#define MPI_ERR_AMODE 21
+
+#define MPI_ERR_ASSERT 22
+
+#define MPI_ERR_BAD_FILE 23
+
+// An invalid base address (`MPI_Free_mem` of memory not from `MPI_Alloc_mem`).
+#define MPI_ERR_BASE 24
+
+#define MPI_ERR_CONVERSION 25
+
+#define MPI_ERR_DISP 26
+
+#define MPI_ERR_DUP_DATAREP 27
+
+#define MPI_ERR_FILE_EXISTS 28
+
+#define MPI_ERR_FILE_IN_USE 29
+
+#define MPI_ERR_FILE 30
+
 #define MPI_ERR_INFO_KEY 31
 
 #define MPI_ERR_INFO_NOKEY 32
@@ -191,18 +222,65 @@
 
 #define MPI_ERR_INFO 34
 
+#define MPI_ERR_IO 35
+
 // An invalid attribute key, or one of the wrong kind (attributes).
 #define MPI_ERR_KEYVAL 36
 
+#define MPI_ERR_LOCKTYPE 37
+
+#define MPI_ERR_NAME 38
+
 #define MPI_ERR_NO_MEM 39
 
+#define MPI_ERR_NOT_SAME 40
+
+#define MPI_ERR_NO_SPACE 41
+
+#define MPI_ERR_NO_SUCH_FILE 42
+
+#define MPI_ERR_PORT 43
+
+// 44 in the standard ABI, where the early-draft `MPI_ERR_PROC_ABORTED` still sits: kept
+// apart until the constants are renumbered to the standard's values.
+#define MPI_ERR_QUOTA 63
+
 #define MPI_ERR_PROC_ABORTED 44
+
+#define MPI_ERR_READ_ONLY 45
+
+#define MPI_ERR_RMA_ATTACH 46
+
+#define MPI_ERR_RMA_CONFLICT 47
+
+#define MPI_ERR_RMA_RANGE 48
+
+#define MPI_ERR_RMA_SHARED 49
+
+#define MPI_ERR_RMA_SYNC 50
+
+#define MPI_ERR_SERVICE 51
+
+#define MPI_ERR_SIZE 52
+
+#define MPI_ERR_SPAWN 53
+
+#define MPI_ERR_UNSUPPORTED_DATAREP 54
+
+#define MPI_ERR_WIN 56
+
+#define MPI_ERR_RMA_FLAVOR 57
 
 #define MPI_ERR_UNSUPPORTED_OPERATION 58
 
 #define MPI_ERR_VALUE_TOO_LARGE 59
 
+#define MPI_ERR_SESSION 60
+
 #define MPI_ERR_ERRHANDLER 61
+
+// The ABI in use does not match (MPI-5.0).
+#define MPI_ERR_ABI 62
 
 // mpicd extension: a peer process failed or became unreachable.
 #define MPIX_ERR_PROC_FAILED 75
@@ -513,6 +591,13 @@ typedef int MPI_Fint;
 
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)557)
 
+// Fortran's value-index pairs of MINLOC and MAXLOC (the index of the value's type).
+#define MPI_2REAL ((MPI_Datatype)560)
+
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)561)
+
+#define MPI_2INTEGER ((MPI_Datatype)562)
+
 #define MPI_C_BOOL ((MPI_Datatype)568)
 
 #define MPI_CXX_BOOL ((MPI_Datatype)569)
@@ -542,6 +627,56 @@ typedef int MPI_Fint;
 #define MPI_INT64_T ((MPI_Datatype)600)
 
 #define MPI_UINT64_T ((MPI_Datatype)601)
+
+#define MPI_LOGICAL ((MPI_Datatype)536)
+
+#define MPI_INTEGER ((MPI_Datatype)537)
+
+#define MPI_REAL ((MPI_Datatype)538)
+
+#define MPI_COMPLEX ((MPI_Datatype)539)
+
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)540)
+
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)541)
+
+#define MPI_CHARACTER ((MPI_Datatype)542)
+
+#define MPI_LOGICAL1 ((MPI_Datatype)704)
+
+#define MPI_INTEGER1 ((MPI_Datatype)705)
+
+#define MPI_LOGICAL2 ((MPI_Datatype)712)
+
+#define MPI_INTEGER2 ((MPI_Datatype)713)
+
+#define MPI_REAL2 ((MPI_Datatype)714)
+
+#define MPI_LOGICAL4 ((MPI_Datatype)720)
+
+#define MPI_INTEGER4 ((MPI_Datatype)721)
+
+#define MPI_REAL4 ((MPI_Datatype)722)
+
+#define MPI_COMPLEX4 ((MPI_Datatype)723)
+
+#define MPI_LOGICAL8 ((MPI_Datatype)728)
+
+#define MPI_INTEGER8 ((MPI_Datatype)729)
+
+#define MPI_REAL8 ((MPI_Datatype)730)
+
+#define MPI_COMPLEX8 ((MPI_Datatype)731)
+
+#define MPI_LOGICAL16 ((MPI_Datatype)736)
+
+#define MPI_INTEGER16 ((MPI_Datatype)737)
+
+#define MPI_REAL16 ((MPI_Datatype)738)
+
+#define MPI_COMPLEX16 ((MPI_Datatype)739)
+
+#define MPI_COMPLEX32 ((MPI_Datatype)747)
 
 #define MPI_STATUS_IGNORE ((MPI_Status*)0)
 
@@ -2248,6 +2383,16 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 // The remote group of an inter-communicator.
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 
+// Allocates `size` bytes (aligned to 64 bytes, or to the `mpi_minimum_memory_alignment` of
+// `info` if larger) and stores the address at `baseptr` (a `void **` passed as `void *`).
+// Free it with `MPI_Free_mem`. A negative size is MPI_ERR_ARG, exhausted memory
+// MPI_ERR_NO_MEM.
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+// Frees memory from `MPI_Alloc_mem`. A null pointer is ignored (as `free(NULL)`); any other
+// address that `MPI_Alloc_mem` did not return, or that was freed already, is MPI_ERR_BASE.
+int MPI_Free_mem(void *base);
+
 // Sends; returns once the buffer can be reused.
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 
@@ -2352,12 +2497,26 @@ int MPI_Mrecv(void *buf,
               MPI_Message *message,
               MPI_Status *status);
 
+// [`MPI_Mrecv`] with an MPI_Count.
+int MPI_Mrecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Message *message,
+                MPI_Status *status);
+
 // Starts receiving a message taken by a matched probe.
 int MPI_Imrecv(void *buf,
                int count,
                MPI_Datatype datatype,
                MPI_Message *message,
                MPI_Request *request);
+
+// [`MPI_Imrecv`] with an MPI_Count.
+int MPI_Imrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 MPI_Request *request);
 
 // mpicd extension: the shape of a matched custom-typed message, before receiving it: its
 // packed size in bytes, its number of regions, and (for the first `max_regions`) each
@@ -2467,6 +2626,15 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 
 // Whether the operation of `status` was cancelled.
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+
+// The source rank `status` reports (MPI 4.1).
+int MPI_Status_get_source(const MPI_Status *status, int *source);
+
+// The tag `status` reports (MPI 4.1).
+int MPI_Status_get_tag(const MPI_Status *status, int *tag);
+
+// The error code `status` holds in MPI_ERROR (MPI 4.1).
+int MPI_Status_get_error(const MPI_Status *status, int *error);
 
 // Sets the number of basic elements `status` reports (for generalized requests and layered
 // libraries).
@@ -2796,6 +2964,12 @@ int MPI_Pack_external_size_c(const char *datarep,
                              MPI_Datatype datatype,
                              MPI_Count *size);
 
+// The predefined datatype of `typeclass` (MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX) whose
+// values have `size` bytes: one of the size-specific Fortran types (`MPI_INTEGER4`,
+// `MPI_REAL8`, `MPI_COMPLEX16`, ...), which must not be freed. Half precision is not offered
+// (gfortran has none); an unknown class or size is MPI_ERR_ARG.
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
 // Blocks of `array_of_blocklengths[i]` copies of `oldtype` at `array_of_displacements[i]`
 // extents of it.
 int MPI_Type_indexed(int count,
@@ -2924,6 +3098,14 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 // the get_name calls take the null handles). `type_name` needs MPI_MAX_OBJECT_NAME bytes.
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 
+// The predefined value-index pair type of MINLOC and MAXLOC whose value has type
+// `value_type` and index `index_type` (MPI 4.1): `MPI_FLOAT_INT` for `MPI_FLOAT` and
+// `MPI_INT`, `MPI_2INTEGER` for `MPI_INTEGER` twice; MPI_DATATYPE_NULL for valid types that
+// make no predefined pair.
+int MPI_Type_get_value_index(MPI_Datatype value_type,
+                             MPI_Datatype index_type,
+                             MPI_Datatype *pair_type);
+
 // The address of `location`, for displacements relative to MPI_BOTTOM.
 int MPI_Get_address(const void *location, MPI_Aint *address);
 
@@ -2964,3 +3146,17 @@ int MPI_Reduce_local_c(const void *inbuf,
 #endif  // __cplusplus
 
 #endif  /* MPICD_MPI_H */
+
+#ifndef MPICD_MPI_H_VARIADIC
+#define MPICD_MPI_H_VARIADIC
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Profiling control: mpicd accepts any level and changes nothing; profilers intercept it. */
+int MPI_Pcontrol(const int level, ...);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+#endif  /* MPICD_MPI_H_VARIADIC */

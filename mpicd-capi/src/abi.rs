@@ -172,6 +172,10 @@ pub const MPI_LONG_INT: MPI_Datatype = 0x22a as MPI_Datatype;
 pub const MPI_2INT: MPI_Datatype = 0x22b as MPI_Datatype;
 pub const MPI_SHORT_INT: MPI_Datatype = 0x22c as MPI_Datatype;
 pub const MPI_LONG_DOUBLE_INT: MPI_Datatype = 0x22d as MPI_Datatype;
+/// Fortran's value-index pairs of MINLOC and MAXLOC (the index of the value's type).
+pub const MPI_2REAL: MPI_Datatype = 0x230 as MPI_Datatype;
+pub const MPI_2DOUBLE_PRECISION: MPI_Datatype = 0x231 as MPI_Datatype;
+pub const MPI_2INTEGER: MPI_Datatype = 0x232 as MPI_Datatype;
 pub const MPI_C_BOOL: MPI_Datatype = 0x238 as MPI_Datatype;
 pub const MPI_CXX_BOOL: MPI_Datatype = 0x239 as MPI_Datatype;
 pub const MPI_WCHAR: MPI_Datatype = 0x23c as MPI_Datatype;
@@ -187,6 +191,41 @@ pub const MPI_INT32_T: MPI_Datatype = 0x250 as MPI_Datatype;
 pub const MPI_UINT32_T: MPI_Datatype = 0x251 as MPI_Datatype;
 pub const MPI_INT64_T: MPI_Datatype = 0x258 as MPI_Datatype;
 pub const MPI_UINT64_T: MPI_Datatype = 0x259 as MPI_Datatype;
+
+// The Fortran datatypes, valid in C without Fortran bindings (sizes of gfortran on the
+// platform: `types/fortran.rs`).
+pub const MPI_LOGICAL: MPI_Datatype = 0x218 as MPI_Datatype;
+pub const MPI_INTEGER: MPI_Datatype = 0x219 as MPI_Datatype;
+pub const MPI_REAL: MPI_Datatype = 0x21a as MPI_Datatype;
+pub const MPI_COMPLEX: MPI_Datatype = 0x21b as MPI_Datatype;
+pub const MPI_DOUBLE_PRECISION: MPI_Datatype = 0x21c as MPI_Datatype;
+pub const MPI_DOUBLE_COMPLEX: MPI_Datatype = 0x21d as MPI_Datatype;
+pub const MPI_CHARACTER: MPI_Datatype = 0x21e as MPI_Datatype;
+pub const MPI_LOGICAL1: MPI_Datatype = 0x2c0 as MPI_Datatype;
+pub const MPI_INTEGER1: MPI_Datatype = 0x2c1 as MPI_Datatype;
+pub const MPI_LOGICAL2: MPI_Datatype = 0x2c8 as MPI_Datatype;
+pub const MPI_INTEGER2: MPI_Datatype = 0x2c9 as MPI_Datatype;
+pub const MPI_REAL2: MPI_Datatype = 0x2ca as MPI_Datatype;
+pub const MPI_LOGICAL4: MPI_Datatype = 0x2d0 as MPI_Datatype;
+pub const MPI_INTEGER4: MPI_Datatype = 0x2d1 as MPI_Datatype;
+pub const MPI_REAL4: MPI_Datatype = 0x2d2 as MPI_Datatype;
+pub const MPI_COMPLEX4: MPI_Datatype = 0x2d3 as MPI_Datatype;
+pub const MPI_LOGICAL8: MPI_Datatype = 0x2d8 as MPI_Datatype;
+pub const MPI_INTEGER8: MPI_Datatype = 0x2d9 as MPI_Datatype;
+pub const MPI_REAL8: MPI_Datatype = 0x2da as MPI_Datatype;
+pub const MPI_COMPLEX8: MPI_Datatype = 0x2db as MPI_Datatype;
+pub const MPI_LOGICAL16: MPI_Datatype = 0x2e0 as MPI_Datatype;
+pub const MPI_INTEGER16: MPI_Datatype = 0x2e1 as MPI_Datatype;
+pub const MPI_REAL16: MPI_Datatype = 0x2e2 as MPI_Datatype;
+pub const MPI_COMPLEX16: MPI_Datatype = 0x2e3 as MPI_Datatype;
+pub const MPI_COMPLEX32: MPI_Datatype = 0x2eb as MPI_Datatype;
+
+// `MPI_Type_match_size` classes (mpi-abi-stubs values; the LOGICAL one is an MPICH
+// extension the stubs name).
+pub const MPIX_TYPECLASS_LOGICAL: c_int = 191;
+pub const MPI_TYPECLASS_INTEGER: c_int = 192;
+pub const MPI_TYPECLASS_REAL: c_int = 193;
+pub const MPI_TYPECLASS_COMPLEX: c_int = 194;
 
 // ----- buffer and ignore sentinels -----
 
@@ -308,17 +347,54 @@ pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
 pub const MPI_ERR_PENDING: c_int = 18;
 pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_ACCESS: c_int = 20;
+pub const MPI_ERR_AMODE: c_int = 21;
+pub const MPI_ERR_ASSERT: c_int = 22;
+pub const MPI_ERR_BAD_FILE: c_int = 23;
+/// An invalid base address (`MPI_Free_mem` of memory not from `MPI_Alloc_mem`).
+pub const MPI_ERR_BASE: c_int = 24;
+pub const MPI_ERR_CONVERSION: c_int = 25;
+pub const MPI_ERR_DISP: c_int = 26;
+pub const MPI_ERR_DUP_DATAREP: c_int = 27;
+pub const MPI_ERR_FILE_EXISTS: c_int = 28;
+pub const MPI_ERR_FILE_IN_USE: c_int = 29;
+pub const MPI_ERR_FILE: c_int = 30;
 pub const MPI_ERR_INFO_KEY: c_int = 31;
 pub const MPI_ERR_INFO_NOKEY: c_int = 32;
 pub const MPI_ERR_INFO_VALUE: c_int = 33;
 pub const MPI_ERR_INFO: c_int = 34;
+pub const MPI_ERR_IO: c_int = 35;
 /// An invalid attribute key, or one of the wrong kind (attributes).
 pub const MPI_ERR_KEYVAL: c_int = 36;
+pub const MPI_ERR_LOCKTYPE: c_int = 37;
+pub const MPI_ERR_NAME: c_int = 38;
 pub const MPI_ERR_NO_MEM: c_int = 39;
+pub const MPI_ERR_NOT_SAME: c_int = 40;
+pub const MPI_ERR_NO_SPACE: c_int = 41;
+pub const MPI_ERR_NO_SUCH_FILE: c_int = 42;
+pub const MPI_ERR_PORT: c_int = 43;
+/// 44 in the standard ABI, where the early-draft `MPI_ERR_PROC_ABORTED` still sits: kept
+/// apart until the constants are renumbered to the standard's values.
+pub const MPI_ERR_QUOTA: c_int = 63;
 pub const MPI_ERR_PROC_ABORTED: c_int = 44;
+pub const MPI_ERR_READ_ONLY: c_int = 45;
+pub const MPI_ERR_RMA_ATTACH: c_int = 46;
+pub const MPI_ERR_RMA_CONFLICT: c_int = 47;
+pub const MPI_ERR_RMA_RANGE: c_int = 48;
+pub const MPI_ERR_RMA_SHARED: c_int = 49;
+pub const MPI_ERR_RMA_SYNC: c_int = 50;
+pub const MPI_ERR_SERVICE: c_int = 51;
+pub const MPI_ERR_SIZE: c_int = 52;
+pub const MPI_ERR_SPAWN: c_int = 53;
+pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 54;
+pub const MPI_ERR_WIN: c_int = 56;
+pub const MPI_ERR_RMA_FLAVOR: c_int = 57;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
+/// The ABI in use does not match (MPI-5.0).
+pub const MPI_ERR_ABI: c_int = 62;
 /// mpicd extension: a peer process failed or became unreachable.
 pub const MPIX_ERR_PROC_FAILED: c_int = 75;
 /// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.

@@ -1,5 +1,5 @@
 //! The MPI environment: init and finalize (which fill and empty the handle tables), abort,
-//! thread levels, versions, processor name and timers.
+//! thread levels, versions, processor name, timers and MPI_Pcontrol.
 
 use crate::abi::*;
 use crate::comms::{self, CommEntry};
@@ -223,6 +223,20 @@ pub unsafe extern "C" fn MPI_Get_processor_name(name: *mut c_char, resultlen: *m
         let n = unsafe { write_c_string(name, MPI_MAX_PROCESSOR_NAME as usize, &host) };
         out(resultlen, n as c_int)
     })
+}
+
+/// Profiling control (`int MPI_Pcontrol(const int level, ...)` in `mpi.h`): mpicd has no
+/// profiling library of its own, so any level is accepted and nothing changes; a profiler that
+/// intercepts the call sees the level and the further arguments.
+///
+/// Stable Rust cannot define a C-variadic function, so this takes the level alone; the
+/// header declares it variadic (a trailer in `cbindgen.toml`). On the supported ABIs (x86-64
+/// System V, AArch64 Linux) a call through the variadic prototype passes the level where this
+/// function reads it, and the further arguments are never read.
+#[no_mangle]
+pub extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
+    let _ = level;
+    MPI_SUCCESS
 }
 
 /// Seconds since an arbitrary point in the past (monotonic, not synchronized between

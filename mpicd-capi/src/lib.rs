@@ -21,6 +21,7 @@ pub mod groups;
 mod handles;
 pub mod info;
 pub mod intercomm;
+pub mod memory;
 pub mod p2p;
 pub mod probe;
 mod reductions;

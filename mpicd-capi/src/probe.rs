@@ -1,6 +1,7 @@
-//! Probes and matched receives: Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv, the message
-//! handle table, and the extension `MPIX_Message_shape`, which tells the receiver of a matched
-//! custom-typed message its packed size and region lengths before it provides buffers.
+//! Probes and matched receives: Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv (and their `_c`
+//! forms), the message handle table, and the extension `MPIX_Message_shape`, which tells the
+//! receiver of a matched custom-typed message its packed size and region lengths before it
+//! provides buffers.
 
 use crate::abi::*;
 use crate::comms::{default_errh, errh, run_on};
@@ -126,7 +127,7 @@ pub unsafe extern "C" fn MPI_Mprobe(
 /// `buf` must be writable and untouched until the request completes.
 unsafe fn start_mrecv(
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
 ) -> CResult<Option<(Request<'static>, Option<i64>, Errh)>> {
@@ -142,18 +143,18 @@ unsafe fn start_mrecv(
     out(message, MPI_MESSAGE_NULL)?;
     let (req, cc) = match dtype {
         Dtype::Basic(b) => {
-            let len = byte_len(count as i64, b)?;
+            let len = byte_len(count, b)?;
             check_buf(buf, len)?;
             // SAFETY: forwarded from the caller.
             (unsafe { entry.msg.irecv_raw(buf as *mut u8, len) }?, None)
         }
         Dtype::Custom(t) => {
-            let count = count_of(count as i64)?;
+            let count = count_of(count)?;
             let op = Operation::start(t, buf, count)?;
             (entry.msg.irecv_state(Box::new(op))?, Some(count))
         }
         Dtype::Derived(t) => {
-            let count = count_of(count as i64)? as u64;
+            let count = count_of(count)? as u64;
             // SAFETY: forwarded from the caller.
             (
                 unsafe { entry.msg.irecv_typed_raw(buf as *mut u8, count, &t) }?,
@@ -173,16 +174,19 @@ fn message_errh(message: *mut MPI_Message) -> Errh {
     MESSAGES.with(h, |e| e.errh).unwrap_or_else(default_errh)
 }
 
-/// Receives a message taken by a matched probe.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv(
+/// Shared body of [`MPI_Mrecv`] and [`MPI_Mrecv_c`].
+///
+/// # Safety
+/// `buf` must be writable for the duration of the call.
+unsafe fn mrecv(
+    name: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
-    run("Mrecv", message_errh(message), |_| {
+    run(name, message_errh(message), |_| {
         // SAFETY: the buffer is valid for this blocking call.
         match unsafe { start_mrecv(buf, count, datatype, message) }? {
             // SAFETY: MPI_STATUS_IGNORE or a writable status.
@@ -196,16 +200,19 @@ pub unsafe extern "C" fn MPI_Mrecv(
     })
 }
 
-/// Starts receiving a message taken by a matched probe.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv(
+/// Shared body of [`MPI_Imrecv`] and [`MPI_Imrecv_c`].
+///
+/// # Safety
+/// `buf` must stay writable and untouched until the request completes.
+unsafe fn imrecv(
+    name: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
-    run("Imrecv", message_errh(message), |_| {
+    run(name, message_errh(message), |_| {
         require(request, "request pointer")?;
         // SAFETY: MPI requires the buffer to stay valid until completion.
         let started = unsafe { start_mrecv(buf, count, datatype, message) }?;
@@ -222,6 +229,58 @@ pub unsafe extern "C" fn MPI_Imrecv(
         };
         out(request, h)
     })
+}
+
+/// Receives a message taken by a matched probe.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe { mrecv("Mrecv", buf, count as i64, datatype, message, status) }
+}
+
+/// [`MPI_Mrecv`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Mrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe { mrecv("Mrecv_c", buf, count, datatype, message, status) }
+}
+
+/// Starts receiving a message taken by a matched probe.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe { imrecv("Imrecv", buf, count as i64, datatype, message, request) }
+}
+
+/// [`MPI_Imrecv`] with an MPI_Count.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Imrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffer.
+    unsafe { imrecv("Imrecv_c", buf, count, datatype, message, request) }
 }
 
 /// mpicd extension: the shape of a matched custom-typed message, before receiving it: its

@@ -1,6 +1,7 @@
 //! What a reduction computes, from an op handle and a datatype: the core's predefined ops on
-//! predefined element types (and derived types made of one), complex sums and products, and
-//! MINLOC/MAXLOC on the value-index pair types. [`Reduction::combine`] applies it to the packed
+//! predefined element types (and derived types made of one), complex sums and products,
+//! 128-bit integers and binary128 numbers (Fortran's INTEGER16, LOGICAL16, REAL16, COMPLEX32),
+//! and MINLOC/MAXLOC on the value-index pair types. [`Reduction::combine`] applies it to the packed
 //! bytes of two buffers, which is what the collective algorithms call.
 
 use crate::abi::*;
@@ -57,11 +58,23 @@ pub(crate) enum Reduction {
     Core(ReduceOp, ElementType),
     /// The product of complex numbers whose parts are `part` (sums are `Core` on the parts).
     ComplexProd(ElementType),
-    /// MINLOC (`max` false) or MAXLOC on pairs of a value and an int.
-    Loc { max: bool, value: Value },
+    /// MINLOC (`max` false) or MAXLOC on pairs of a value and an index (a C int, or in the
+    /// Fortran pairs a number of the value's type).
+    Loc {
+        max: bool,
+        value: Value,
+        index: Value,
+    },
     /// MPI_SUM, MPI_PROD, MPI_MAX or MPI_MIN (`op`, as long_double.c numbers them) on long
-    /// doubles, or (`complex`) MPI_SUM or MPI_PROD on complex long doubles.
-    Extended { op: c_int, complex: bool },
+    /// doubles, or (`complex`) MPI_SUM or MPI_PROD on complex long doubles; `quad`: on
+    /// binary128 numbers (Fortran's REAL16 and COMPLEX32) instead.
+    Extended {
+        op: c_int,
+        complex: bool,
+        quad: bool,
+    },
+    /// A predefined op on 128-bit integers (Fortran's INTEGER16 and LOGICAL16).
+    Wide(ReduceOp),
     /// A user's op on elements of `datatype`, `size` bytes of data each. `scattered`: the
     /// type's data lies in memory with gaps, so the function sees the elements unpacked.
     User {
@@ -80,16 +93,44 @@ fn op_is(op: MPI_Op, h: MPI_Op) -> bool {
 fn core_op(op: MPI_Op, kind: Kind) -> CResult<ReduceOp> {
     use Kind::*;
     let table: [(MPI_Op, ReduceOp, &[Kind]); 10] = [
-        (MPI_SUM, ReduceOp::Sum, &[Integer, Float]),
-        (MPI_PROD, ReduceOp::Prod, &[Integer, Float]),
-        (MPI_MAX, ReduceOp::Max, &[Integer, Float]),
-        (MPI_MIN, ReduceOp::Min, &[Integer, Float]),
-        (MPI_LAND, ReduceOp::Land, &[Integer, Bool]),
-        (MPI_LOR, ReduceOp::Lor, &[Integer, Bool]),
-        (MPI_LXOR, ReduceOp::Lxor, &[Integer, Bool]),
-        (MPI_BAND, ReduceOp::Band, &[Integer, Bytes]),
-        (MPI_BOR, ReduceOp::Bor, &[Integer, Bytes]),
-        (MPI_BXOR, ReduceOp::Bxor, &[Integer, Bytes]),
+        (
+            MPI_SUM,
+            ReduceOp::Sum,
+            &[Integer, FortranInteger, Float, Wide],
+        ),
+        (
+            MPI_PROD,
+            ReduceOp::Prod,
+            &[Integer, FortranInteger, Float, Wide],
+        ),
+        (
+            MPI_MAX,
+            ReduceOp::Max,
+            &[Integer, FortranInteger, Float, Wide],
+        ),
+        (
+            MPI_MIN,
+            ReduceOp::Min,
+            &[Integer, FortranInteger, Float, Wide],
+        ),
+        (MPI_LAND, ReduceOp::Land, &[Integer, Bool, WideLogical]),
+        (MPI_LOR, ReduceOp::Lor, &[Integer, Bool, WideLogical]),
+        (MPI_LXOR, ReduceOp::Lxor, &[Integer, Bool, WideLogical]),
+        (
+            MPI_BAND,
+            ReduceOp::Band,
+            &[Integer, FortranInteger, Bytes, Wide],
+        ),
+        (
+            MPI_BOR,
+            ReduceOp::Bor,
+            &[Integer, FortranInteger, Bytes, Wide],
+        ),
+        (
+            MPI_BXOR,
+            ReduceOp::Bxor,
+            &[Integer, FortranInteger, Bytes, Wide],
+        ),
     ];
     let Some(&(_, rop, kinds)) = table.iter().find(|(h, _, _)| op_is(op, *h)) else {
         return Err(fail(
@@ -115,15 +156,25 @@ fn complex_part(b: Basic) -> Option<ElementType> {
     }
 }
 
-/// The value of a pair type handle.
-fn pair_value(h: MPI_Datatype) -> Option<Value> {
+/// The value and index of a pair type handle.
+fn pair_value(h: MPI_Datatype) -> Option<(Value, Value)> {
     let (first, _) = types::pair(h)?;
+    let index = match types::pair_index(h)? {
+        i if i == MPI_REAL => Value::F32,
+        i if i == MPI_DOUBLE_PRECISION => Value::F64,
+        _ => Value::I32,
+    };
+    Some((value_of(first)?, index))
+}
+
+/// The value kind of a pair's first member.
+fn value_of(first: MPI_Datatype) -> Option<Value> {
     let t = |d: MPI_Datatype| d as usize;
     Some(match first as usize {
-        x if x == t(MPI_FLOAT) => Value::F32,
-        x if x == t(MPI_DOUBLE) => Value::F64,
+        x if x == t(MPI_FLOAT) || x == t(MPI_REAL) => Value::F32,
+        x if x == t(MPI_DOUBLE) || x == t(MPI_DOUBLE_PRECISION) => Value::F64,
         x if x == t(MPI_SHORT) => Value::I16,
-        x if x == t(MPI_INT) => Value::I32,
+        x if x == t(MPI_INT) || x == t(MPI_INTEGER) => Value::I32,
         x if x == t(MPI_LONG) && std::mem::size_of::<c_long>() == 8 => Value::I64,
         x if x == t(MPI_LONG) => Value::I32,
         x if x == t(MPI_LONG_DOUBLE) => Value::Extended,
@@ -193,7 +244,7 @@ impl Reduction {
         }
         let minloc = op_is(op, MPI_MINLOC);
         if minloc || op_is(op, MPI_MAXLOC) {
-            let value = pair_value(datatype).ok_or_else(|| {
+            let (value, index) = pair_value(datatype).ok_or_else(|| {
                 fail(
                     MPI_ERR_OP,
                     "MINLOC and MAXLOC need a value-index pair type such as MPI_DOUBLE_INT",
@@ -202,6 +253,7 @@ impl Reduction {
             return Ok(Reduction::Loc {
                 max: !minloc,
                 value,
+                index,
             });
         }
         if types::pair(datatype).is_some() {
@@ -211,18 +263,29 @@ impl Reduction {
             ));
         }
         let b = elem.reduction_basic()?;
-        if matches!(b.kind, Kind::Extended | Kind::ExtendedComplex) {
-            let complex = b.kind == Kind::ExtendedComplex;
+        if matches!(b.kind, Kind::Wide | Kind::WideLogical) {
+            return Ok(Reduction::Wide(core_op(op, b.kind)?));
+        }
+        let quad = matches!(b.kind, Kind::Quad | Kind::QuadComplex);
+        // SAFETY: a C function of no arguments (long_double.c).
+        if quad && unsafe { mpicd_float128_supported() } == 0 {
+            return Err(fail(
+                MPI_ERR_OP,
+                "this build has no binary128 arithmetic for REAL16 and COMPLEX32",
+            ));
+        }
+        if quad || matches!(b.kind, Kind::Extended | Kind::ExtendedComplex) {
+            let complex = matches!(b.kind, Kind::ExtendedComplex | Kind::QuadComplex);
             let ops: &[(MPI_Op, c_int)] = if complex {
                 &[(MPI_SUM, 0), (MPI_PROD, 1)]
             } else {
                 &[(MPI_SUM, 0), (MPI_PROD, 1), (MPI_MAX, 2), (MPI_MIN, 3)]
             };
             return match ops.iter().find(|(h, _)| op_is(op, *h)) {
-                Some(&(_, op)) => Ok(Reduction::Extended { op, complex }),
+                Some(&(_, op)) => Ok(Reduction::Extended { op, complex, quad }),
                 None => Err(fail(
                     MPI_ERR_OP,
-                    "the operation is not defined on long double types",
+                    "the operation is not defined on long double, REAL16 or COMPLEX32 types",
                 )),
             };
         }
@@ -277,15 +340,17 @@ impl Reduction {
                     Some(t) => unsafe { apply_scattered(op, datatype, t, acc, inc, len) },
                 }
             }
-            Reduction::Extended { op, complex } => {
+            Reduction::Wide(op) => wide(op, acc, inc),
+            Reduction::Extended { op, complex, quad } => {
                 let n = if complex { 32 } else { 16 };
                 if acc.len() % n != 0 {
                     return Err(uneven());
                 }
-                let f = if complex {
-                    mpicd_long_double_complex_reduce
-                } else {
-                    mpicd_long_double_reduce
+                let f = match (complex, quad) {
+                    (true, false) => mpicd_long_double_complex_reduce,
+                    (false, false) => mpicd_long_double_reduce,
+                    (true, true) => mpicd_float128_complex_reduce,
+                    (false, true) => mpicd_float128_reduce,
                 };
                 // SAFETY: both buffers hold acc.len() / n elements of n bytes.
                 match unsafe { f(op, acc.as_mut_ptr(), inc.as_ptr(), acc.len() / n) } {
@@ -295,13 +360,13 @@ impl Reduction {
                     )),
                 }
             }
-            Reduction::Loc { max, value } => {
-                let n = value.size() + 4;
+            Reduction::Loc { max, value, index } => {
+                let n = value.size() + index.size();
                 if acc.len() % n != 0 {
                     return Err(uneven());
                 }
                 for (a, b) in acc.chunks_exact_mut(n).zip(inc.chunks_exact(n)) {
-                    if loc_takes(value, max, a, b) {
+                    if loc_takes(value, index, max, a, b) {
                         a.copy_from_slice(b);
                     }
                 }
@@ -388,13 +453,45 @@ extern "C" {
     fn mpicd_long_double_complex_reduce(op: c_int, acc: *mut u8, inc: *const u8, n: usize)
         -> c_int;
     fn mpicd_long_double_compare(a: *const u8, b: *const u8) -> c_int;
+    fn mpicd_float128_supported() -> c_int;
+    fn mpicd_float128_reduce(op: c_int, acc: *mut u8, inc: *const u8, n: usize) -> c_int;
+    fn mpicd_float128_complex_reduce(op: c_int, acc: *mut u8, inc: *const u8, n: usize) -> c_int;
+}
+
+/// `acc[i] = acc[i] op inc[i]` on 128-bit integers (wrapping, as the smaller Fortran integers
+/// reduce; the logical ops give 1 or 0).
+#[allow(clippy::manual_is_multiple_of)] // is_multiple_of is newer than the workspace's MSRV
+fn wide(op: ReduceOp, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+    if acc.len() % 16 != 0 {
+        return Err(mpicd::Error::InvalidArgument(
+            "128-bit integer buffers of whole elements".into(),
+        ));
+    }
+    let value = |p: &[u8]| i128::from_ne_bytes(p.try_into().unwrap_or([0; 16]));
+    for (a, b) in acc.chunks_exact_mut(16).zip(inc.chunks_exact(16)) {
+        let (x, y) = (value(a), value(b));
+        let r = match op {
+            ReduceOp::Sum => x.wrapping_add(y),
+            ReduceOp::Prod => x.wrapping_mul(y),
+            ReduceOp::Max => x.max(y),
+            ReduceOp::Min => x.min(y),
+            ReduceOp::Band => x & y,
+            ReduceOp::Bor => x | y,
+            ReduceOp::Bxor => x ^ y,
+            ReduceOp::Land => (x != 0 && y != 0) as i128,
+            ReduceOp::Lor => (x != 0 || y != 0) as i128,
+            ReduceOp::Lxor => ((x != 0) != (y != 0)) as i128,
+        };
+        a.copy_from_slice(&r.to_ne_bytes());
+    }
+    Ok(())
 }
 
 /// Whether MINLOC/MAXLOC of pairs `a` and `b` is `b`: the better value, or on a tie the lower
 /// index.
-fn loc_takes(value: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
+fn loc_takes(value: Value, index: Value, max: bool, a: &[u8], b: &[u8]) -> bool {
     let s = value.size();
-    let index = |p: &[u8]| i32::from_ne_bytes([p[s], p[s + 1], p[s + 2], p[s + 3]]);
+    let index = |p: &[u8]| index.read(&p[s..]);
     let order = if value == Value::Extended {
         // SAFETY: both pairs start with a 16-byte long double (the caller's chunks).
         unsafe { mpicd_long_double_compare(a.as_ptr(), b.as_ptr()) }.cmp(&0)
@@ -455,6 +552,7 @@ mod tests {
         let min = Reduction::Loc {
             max: false,
             value: Value::F64,
+            index: Value::I32,
         };
         let mut acc = [pair_f64(2.0, 5), pair_f64(1.0, 7), pair_f64(3.0, 9)].concat();
         let inc = [pair_f64(1.0, 6), pair_f64(1.0, 2), pair_f64(4.0, 0)].concat();
@@ -466,6 +564,7 @@ mod tests {
         let max = Reduction::Loc {
             max: true,
             value: Value::F64,
+            index: Value::I32,
         };
         max.combine(
             &mut acc,
@@ -476,6 +575,34 @@ mod tests {
             acc,
             [pair_f64(1.0, 6), pair_f64(1.0, 1), pair_f64(3.0, 3)].concat()
         );
+    }
+
+    #[test]
+    fn wide_integers_and_binary128() {
+        let w = |v: &[i128]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let mut acc = w(&[i128::MAX / 2, -3, 0]);
+        Reduction::Wide(ReduceOp::Sum)
+            .combine(&mut acc, &w(&[1, 5, 0]))
+            .unwrap();
+        assert_eq!(acc, w(&[i128::MAX / 2 + 1, 2, 0]));
+        Reduction::Wide(ReduceOp::Land)
+            .combine(&mut acc, &w(&[7, 0, 1]))
+            .unwrap();
+        assert_eq!(acc, w(&[1, 0, 0]));
+        // SAFETY: a C function of no arguments.
+        if unsafe { mpicd_float128_supported() } == 0 {
+            return;
+        }
+        // binary128 1.0 and 2.0: sign 0, exponent 0x3fff / 0x4000, fraction 0.
+        let q = |hi: u64| ((hi as u128) << 64).to_ne_bytes().to_vec();
+        let mut acc = q(0x3fff_0000_0000_0000);
+        let sum = Reduction::Extended {
+            op: 0,
+            complex: false,
+            quad: true,
+        };
+        sum.combine(&mut acc, &q(0x3fff_0000_0000_0000)).unwrap();
+        assert_eq!(acc, q(0x4000_0000_0000_0000));
     }
 
     #[test]

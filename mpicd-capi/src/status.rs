@@ -1,7 +1,7 @@
 //! `MPI_Status` as mpicd fills it, and the calls that read it: Get_count, Get_elements,
-//! Test_cancelled. The internal fields hold the message size in bytes (two halves), flags
-//! (cancelled, size unknown, custom-typed receive), and the element count of a custom-typed
-//! receive (two halves).
+//! Test_cancelled, Status_get_source/_tag/_error. The internal fields hold the message size in
+//! bytes (two halves), flags (cancelled, size unknown, custom-typed receive), and the element
+//! count of a custom-typed receive (two halves).
 
 use crate::abi::*;
 use crate::comms::default_errh;
@@ -205,6 +205,36 @@ pub unsafe extern "C" fn MPI_Get_elements_x(
 pub unsafe extern "C" fn MPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
     run("Test_cancelled", default_errh(), |_| {
         out(flag, (read(status)?.internal[2] & CANCELLED != 0) as c_int)
+    })
+}
+
+/// The source rank `status` reports (MPI 4.1).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_get_source(
+    status: *const MPI_Status,
+    source: *mut c_int,
+) -> c_int {
+    run("Status_get_source", default_errh(), |_| {
+        out(source, read(status)?.MPI_SOURCE)
+    })
+}
+
+/// The tag `status` reports (MPI 4.1).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_get_tag(status: *const MPI_Status, tag: *mut c_int) -> c_int {
+    run("Status_get_tag", default_errh(), |_| {
+        out(tag, read(status)?.MPI_TAG)
+    })
+}
+
+/// The error code `status` holds in MPI_ERROR (MPI 4.1).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_get_error(
+    status: *const MPI_Status,
+    error: *mut c_int,
+) -> c_int {
+    run("Status_get_error", default_errh(), |_| {
+        out(error, read(status)?.MPI_ERROR)
     })
 }
 

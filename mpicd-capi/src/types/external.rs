@@ -12,9 +12,11 @@
 //! MPI_UINT16_T 2; MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_INT32_T,
 //! MPI_UINT32_T, MPI_FLOAT 4; MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT64_T, MPI_UINT64_T,
 //! MPI_AINT, MPI_COUNT, MPI_OFFSET, MPI_DOUBLE 8; MPI_LONG_DOUBLE 16; the complex types 2 x
-//! their part. So MPI_LONG and MPI_UNSIGNED_LONG are 4 bytes although C `long` has 8 here: a
-//! value outside 32 bits keeps its low 32 bits (as Open MPI and MPICH do), and MPI_WCHAR keeps
-//! the low 16 bits of a `wchar_t`.
+//! their part; the Fortran types their gfortran sizes (CHARACTER 1, default INTEGER, REAL and
+//! LOGICAL 4, DOUBLE PRECISION 8, the size-specific ones their size). So MPI_LONG and
+//! MPI_UNSIGNED_LONG are 4 bytes although C `long` has 8 here: a value outside 32 bits keeps
+//! its low 32 bits (as Open MPI and MPICH do), and MPI_WCHAR keeps the low 16 bits of a
+//! `wchar_t`.
 //!
 //! `long double` is the x87 80-bit format on x86 and x86-64, converted to and from binary128
 //! (the 64-bit significand fits the 112-bit fraction exactly; back, the fraction is cut to 63
@@ -90,10 +92,30 @@ fn external(id: usize) -> Option<External> {
         MPI_CXX_LONG_DOUBLE_COMPLEX,
     ]) {
         (native, LongDouble)
+    } else if let Some(part) = fortran_part(h) {
+        // Fortran types: big-endian parts of their native sizes (external32 has the sizes of
+        // the size-specific types and 4 bytes for default INTEGER, REAL and LOGICAL, as here).
+        (native, Float { part })
     } else {
         return None;
     };
     Some(External { native, ext, rep })
+}
+
+/// The size of the big-endian parts of a Fortran type of more than one byte: the whole value,
+/// or half of a complex one.
+fn fortran_part(h: MPI_Datatype) -> Option<usize> {
+    let complex = [
+        MPI_COMPLEX,
+        MPI_DOUBLE_COMPLEX,
+        MPI_COMPLEX4,
+        MPI_COMPLEX8,
+        MPI_COMPLEX16,
+        MPI_COMPLEX32,
+    ];
+    super::fortran::name_of(h)?;
+    let size = super::basic(h)?.size;
+    Some(if complex.contains(&h) { size / 2 } else { size })
 }
 
 fn unknown(id: usize) -> crate::errors::Fail {

@@ -9,12 +9,15 @@ pub mod arrays;
 pub mod contents;
 pub mod ctors;
 pub mod external;
+pub mod fortran;
 pub mod indexed;
 pub mod pack;
 mod predefined;
 pub mod query;
 
-pub(crate) use predefined::{basic, core_type, handle_of, is_predefined, pair, Basic, Kind};
+pub(crate) use predefined::{
+    basic, core_type, handle_of, is_predefined, pair, pair_index, Basic, Kind, PAIRS,
+};
 
 use crate::abi::*;
 use crate::comms::default_errh;

@@ -12,10 +12,20 @@ use std::sync::OnceLock;
 pub(crate) enum Kind {
     /// C integers: every predefined operation but the floating-point-only ones.
     Integer,
+    /// Fortran integers: sum, product, max, min and the bitwise operations.
+    FortranInteger,
     /// Floating point: sum, product, max, min.
     Float,
-    /// C booleans: the logical operations.
+    /// C booleans and Fortran logicals: the logical operations.
     Bool,
+    /// 128-bit Fortran integers (INTEGER16): as [`Kind::FortranInteger`].
+    Wide,
+    /// 128-bit Fortran logicals (LOGICAL16): as [`Kind::Bool`].
+    WideLogical,
+    /// IEEE binary128 (REAL16): sum, product, max, min (computed in C).
+    Quad,
+    /// Complex binary128 (COMPLEX32): sum and product (computed in C).
+    QuadComplex,
     /// MPI_BYTE: the bitwise operations.
     Bytes,
     /// C's long double: sum, product, max, min (computed in C: Rust lacks the type).
@@ -23,7 +33,7 @@ pub(crate) enum Kind {
     /// Complex long double: sum and product (computed in C).
     ExtendedComplex,
     /// Wide characters, MPI_PACKED, complex numbers of float and double (their reductions
-    /// are told apart by size), pairs.
+    /// are told apart by size), pairs; Fortran's CHARACTER and half precision types.
     Other,
 }
 
@@ -103,21 +113,25 @@ fn basic_of(h: MPI_Datatype) -> Option<Basic> {
         x if x == t(MPI_C_LONG_DOUBLE_COMPLEX) || x == t(MPI_CXX_LONG_DOUBLE_COMPLEX) => {
             b(32, Byte, ExtendedComplex)
         }
-        _ => None,
+        _ => super::fortran::basic_of(h),
     }
 }
 
-/// Alignment of a predefined type in C.
-fn align_of(b: Basic) -> usize {
+/// Alignment of a predefined type in C (of a Fortran one, in gfortran).
+fn align_of(h: MPI_Datatype, b: Basic) -> usize {
+    if super::fortran::is_half(h) {
+        return 2;
+    }
     match b.kind {
         // Complex numbers align as their parts.
         Kind::Other if b.size == 8 || b.size == 16 && b.elem == ElementType::F64 => b.size / 2,
-        Kind::ExtendedComplex => 16,
+        Kind::ExtendedComplex | Kind::QuadComplex => 16,
         _ => b.size,
     }
 }
 
-/// The pair types (value, int) of MINLOC and MAXLOC: (first member, offset of the int).
+/// The pair types (value, index) of MINLOC and MAXLOC: (first member, offset of the index).
+/// The index is a C int ([`pair_index`] tells the Fortran pairs' index type).
 pub(crate) fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
     let t = |d: MPI_Datatype| d as usize;
     let long = std::mem::size_of::<c_long>() as i64;
@@ -128,18 +142,36 @@ pub(crate) fn pair(h: MPI_Datatype) -> Option<(MPI_Datatype, i64)> {
         x if x == t(MPI_2INT) => (MPI_INT, 4),
         x if x == t(MPI_SHORT_INT) => (MPI_SHORT, 4),
         x if x == t(MPI_LONG_DOUBLE_INT) => (MPI_LONG_DOUBLE, 16),
+        x if x == t(MPI_2REAL) => (MPI_REAL, 4),
+        x if x == t(MPI_2DOUBLE_PRECISION) => (MPI_DOUBLE_PRECISION, 8),
+        x if x == t(MPI_2INTEGER) => (MPI_INTEGER, 4),
         _ => return None,
     })
 }
 
+/// The index type of a pair type: a C int, or for the Fortran pairs the value's type.
+pub(crate) fn pair_index(h: MPI_Datatype) -> Option<MPI_Datatype> {
+    let (first, _) = pair(h)?;
+    Some(
+        if [MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER].contains(&h) {
+            first
+        } else {
+            MPI_INT
+        },
+    )
+}
+
 /// Every pair type.
-const PAIRS: [MPI_Datatype; 6] = [
+pub(crate) const PAIRS: [MPI_Datatype; 9] = [
     MPI_FLOAT_INT,
     MPI_DOUBLE_INT,
     MPI_LONG_INT,
     MPI_2INT,
     MPI_SHORT_INT,
     MPI_LONG_DOUBLE_INT,
+    MPI_2REAL,
+    MPI_2DOUBLE_PRECISION,
+    MPI_2INTEGER,
 ];
 
 /// The pair types' structs, made once, so that a pair inside a derived type is recognized as
@@ -154,9 +186,9 @@ fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
     &MADE
         .get_or_init(|| {
             let make = |h| {
-                let (first, int_at) = pair(h)?;
-                let types = [core_type(first)?, core_type(MPI_INT)?];
-                Datatype::structure(&[1, 1], &[0, int_at], &types).ok()
+                let (first, index_at) = pair(h)?;
+                let types = [core_type(first)?, core_type(pair_index(h)?)?];
+                Datatype::structure(&[1, 1], &[0, index_at], &types).ok()
             };
             Pairs(PAIRS.iter().filter_map(|&h| Some((h, make(h)?))).collect())
         })
@@ -169,7 +201,7 @@ pub(crate) fn core_type(h: MPI_Datatype) -> Option<Datatype> {
         let basic = mpicd::Basic {
             id: h as usize,
             size: b.size,
-            align: align_of(b),
+            align: align_of(h, b),
             parts: 1,
         };
         return Datatype::basic(basic).ok();
@@ -224,6 +256,9 @@ pub(crate) fn name_of(h: MPI_Datatype) -> Option<&'static str> {
         (MPI_2INT, "MPI_2INT"),
         (MPI_SHORT_INT, "MPI_SHORT_INT"),
         (MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT"),
+        (MPI_2REAL, "MPI_2REAL"),
+        (MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION"),
+        (MPI_2INTEGER, "MPI_2INTEGER"),
         (MPI_C_BOOL, "MPI_C_BOOL"),
         (MPI_CXX_BOOL, "MPI_CXX_BOOL"),
         (MPI_WCHAR, "MPI_WCHAR"),
@@ -240,7 +275,11 @@ pub(crate) fn name_of(h: MPI_Datatype) -> Option<&'static str> {
         (MPI_INT64_T, "MPI_INT64_T"),
         (MPI_UINT64_T, "MPI_UINT64_T"),
     ];
-    NAMES.iter().find(|(k, _)| *k == h).map(|(_, n)| *n)
+    NAMES
+        .iter()
+        .find(|(k, _)| *k == h)
+        .map(|(_, n)| *n)
+        .or_else(|| super::fortran::name_of(h))
 }
 
 /// True for a predefined handle of any kind.
@@ -292,6 +331,9 @@ mod tests {
         assert_eq!(t(MPI_FLOAT_INT), Some((8, 8)));
         assert_eq!(t(MPI_LONG_DOUBLE_INT), Some((20, 32)));
         assert_eq!(t(MPI_LONG_DOUBLE), Some((16, 16)));
+        assert_eq!(t(MPI_2REAL), Some((8, 8)));
+        assert_eq!(t(MPI_2DOUBLE_PRECISION), Some((16, 16)));
+        assert_eq!(t(MPI_2INTEGER), Some((8, 8)));
         assert!(is_predefined(MPI_2INT) && !is_predefined(MPI_DATATYPE_NULL));
     }
 

@@ -1,6 +1,7 @@
 //! Datatype queries beside size and extent (in `mod.rs`): the MPI_Count forms of the size and
-//! extent, the true extent, names (predefined types report their standard names), and the
-//! address calls (MPI_Get_address, MPI_Aint_add, MPI_Aint_diff).
+//! extent, the true extent, names (predefined types report their standard names), the pair
+//! type of a value and an index (MPI_Type_get_value_index), and the address calls
+//! (MPI_Get_address, MPI_Aint_add, MPI_Aint_diff).
 //!
 //! A custom type reports lower bound 0 and extent 1 as in MPI_Type_get_extent (or the bounds
 //! MPI_Type_create_resized gave it, which collectives step arrays of objects by), and 0 and 1
@@ -175,6 +176,31 @@ pub unsafe extern "C" fn MPI_Type_get_name(
         // SAFETY: MPI requires MPI_MAX_OBJECT_NAME bytes at `type_name`.
         let n = unsafe { write_c_string(type_name, MPI_MAX_OBJECT_NAME as usize, &name) };
         out(resultlen, n as c_int)
+    })
+}
+
+/// The predefined value-index pair type of MINLOC and MAXLOC whose value has type
+/// `value_type` and index `index_type` (MPI 4.1): `MPI_FLOAT_INT` for `MPI_FLOAT` and
+/// `MPI_INT`, `MPI_2INTEGER` for `MPI_INTEGER` twice; MPI_DATATYPE_NULL for valid types that
+/// make no predefined pair.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_value_index(
+    value_type: MPI_Datatype,
+    index_type: MPI_Datatype,
+    pair_type: *mut MPI_Datatype,
+) -> c_int {
+    run("Type_get_value_index", default_errh(), |_| {
+        require(pair_type, "pair_type")?;
+        for h in [value_type, index_type] {
+            if !is_predefined(h) {
+                with_created(h, |_| ())?;
+            }
+        }
+        let found = super::PAIRS.iter().copied().find(|&p| {
+            super::pair(p).map(|(v, _)| v) == Some(value_type)
+                && super::pair_index(p) == Some(index_type)
+        });
+        out(pair_type, found.unwrap_or(MPI_DATATYPE_NULL))
     })
 }
 
