@@ -2970,6 +2970,19 @@ int MPI_Pack_external_size_c(const char *datarep,
 // (gfortran has none); an unknown class or size is MPI_ERR_ARG.
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 
+// The predefined datatype of a Fortran REAL with at least `p` decimal digits and exponent
+// range `r` (either may be MPI_UNDEFINED): the smallest such kind of gfortran (REAL4, REAL8,
+// x87 extended, REAL16). Its combiner is MPI_COMBINER_F90_REAL with (p, r); the same
+// arguments give the same handle, which must not be freed. No such kind: MPI_ERR_ARG.
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+
+// [`MPI_Type_create_f90_real`] for a COMPLEX of such parts (MPI_COMBINER_F90_COMPLEX).
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+
+// The predefined datatype of a Fortran INTEGER of decimal range `r` (values up to 10^r):
+// INTEGER1, 2, 4, 8 or 16, with combiner MPI_COMBINER_F90_INTEGER and (r).
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+
 // Blocks of `array_of_blocklengths[i]` copies of `oldtype` at `array_of_displacements[i]`
 // extents of it.
 int MPI_Type_indexed(int count,

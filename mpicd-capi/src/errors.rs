@@ -296,7 +296,9 @@ mod tests {
             assert!(predefined_class_name(code).is_some(), "class {code}");
             assert!(code < MPI_ERR_LASTCODE);
         }
-        assert!(predefined_class_name(MPI_ERR_BASE).unwrap().starts_with("MPI_ERR_BASE:"));
+        assert!(predefined_class_name(MPI_ERR_BASE)
+            .unwrap()
+            .starts_with("MPI_ERR_BASE:"));
     }
 
     #[test]

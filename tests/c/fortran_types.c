@@ -5,7 +5,8 @@
  * 128-bit INTEGER16 and binary128 REAL16 where the compiler has them, MINLOC/MAXLOC on
  * MPI_2INTEGER, MPI_2REAL and MPI_2DOUBLE_PRECISION) and MPI_ERR_OP where it does not (logical
  * ops on INTEGER, any op on CHARACTER or half precision); point-to-point of a vector of
- * MPI_REAL; external32 of MPI_INTEGER; MPI_Type_match_size and MPI_Type_get_value_index. */
+ * MPI_REAL; external32 of MPI_INTEGER; MPI_Type_match_size, MPI_Type_get_value_index and
+ * MPI_Type_create_f90_real / _complex / _integer. */
 #include "check.h"
 #include <string.h>
 
@@ -191,6 +192,32 @@ int main(int argc, char **argv) {
     OK(MPI_Type_get_value_index(MPI_INT, MPI_DOUBLE, &p));
     CHECK(p == MPI_DATATYPE_NULL);
     FAILS(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &p), MPI_ERR_TYPE);
+
+    /* MPI_Type_create_f90_*: the smallest kind that holds, decoded as the F90 combiner; the
+     * same arguments give the same handle, which cannot be freed. */
+    MPI_Datatype f1, f2, fi, fc;
+    OK(MPI_Type_create_f90_real(3, MPI_UNDEFINED, &f1));
+    OK(MPI_Type_create_f90_real(3, MPI_UNDEFINED, &f2));
+    CHECK(f1 == f2);
+    int fsize = -1, fints[2] = {0, 0};
+    OK(MPI_Type_size(f1, &fsize));
+    CHECK(fsize == 4);
+    OK(MPI_Type_get_envelope(f1, &ni, &na, &nd, &combiner));
+    CHECK(combiner == MPI_COMBINER_F90_REAL && ni == 2 && na == 0 && nd == 0);
+    OK(MPI_Type_get_contents(f1, 2, 0, 0, fints, NULL, NULL));
+    CHECK(fints[0] == 3 && fints[1] == MPI_UNDEFINED);
+    OK(MPI_Type_create_f90_complex(7, 30, &fc));
+    OK(MPI_Type_size(fc, &fsize));
+    CHECK(fsize == 16);
+    OK(MPI_Type_create_f90_integer(9, &fi));
+    OK(MPI_Type_get_envelope(fi, &ni, &na, &nd, &combiner));
+    CHECK(combiner == MPI_COMBINER_F90_INTEGER && ni == 1);
+    int fv = rank + 1, fsum = 0;
+    OK(MPI_Allreduce(&fv, &fsum, 1, fi, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(fsum == size * (size + 1) / 2);
+    FAILS(MPI_Type_free(&fi), MPI_ERR_TYPE);
+    FAILS(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &f1), MPI_ERR_ARG);
+    FAILS(MPI_Type_create_f90_integer(100, &f1), MPI_ERR_ARG);
 
     test_finish(rank, "fortran_types");
     return 0;

@@ -259,8 +259,21 @@ fn contents(t: &Datatype, large: bool) -> Contents {
     c
 }
 
+/// The contents of a type from `MPI_Type_create_f90_*`: its F90 combiner and arguments.
+fn f90_contents(h: MPI_Datatype) -> Option<Contents> {
+    let (combiner, ints) = super::fortran::f90_args(h)?;
+    Some(Contents {
+        combiner,
+        ints,
+        ..Contents::named()
+    })
+}
+
 /// The contents of any handle: a predefined type's are empty, of combiner NAMED.
 fn envelope_of(h: MPI_Datatype) -> CResult<Contents> {
+    if let Some(c) = f90_contents(h) {
+        return Ok(c);
+    }
     Ok(match lookup(h)? {
         Some((ty, _, large)) => contents(&ty, large),
         None => Contents::named(),
@@ -269,6 +282,9 @@ fn envelope_of(h: MPI_Datatype) -> CResult<Contents> {
 
 /// The decoded contents of a derived handle, with its committed and large-count marks.
 fn decode(h: MPI_Datatype) -> CResult<(Contents, bool, bool)> {
+    if let Some(c) = f90_contents(h) {
+        return Ok((c, true, false));
+    }
     match lookup(h)? {
         Some((ty, committed, large)) => Ok((contents(&ty, large), committed, large)),
         None => Err(fail(

@@ -10,14 +10,19 @@
 //! gfortran lacks) and CHARACTER are handles with a size that no reduction takes
 //! (`MPI_ERR_OP`). INTEGER16 and LOGICAL16 reduce as 128-bit integers, REAL16 and COMPLEX32 in
 //! C (`long_double.c`, where the compiler has `__float128`).
+//!
+//! `MPI_Type_create_f90_integer`, `_real` and `_complex` choose a kind as Fortran's
+//! SELECTED_INT_KIND and SELECTED_REAL_KIND would, and return a handle of that type that
+//! decodes as the F90 combiner with its arguments.
 
 use super::predefined::{Basic, Kind};
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::env::out;
-use crate::errors::{fail, run};
+use crate::errors::{fail, run, CResult};
 use mpicd::ElementType;
 use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard};
 
 /// Every Fortran type: handle, name, size, element type and reduction kind.
 const FORTRAN: &[(MPI_Datatype, &str, usize, ElementType, Kind)] = {
@@ -119,6 +124,166 @@ pub unsafe extern "C" fn MPI_Type_match_size(
     })
 }
 
+/// A type of `MPI_Type_create_f90_*`: its handle, combiner and the arguments it was made with.
+#[derive(Clone, Copy)]
+struct F90 {
+    handle: usize,
+    combiner: c_int,
+    p: c_int,
+    r: c_int,
+}
+
+/// The types made so far: the same arguments give the same handle.
+static F90_TYPES: Mutex<Vec<F90>> = Mutex::new(Vec::new());
+
+fn f90_types() -> MutexGuard<'static, Vec<F90>> {
+    F90_TYPES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The combiner and integer arguments of a handle from `MPI_Type_create_f90_*` (the
+/// standard's decoding: (p, r) for REAL and COMPLEX, (r) for INTEGER).
+pub(crate) fn f90_args(h: MPI_Datatype) -> Option<(c_int, Vec<i64>)> {
+    let t = f90_types()
+        .iter()
+        .copied()
+        .find(|t| t.handle == h as usize)?;
+    let ints = if t.combiner == MPI_COMBINER_F90_INTEGER {
+        vec![t.r as i64]
+    } else {
+        vec![t.p as i64, t.r as i64]
+    };
+    Some((t.combiner, ints))
+}
+
+/// The decimal precision and exponent range of the REAL kinds gfortran has here, and the
+/// predefined type of each (real, complex). REAL(10), x87 extended precision, is C's long
+/// double on x86 (no size-specific MPI type names it).
+fn real_kinds() -> Vec<(c_int, c_int, MPI_Datatype, MPI_Datatype)> {
+    let mut kinds = vec![
+        (6, 37, MPI_REAL4, MPI_COMPLEX8),
+        (15, 307, MPI_REAL8, MPI_COMPLEX16),
+    ];
+    if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
+        kinds.push((18, 4931, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX));
+    }
+    kinds.push((33, 4931, MPI_REAL16, MPI_COMPLEX32));
+    kinds
+}
+
+/// The predefined type a `MPI_Type_create_f90_*` call stands for (as Fortran's
+/// SELECTED_INT_KIND and SELECTED_REAL_KIND choose: the smallest kind that holds it).
+fn f90_base(combiner: c_int, p: c_int, r: c_int) -> CResult<MPI_Datatype> {
+    let none = || {
+        fail(
+            MPI_ERR_ARG,
+            format!("no Fortran kind has precision {p} and range {r}"),
+        )
+    };
+    if combiner == MPI_COMBINER_F90_INTEGER {
+        if r == MPI_UNDEFINED {
+            return Err(fail(MPI_ERR_ARG, "MPI_UNDEFINED range of an integer type"));
+        }
+        let ints = [
+            (2, MPI_INTEGER1),
+            (4, MPI_INTEGER2),
+            (9, MPI_INTEGER4),
+            (18, MPI_INTEGER8),
+            (38, MPI_INTEGER16),
+        ];
+        return ints
+            .iter()
+            .find(|(max, _)| r <= *max)
+            .map(|(_, h)| *h)
+            .ok_or_else(none);
+    }
+    if p == MPI_UNDEFINED && r == MPI_UNDEFINED {
+        return Err(fail(
+            MPI_ERR_ARG,
+            "both precision and range are MPI_UNDEFINED",
+        ));
+    }
+    let fits = |asked: c_int, has: c_int| asked == MPI_UNDEFINED || asked <= has;
+    real_kinds()
+        .into_iter()
+        .find(|&(kp, kr, _, _)| fits(p, kp) && fits(r, kr))
+        .map(|(_, _, real, complex)| {
+            if combiner == MPI_COMBINER_F90_COMPLEX {
+                complex
+            } else {
+                real
+            }
+        })
+        .ok_or_else(none)
+}
+
+/// Shared body of the `MPI_Type_create_f90_*` calls.
+fn create_f90(combiner: c_int, p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> CResult<()> {
+    let base = f90_base(combiner, p, r)?;
+    let mut made = f90_types();
+    if let Some(t) = made
+        .iter()
+        .find(|t| (t.combiner, t.p, t.r) == (combiner, p, r))
+    {
+        return out(newtype, t.handle as MPI_Datatype);
+    }
+    let core = super::core_type(base).ok_or_else(|| fail(MPI_ERR_INTERN, "no core type"))?;
+    let handle = super::insert_derived_as(core, true, false);
+    super::with_created(handle, |e| {
+        e.name = super::predefined::name_of(base).unwrap_or_default().into()
+    })?;
+    made.push(F90 {
+        handle: handle as usize,
+        combiner,
+        p,
+        r,
+    });
+    out(newtype, handle)
+}
+
+/// True for a handle from `MPI_Type_create_f90_*` (predefined: it cannot be freed).
+pub(crate) fn is_f90(h: MPI_Datatype) -> bool {
+    f90_types().iter().any(|t| t.handle == h as usize)
+}
+
+/// The predefined datatype of a Fortran REAL with at least `p` decimal digits and exponent
+/// range `r` (either may be MPI_UNDEFINED): the smallest such kind of gfortran (REAL4, REAL8,
+/// x87 extended, REAL16). Its combiner is MPI_COMBINER_F90_REAL with (p, r); the same
+/// arguments give the same handle, which must not be freed. No such kind: MPI_ERR_ARG.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_real(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    run("Type_create_f90_real", default_errh(), |_| {
+        create_f90(MPI_COMBINER_F90_REAL, p, r, newtype)
+    })
+}
+
+/// [`MPI_Type_create_f90_real`] for a COMPLEX of such parts (MPI_COMBINER_F90_COMPLEX).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_complex(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    run("Type_create_f90_complex", default_errh(), |_| {
+        create_f90(MPI_COMBINER_F90_COMPLEX, p, r, newtype)
+    })
+}
+
+/// The predefined datatype of a Fortran INTEGER of decimal range `r` (values up to 10^r):
+/// INTEGER1, 2, 4, 8 or 16, with combiner MPI_COMBINER_F90_INTEGER and (r).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_create_f90_integer(
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> c_int {
+    run("Type_create_f90_integer", default_errh(), |_| {
+        create_f90(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, newtype)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +320,23 @@ mod tests {
         assert_eq!(match_size(MPI_TYPECLASS_REAL, 2), None);
         assert_eq!(match_size(MPI_TYPECLASS_REAL, 10), None);
         assert_eq!(match_size(0, 4), None);
+    }
+
+    #[test]
+    fn f90_kinds_are_the_smallest_that_hold() {
+        let real = |p, r| f90_base(MPI_COMBINER_F90_REAL, p, r).ok();
+        assert_eq!(real(3, 10), Some(MPI_REAL4));
+        assert_eq!(real(7, MPI_UNDEFINED), Some(MPI_REAL8));
+        assert_eq!(real(MPI_UNDEFINED, 400), real(18, 400));
+        assert_eq!(real(30, MPI_UNDEFINED), Some(MPI_REAL16));
+        assert_eq!(real(40, 10), None);
+        assert_eq!(real(MPI_UNDEFINED, MPI_UNDEFINED), None);
+        let complex = f90_base(MPI_COMBINER_F90_COMPLEX, 7, 30).ok();
+        assert_eq!(complex, Some(MPI_COMPLEX16));
+        let int = |r| f90_base(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r).ok();
+        assert_eq!(int(2), Some(MPI_INTEGER1));
+        assert_eq!(int(5), Some(MPI_INTEGER4));
+        assert_eq!(int(18), Some(MPI_INTEGER8));
+        assert_eq!(int(39), None);
     }
 }

@@ -220,7 +220,7 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     run("Type_free", default_errh(), |_| {
         let h = read_arg(datatype, "datatype pointer")?;
-        if is_predefined(h) {
+        if is_predefined(h) || fortran::is_f90(h) {
             return Err(fail(MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
         }
         with_created(h, |_| ())?;
