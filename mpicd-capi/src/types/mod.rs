@@ -1,9 +1,10 @@
 //! Datatype handles: the table of created types (custom, and derived from the type
 //! constructors), what a handle stands for in communication ([`Dtype`]), and MPI_Type_size /
-//! get_extent / commit / free. The predefined types are in [`predefined`]; the type
-//! constructors in [`ctors`], [`indexed`] and [`arrays`], their decoding (envelope, contents) in [`contents`], the other
-//! queries (extents, names, addresses) in [`query`], MPI_Pack and MPI_Unpack in [`pack`] and
-//! the external32 representation in [`external`].
+//! get_extent / commit / free. The predefined types are in [`predefined`] (the Fortran ones
+//! and their queries in [`fortran`]); the type constructors in [`ctors`], [`indexed`] and
+//! [`arrays`], their decoding (envelope, contents) in [`contents`], the other queries
+//! (extents, names, addresses) in [`query`], MPI_Pack and MPI_Unpack in [`pack`] and the
+//! external32 representation in [`external`].
 
 pub mod arrays;
 pub mod contents;
