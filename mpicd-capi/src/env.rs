@@ -119,6 +119,7 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     run("Finalize", comms::default_errh(), |_| {
         check_live()?;
+        crate::bsend::finish();
         crate::requests::free_all();
         crate::probe::discard_all();
         drop(comms::COMMS.drain());

@@ -8,6 +8,7 @@
 
 pub mod abi;
 mod blocks;
+pub mod bsend;
 pub mod coll;
 pub mod comms;
 pub mod config;
@@ -19,6 +20,7 @@ mod handles;
 pub mod info;
 pub mod intercomm;
 pub mod p2p;
+pub mod p2p_persistent;
 pub mod probe;
 mod reductions;
 pub mod request_status;

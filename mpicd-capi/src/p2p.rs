@@ -19,7 +19,7 @@ pub(crate) fn check_buf(buf: *const c_void, len: usize) -> CResult<()> {
     Ok(())
 }
 
-fn send_tag(tag: c_int) -> CResult<c_int> {
+pub(crate) fn send_tag(tag: c_int) -> CResult<c_int> {
     if tag < 0 {
         return Err(fail(MPI_ERR_TAG, format!("invalid send tag {tag}")));
     }
@@ -35,6 +35,20 @@ pub(crate) fn recv_tag(tag: c_int) -> CResult<c_int> {
     }
 }
 
+/// Checks a peer rank of `comm` (the remote group's on an inter-communicator): a member,
+/// MPI_PROC_NULL, or with `any` MPI_ANY_SOURCE.
+pub(crate) fn check_peer(comm: &Communicator, rank: c_int, any: bool) -> CResult<()> {
+    let size = match comm.remote_group() {
+        Some(g) => g.size(),
+        None => comm.size(),
+    };
+    let ok = (0..size).contains(&rank) || rank == MPI_PROC_NULL || (any && rank == MPI_ANY_SOURCE);
+    match ok {
+        true => Ok(()),
+        false => Err(fail(MPI_ERR_RANK, format!("invalid rank {rank}"))),
+    }
+}
+
 pub(crate) fn count_of(count: i64) -> CResult<i64> {
     if count < 0 {
         return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
@@ -45,23 +59,27 @@ pub(crate) fn count_of(count: i64) -> CResult<i64> {
 /// What a send's C arguments describe: `count` elements of `datatype` at `buf`, for `dest`
 /// with `tag`.
 #[derive(Clone, Copy)]
-struct Outgoing {
-    buf: *const c_void,
-    count: i64,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
+pub(crate) struct Outgoing {
+    pub buf: *const c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
+    pub dest: c_int,
+    pub tag: c_int,
 }
 
+// SAFETY: the buffer address is the C caller's; MPI's rules for using it (valid and unchanged
+// while an operation on it is active) bind the caller whichever thread starts the operation.
+unsafe impl Send for Outgoing {}
+
 impl Outgoing {
-    fn new(
+    pub(crate) fn new(
         buf: *const c_void,
-        count: c_int,
+        count: impl Into<i64>,
         datatype: MPI_Datatype,
         dest: c_int,
         tag: c_int,
     ) -> Outgoing {
-        let count = count as i64;
+        let count = count.into();
         Outgoing {
             buf,
             count,
@@ -75,23 +93,26 @@ impl Outgoing {
 /// What a receive's C arguments describe: room for `count` elements of `datatype` at `buf`,
 /// from `source` with `tag`.
 #[derive(Clone, Copy)]
-struct Incoming {
-    buf: *mut c_void,
-    count: i64,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
+pub(crate) struct Incoming {
+    pub buf: *mut c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
+    pub source: c_int,
+    pub tag: c_int,
 }
 
+// SAFETY: as for `Outgoing`: the caller's buffer, under MPI's rules whichever thread posts.
+unsafe impl Send for Incoming {}
+
 impl Incoming {
-    fn new(
+    pub(crate) fn new(
         buf: *mut c_void,
-        count: c_int,
+        count: impl Into<i64>,
         datatype: MPI_Datatype,
         source: c_int,
         tag: c_int,
     ) -> Incoming {
-        let count = count as i64;
+        let count = count.into();
         Incoming {
             buf,
             count,
@@ -111,8 +132,24 @@ unsafe fn start_send(
     m: Outgoing,
     mode: SendMode,
 ) -> CResult<Request<'static>> {
+    let dtype = types::get(m.datatype)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { start_send_as(comm, m, &dtype, mode) }
+}
+
+/// Starts a send of elements of `dtype`, the type `m.datatype` stood for when it was resolved
+/// (a persistent request keeps it, the handle may be freed meanwhile).
+///
+/// # Safety
+/// As for [`start_send`].
+pub(crate) unsafe fn start_send_as(
+    comm: &Communicator,
+    m: Outgoing,
+    dtype: &Dtype,
+    mode: SendMode,
+) -> CResult<Request<'static>> {
     let tag = send_tag(m.tag)?;
-    match types::get(m.datatype)? {
+    match dtype.clone() {
         Dtype::Basic(b) => {
             let len = byte_len(m.count, b)?;
             check_buf(m.buf, len)?;
@@ -136,8 +173,23 @@ unsafe fn start_send(
 /// # Safety
 /// The receive buffer must be writable and untouched until the request completes.
 unsafe fn start_recv(comm: &Communicator, m: Incoming) -> CResult<(Request<'static>, Option<i64>)> {
+    let dtype = types::get(m.datatype)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { start_recv_as(comm, m, &dtype) }
+}
+
+/// Starts a receive into elements of `dtype` (see [`start_send_as`]); also returns the count
+/// a custom-typed receive reports.
+///
+/// # Safety
+/// As for [`start_recv`].
+pub(crate) unsafe fn start_recv_as(
+    comm: &Communicator,
+    m: Incoming,
+    dtype: &Dtype,
+) -> CResult<(Request<'static>, Option<i64>)> {
     let tag = recv_tag(m.tag)?;
-    match types::get(m.datatype)? {
+    match dtype.clone() {
         Dtype::Basic(b) => {
             let len = byte_len(m.count, b)?;
             check_buf(m.buf, len)?;

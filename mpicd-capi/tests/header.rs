@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 10] = [
+const FUNCTION_TYPES: [&str; 13] = [
     "MPI_User_function_c",
     "MPI_User_function",
     "MPI_Type_custom_state_function",
@@ -20,6 +20,9 @@ const FUNCTION_TYPES: [&str; 10] = [
     "MPI_Type_custom_region_count_function",
     "MPI_Type_custom_region_function",
     "MPIX_Type_custom_resize_function",
+    "MPI_Grequest_query_function",
+    "MPI_Grequest_free_function",
+    "MPI_Grequest_cancel_function",
 ];
 
 fn touch_line(line: &str) -> String {
