@@ -2209,31 +2209,74 @@ int MPI_Irecv(void *buf,
               MPI_Comm comm,
               MPI_Request *request);
 
-// Sends and receives at once (no deadlock whatever the order of the peers).
-int MPI_Sendrecv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 int dest,
-                 int sendtag,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int source,
-                 int recvtag,
-                 MPI_Comm comm,
-                 MPI_Status *status);
+// [`MPI_Send`](crate::p2p::MPI_Send) with an MPI_Count count.
+int MPI_Send_c(const void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm);
 
-// Sends the buffer and replaces it with the received message (predefined and derived types;
-// the message is received into a buffer of its data's size, then placed).
-int MPI_Sendrecv_replace(void *buf,
-                         int count,
-                         MPI_Datatype datatype,
-                         int dest,
-                         int sendtag,
-                         int source,
-                         int recvtag,
-                         MPI_Comm comm,
-                         MPI_Status *status);
+// [`MPI_Ssend`](crate::p2p::MPI_Ssend) with an MPI_Count count.
+int MPI_Ssend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+// [`MPI_Rsend`](crate::p2p::MPI_Rsend) with an MPI_Count count.
+int MPI_Rsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+// [`MPI_Isend`](crate::p2p::MPI_Isend) with an MPI_Count count.
+int MPI_Isend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// [`MPI_Issend`](crate::p2p::MPI_Issend) with an MPI_Count count.
+int MPI_Issend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// [`MPI_Irsend`](crate::p2p::MPI_Irsend) with an MPI_Count count.
+int MPI_Irsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// [`MPI_Recv`](crate::p2p::MPI_Recv) with an MPI_Count count.
+int MPI_Recv_c(void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               MPI_Status *status);
+
+// [`MPI_Irecv`](crate::p2p::MPI_Irecv) with an MPI_Count count.
+int MPI_Irecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
 
 // A persistent standard-mode send: inactive until MPI_Start, which sends anew each time.
 int MPI_Send_init(const void *buf,
@@ -2525,6 +2568,108 @@ int MPI_Start(MPI_Request *request);
 
 // Starts persistent requests in order; stops at the first that cannot start.
 int MPI_Startall(int count, MPI_Request *array_of_requests);
+
+// Sends and receives at once (no deadlock whatever the order of the peers).
+int MPI_Sendrecv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 int dest,
+                 int sendtag,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int source,
+                 int recvtag,
+                 MPI_Comm comm,
+                 MPI_Status *status);
+
+// Starts a send and a receive as one request (MPI-4); its status is the receive's.
+int MPI_Isendrecv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  int dest,
+                  int sendtag,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int source,
+                  int recvtag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// [`MPI_Sendrecv`] with MPI_Count counts.
+int MPI_Sendrecv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   MPI_Status *status);
+
+// [`MPI_Isendrecv`] with MPI_Count counts.
+int MPI_Isendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Sends the buffer and replaces it with the received message (predefined and derived types;
+// the message is received into a buffer of its data's size, then placed).
+int MPI_Sendrecv_replace(void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         int dest,
+                         int sendtag,
+                         int source,
+                         int recvtag,
+                         MPI_Comm comm,
+                         MPI_Status *status);
+
+// Starts [`MPI_Sendrecv_replace`] as a request (MPI-4): the message is placed in the buffer
+// when both halves are done.
+int MPI_Isendrecv_replace(void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          int dest,
+                          int sendtag,
+                          int source,
+                          int recvtag,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+// [`MPI_Sendrecv_replace`] with an MPI_Count count.
+int MPI_Sendrecv_replace_c(void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           MPI_Status *status);
+
+// [`MPI_Isendrecv_replace`] with an MPI_Count count.
+int MPI_Isendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            MPI_Request *request);
 
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

@@ -120,6 +120,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     run("Finalize", comms::default_errh(), |_| {
         check_live()?;
         crate::bsend::finish();
+        crate::requests::complete_detached(std::time::Duration::from_secs(10));
         crate::requests::free_all();
         crate::probe::discard_all();
         drop(comms::COMMS.drain());

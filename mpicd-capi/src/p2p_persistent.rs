@@ -10,10 +10,12 @@ use crate::abi::*;
 use crate::bsend;
 use crate::comms::{errh, run_on};
 use crate::env::{out, require};
-use crate::p2p::{check_peer, count_of, recv_tag, send_tag, start_recv_as, start_send_as};
+use crate::p2p::{
+    check_peer, count_of, dtype_for, recv_tag, send_tag, start_recv_as, start_send_as,
+};
 use crate::p2p::{Incoming, Outgoing};
 use crate::requests::{insert_persistent_work, Work, WorkStarter};
-use crate::types::{self, Dtype};
+use crate::types::Dtype;
 use mpicd::SendMode;
 use std::ffi::{c_int, c_void};
 
@@ -50,7 +52,7 @@ unsafe fn send_init(
                 Box::new(move || unsafe { bsend::bsend(&c, key, m, &ty) }.map(|()| Work::done()))
             }
             Mode::Standard | Mode::Synchronous => {
-                let dtype = types::get(m.datatype)?;
+                let dtype = dtype_for(m.datatype, m.dest)?;
                 let how = match mode {
                     Mode::Synchronous => SendMode::Synchronous,
                     _ => SendMode::Standard,
@@ -79,7 +81,7 @@ unsafe fn recv_init(
         let count = count_of(m.count)?;
         recv_tag(m.tag)?;
         check_peer(&c, m.source, true)?;
-        let dtype = types::get(m.datatype)?;
+        let dtype = dtype_for(m.datatype, m.source)?;
         let custom_count = matches!(dtype, Dtype::Custom(_)).then_some(count);
         // SAFETY: as above, until each started receive completes.
         let start: WorkStarter =

@@ -60,10 +60,10 @@ pub unsafe extern "C" fn MPI_Test(
         }
         // SAFETY: checked non-null.
         let h = unsafe { *request };
+        sweep_detached();
         if h != MPI_REQUEST_NULL {
             let mut entry = take(h)?;
             ctx.errh = entry.errh;
-            sweep_detached();
             let done = entry.poll();
             REQUESTS.insert_at(h as usize, entry);
             if !done {

@@ -54,6 +54,8 @@ pub(crate) enum Work {
     Partitioned(Arc<Parts>),
     /// MPI_Buffer_iflush: done once no buffered send is pending.
     Flush,
+    /// MPI_Isendrecv(_replace): a receive and a send, done when both are.
+    Pair(Box<crate::sendrecv::Pair>),
 }
 
 impl Work {
@@ -78,6 +80,7 @@ impl Work {
             Work::General(g) => g.test(),
             Work::Partitioned(p) => p.test(),
             Work::Flush => crate::bsend::flushed().then(|| (status::empty(), None)),
+            Work::Pair(p) => p.test(),
         }
     }
 
@@ -105,6 +108,7 @@ impl Work {
             Work::General(g) => g.cancel(),
             Work::Partitioned(p) => p.cancel(),
             Work::Flush => Ok(()),
+            Work::Pair(p) => p.cancel(),
         }
     }
 }
@@ -147,6 +151,11 @@ impl Owned {
             self.0 = None;
         }
         polled
+    }
+
+    /// Takes the request out, leaving an empty (completed) one.
+    pub(crate) fn take(&mut self) -> Owned {
+        Owned(self.0.take())
     }
 
     fn wait(mut self) -> mpicd::Result<mpicd::Status> {
@@ -337,6 +346,18 @@ pub(crate) fn sweep_detached() {
         detached().extend(list);
     }
     crate::bsend::sweep();
+    crate::sendrecv::sweep();
+}
+
+/// Finalize: completes the operations of the requests the application freed unfinished, as
+/// MPI requires, for at most `limit` (an erroneous program's receive that never matches must
+/// not hang it); what is left is then cancelled and reported by the engine's finalize.
+pub(crate) fn complete_detached(limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    while !detached().is_empty() && std::time::Instant::now() < deadline {
+        sweep_detached();
+        std::thread::yield_now();
+    }
 }
 
 /// Frees every request handle (finalize, before the engine's): the unfinished ones detach,
@@ -350,6 +371,7 @@ pub(crate) fn free_all() {
 /// wait for.
 pub(crate) fn release_detached() {
     drop(std::mem::take(&mut *detached()));
+    crate::sendrecv::release();
 }
 
 /// The `count` request handles at `reqs`, each known or MPI_REQUEST_NULL.
