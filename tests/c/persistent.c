@@ -186,11 +186,13 @@ static void inactive_rules(int rank, int size) {
 
     /* Cancel of a started receive: completes cancelled, the request inactive again and
      * usable: the next start receives normally. */
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* no message with tag 13 is on its way */
     OK(MPI_Start(&rr));
     OK(MPI_Cancel(&rr));
     OK(MPI_Wait(&rr, &s));
     OK(MPI_Test_cancelled(&s, &flag));
     CHECK(flag && rr != MPI_REQUEST_NULL);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Startall(1, &rr));
     OK(MPI_Start(&sr));
     /* Cancel of a started send: not withdrawn, completes normally and is not cancelled. */
