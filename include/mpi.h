@@ -97,6 +97,9 @@
 
 #define MPI_UNIVERSE_SIZE 10007
 
+// The value a freed keyval handle is set to (the mpi-abi-stubs draft of the keys above).
+#define MPI_KEYVAL_INVALID (-127)
+
 // `MPI_Type_create_subarray` / `_darray`: row-major arrays.
 #define MPI_ORDER_C 12
 
@@ -195,6 +198,9 @@
 
 #define MPI_ERR_INFO 34
 
+// An invalid attribute key, or one of the wrong kind (attributes).
+#define MPI_ERR_KEYVAL 36
+
 #define MPI_ERR_NO_MEM 39
 
 #define MPI_ERR_PROC_ABORTED 44
@@ -235,9 +241,49 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
+typedef MPI_ABI_Comm *MPI_Comm;
+
+// Copies a communicator's attribute at `MPI_Comm_dup`: sets `*(void **)attribute_val_out` and
+// `*flag` (1: the new communicator gets the attribute, 0: it does not).
+typedef int (MPI_Comm_copy_attr_function)(MPI_Comm comm,
+                                           int comm_keyval,
+                                           void *extra_state,
+                                           void *attribute_val_in,
+                                           void *attribute_val_out,
+                                           int *flag);
+
+// Deletes a communicator's attribute (`MPI_Comm_free`, `MPI_Comm_delete_attr`, overwrite).
+typedef int (MPI_Comm_delete_attr_function)(MPI_Comm comm,
+                                             int comm_keyval,
+                                             void *attribute_val,
+                                             void *extra_state);
+
+// The MPI-1 form of [`MPI_Comm_copy_attr_function`] (deprecated, `MPI_Keyval_create`).
+typedef int (MPI_Copy_function)(MPI_Comm comm,
+                                 int keyval,
+                                 void *extra_state,
+                                 void *attribute_val_in,
+                                 void *attribute_val_out,
+                                 int *flag);
+
+// The MPI-1 form of [`MPI_Comm_delete_attr_function`] (deprecated, `MPI_Keyval_create`).
+typedef int (MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+
 typedef MPI_ABI_Datatype *MPI_Datatype;
 
-typedef MPI_ABI_Comm *MPI_Comm;
+// [`MPI_Comm_copy_attr_function`] for datatypes (`MPI_Type_dup`).
+typedef int (MPI_Type_copy_attr_function)(MPI_Datatype datatype,
+                                           int type_keyval,
+                                           void *extra_state,
+                                           void *attribute_val_in,
+                                           void *attribute_val_out,
+                                           int *flag);
+
+// [`MPI_Comm_delete_attr_function`] for datatypes (`MPI_Type_free`, ...).
+typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
+                                             int type_keyval,
+                                             void *attribute_val,
+                                             void *extra_state);
 
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
@@ -252,8 +298,6 @@ typedef MPI_ABI_Op *MPI_Op;
 typedef MPI_ABI_Info *MPI_Info;
 
 typedef MPI_ABI_Group *MPI_Group;
-
-typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
 // Creates the per-operation state from the buffer and count given to MPI.
 typedef int (MPI_Type_custom_state_function)(void *context,
@@ -312,6 +356,13 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 MPI_Count region_count,
                                                 const MPI_Count *reg_lens,
                                                 const MPI_Datatype *reg_types);
+
+// A user's error handler for communicators (`MPI_Comm_create_errhandler`): called with a
+// pointer to the communicator's handle and a pointer to the error code; mpicd passes no
+// further arguments.
+typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
+
+typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
@@ -513,9 +564,103 @@ typedef int MPI_Fint;
 
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
 
+// No copy: a dup does not get the attribute.
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function*)0)
+
+// A dup gets the attribute with the same value.
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function*)1)
+
+// Nothing to do at deletion.
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function*)0)
+
+// [`MPI_COMM_NULL_COPY_FN`] for datatypes.
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function*)0)
+
+// [`MPI_COMM_DUP_FN`] for datatypes.
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function*)1)
+
+// [`MPI_COMM_NULL_DELETE_FN`] for datatypes.
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function*)0)
+
+// [`MPI_COMM_NULL_COPY_FN`] of the MPI-1 interface (deprecated).
+#define MPI_NULL_COPY_FN ((MPI_Copy_function*)0)
+
+// [`MPI_COMM_DUP_FN`] of the MPI-1 interface (deprecated).
+#define MPI_DUP_FN ((MPI_Copy_function*)1)
+
+// [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// A new communicator keyval. `comm_copy_attr_fn` runs at MPI_Comm_dup (MPI_COMM_NULL_COPY_FN:
+// not copied; MPI_COMM_DUP_FN: the same value); `comm_delete_attr_fn` when an attribute is
+// deleted, overwritten, or its communicator freed (MPI_COMM_NULL_DELETE_FN: nothing).
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                           int *comm_keyval,
+                           void *extra_state);
+
+// Frees a communicator keyval and sets it to MPI_KEYVAL_INVALID; attributes that use it
+// keep it alive (and their callbacks run) until they are deleted.
+int MPI_Comm_free_keyval(int *comm_keyval);
+
+// Sets attribute `comm_keyval` of `comm` to `attribute_val`; an old value is deleted first
+// (its delete callback runs). The predefined attributes cannot be set (MPI_ERR_KEYVAL).
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+// Attribute `comm_keyval` of `comm`: `*(void **)attribute_val` = its value and `*flag` = 1,
+// or `*flag` = 0 if it is not set. The predefined attributes' values are pointers to `int`;
+// MPI_APPNUM and MPI_UNIVERSE_SIZE are set when the launcher gives them.
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+// Deletes attribute `comm_keyval` of `comm` (its delete callback runs; nothing happens if it
+// is not set). The predefined attributes cannot be deleted (MPI_ERR_KEYVAL).
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+// [`MPI_Comm_create_keyval`] in its MPI-1 form (deprecated).
+int MPI_Keyval_create(MPI_Copy_function *copy_fn,
+                      MPI_Delete_function *delete_fn,
+                      int *keyval,
+                      void *extra_state);
+
+// [`MPI_Comm_free_keyval`] in its MPI-1 form (deprecated).
+int MPI_Keyval_free(int *keyval);
+
+// [`MPI_Comm_set_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+// [`MPI_Comm_get_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+// [`MPI_Comm_delete_attr`] in its MPI-1 form (deprecated).
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
+
+// A new datatype keyval. `type_copy_attr_fn` runs at MPI_Type_dup (MPI_TYPE_NULL_COPY_FN:
+// not copied; MPI_TYPE_DUP_FN: the same value); `type_delete_attr_fn` when an attribute is
+// deleted, overwritten, or its type freed (MPI_TYPE_NULL_DELETE_FN: nothing).
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn,
+                           int *type_keyval,
+                           void *extra_state);
+
+// Frees a datatype keyval and sets it to MPI_KEYVAL_INVALID; attributes that use it keep it
+// alive (and their callbacks run) until they are deleted.
+int MPI_Type_free_keyval(int *type_keyval);
+
+// Sets attribute `type_keyval` of `datatype` to `attribute_val`; an old value is deleted
+// first (its delete callback runs).
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+
+// Attribute `type_keyval` of `datatype`: `*(void **)attribute_val` = its value and `*flag` =
+// 1, or `*flag` = 0 if it is not set.
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+
+// Deletes attribute `type_keyval` of `datatype` (its delete callback runs; nothing happens if
+// it is not set).
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 // Sends in buffered mode: the message is copied into the attached buffer and the call
 // returns at once (MPI_ERR_BUFFER if it does not fit).
@@ -1907,9 +2052,11 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 // The number of processes in `comm`.
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
-// A new communicator with the same group (collective); it inherits the error handler and the
-// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+// A new communicator with the same group (collective); it inherits the error handler, the
+// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+// with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
+int MPI_Comm_dup(MPI_Comm comm,
+                 MPI_Comm *newcomm);
 
 // Splits by color, ordered by key (collective); MPI_UNDEFINED gives MPI_COMM_NULL. On an
 // inter-communicator each group splits, and a color's processes in one group are joined to
@@ -1936,18 +2083,14 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 
 // Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
+// Its attributes are deleted first, the last set first (if a delete callback fails, so does
+// the free, with its code).
 int MPI_Comm_free(MPI_Comm *comm);
 
 // MPI_IDENT (same handle), MPI_CONGRUENT (same members in the same order), MPI_SIMILAR (same
 // members) or MPI_UNEQUAL; two inter-communicators compare by both their local and their
 // remote groups, and an inter-communicator is unequal to any intra-communicator.
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
-
-// Sets the error handler of `comm` (a predefined one).
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
-
-// The error handler of `comm`.
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 
 // Names a communicator (for printing; a dup does not inherit it). The name is cut to
 // MPI_MAX_OBJECT_NAME - 1 bytes when read.
@@ -1958,13 +2101,6 @@ int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 // lets the get_name calls take the null handles). `comm_name` needs MPI_MAX_OBJECT_NAME
 // bytes.
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
-
-// Frees an error handler handle (the predefined ones stay valid).
-int MPI_Errhandler_free(MPI_Errhandler *errhandler);
-
-// The predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
-// MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 
 // mpicd extension: the configuration, as text: one `NAME=value` line per `MPICD_*` variable
 // and per UCX setting mpicd applies, with the value in effect in this process's environment
@@ -2037,13 +2173,56 @@ double MPI_Wtime(void);
 // Resolution of [`MPI_Wtime`].
 double MPI_Wtick(void);
 
-// Text of an error code: the class, and the details of the last failure on this thread if
-// it had this code.
+// A new error class, above MPI_ERR_LASTCODE and every class and code in use.
+int MPI_Add_error_class(int *errorclass);
+
+// A new error code of class `errorclass` (a predefined class or one the program added).
+int MPI_Add_error_code(int errorclass, int *errorcode);
+
+// Sets the text `MPI_Error_string` gives for an error class or code the program added (at
+// most MPI_MAX_ERROR_STRING - 1 bytes); a second call replaces it.
+int MPI_Add_error_string(int errorcode, const char *string);
+
+// Removes an error class the program added; its codes must have been removed first.
+int MPI_Remove_error_class(int errorclass);
+
+// Removes an error code the program added; its string must have been removed first.
+int MPI_Remove_error_code(int errorcode);
+
+// Removes the string of an error class or code the program added.
+int MPI_Remove_error_string(int errorcode);
+
+// Text of an error code: for a predefined class, its name and, if the last failure on this
+// thread had this code, its details; for a class or code the program added, the string it
+// gave (empty if none). Any other value fails with MPI_ERR_ARG.
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
 
-// The class of an error code. Codes are classes in mpicd, except a custom datatype callback's
-// own code, which is returned as it is.
+// The class of an error code: a predefined class is its own (so is a custom datatype
+// callback's own code up to MPI_ERR_LASTCODE); a code the program added has the class it was
+// added to. Any other value fails with MPI_ERR_ARG.
 int MPI_Error_class(int errorcode, int *errorclass);
+
+// A new error handler for communicators that calls `comm_errhandler_fn` with a pointer to the
+// communicator's handle and a pointer to the error code.
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+
+// Attaches an error handler (predefined or made by `MPI_Comm_create_errhandler`) to `comm`.
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+
+// The error handler of `comm`. A user handler's handle counts as a reference: free it with
+// `MPI_Errhandler_free` (freeing a predefined one is allowed too, and does nothing).
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+// Applies `comm`'s error handler to `errorcode`, as if a call on `comm` had failed with it:
+// a user handler is called, MPI_ERRORS_RETURN does nothing, MPI_ERRORS_ARE_FATAL and
+// MPI_ERRORS_ABORT end the job. Returns MPI_SUCCESS when the handler returns.
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+// Frees an error handler handle and sets it to MPI_ERRHANDLER_NULL. The handler itself lives
+// on while communicators use it. The predefined handlers stay valid (freeing them is allowed
+// and does nothing); MPI_ERRHANDLER_NULL or an unknown handle fails with MPI_ERR_ERRHANDLER.
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
@@ -2830,7 +3009,8 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 int MPI_Type_commit(MPI_Datatype *datatype);
 
 // Frees a created datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
-// it, and types built on it, keep it alive as long as they need it.
+// it, and types built on it, keep it alive as long as they need it. Its attributes are
+// deleted first, the last set first (if a delete callback fails, so does the free).
 int MPI_Type_free(MPI_Datatype *datatype);
 
 // The `array_of_subsizes` block at `array_of_starts` of an `array_of_sizes` array of
@@ -2975,8 +3155,9 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype,
                               MPI_Count extent,
                               MPI_Datatype *newtype);
 
-// A copy of `oldtype`, committed if it is (a predefined type always is). A custom type cannot
-// be duplicated (MPI_ERR_TYPE).
+// A copy of `oldtype`, committed if it is (a predefined type always is), with the attributes
+// that their copy callbacks copy (if one fails, so does the dup, with its code, and
+// `*newtype` is MPI_DATATYPE_NULL). A custom type cannot be duplicated (MPI_ERR_TYPE).
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 // Packs `incount` elements of `datatype` in the `datarep` representation ("external32").

@@ -37,6 +37,11 @@ pub type MPI_User_function_c = Option<
         datatype: *mut MPI_Datatype,
     ),
 >;
+/// A user's error handler for communicators (`MPI_Comm_create_errhandler`): called with a
+/// pointer to the communicator's handle and a pointer to the error code; mpicd passes no
+/// further arguments.
+pub type MPI_Comm_errhandler_function =
+    Option<unsafe extern "C" fn(comm: *mut MPI_Comm, error_code: *mut c_int, ...)>;
 
 /// A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
 pub type MPI_Grequest_query_function =
@@ -261,6 +266,8 @@ pub const MPI_WTIME_IS_GLOBAL: c_int = 10004;
 pub const MPI_APPNUM: c_int = 10005;
 pub const MPI_LASTUSEDCODE: c_int = 10006;
 pub const MPI_UNIVERSE_SIZE: c_int = 10007;
+/// The value a freed keyval handle is set to (the mpi-abi-stubs draft of the keys above).
+pub const MPI_KEYVAL_INVALID: c_int = -127;
 
 // ----- datatype constructors and decoding (the MPI Forum's mpi-abi-stubs, mpi.h at e5f65c7:
 // the values of MPI-5.0; the constants above follow an earlier draft of those stubs, where the
@@ -322,6 +329,8 @@ pub const MPI_ERR_INFO_KEY: c_int = 31;
 pub const MPI_ERR_INFO_NOKEY: c_int = 32;
 pub const MPI_ERR_INFO_VALUE: c_int = 33;
 pub const MPI_ERR_INFO: c_int = 34;
+/// An invalid attribute key, or one of the wrong kind (attributes).
+pub const MPI_ERR_KEYVAL: c_int = 36;
 pub const MPI_ERR_NO_MEM: c_int = 39;
 pub const MPI_ERR_PROC_ABORTED: c_int = 44;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
@@ -332,3 +341,92 @@ pub const MPIX_ERR_PROC_FAILED: c_int = 75;
 /// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.
 pub const MPIX_ERR_NOT_INITIALIZED: c_int = 76;
 pub const MPI_ERR_LASTCODE: c_int = 0x3fff;
+
+// ----- attribute caching (`attrs/`): the callbacks of keyvals. The predefined callbacks are
+// the standard ABI's sentinel values (0: no copy / no delete, 1: copy the value as it is), not
+// functions. -----
+
+/// Copies a communicator's attribute at `MPI_Comm_dup`: sets `*(void **)attribute_val_out` and
+/// `*flag` (1: the new communicator gets the attribute, 0: it does not).
+pub type MPI_Comm_copy_attr_function = Option<
+    unsafe extern "C" fn(
+        comm: MPI_Comm,
+        comm_keyval: c_int,
+        extra_state: *mut c_void,
+        attribute_val_in: *mut c_void,
+        attribute_val_out: *mut c_void,
+        flag: *mut c_int,
+    ) -> c_int,
+>;
+/// Deletes a communicator's attribute (`MPI_Comm_free`, `MPI_Comm_delete_attr`, overwrite).
+pub type MPI_Comm_delete_attr_function = Option<
+    unsafe extern "C" fn(
+        comm: MPI_Comm,
+        comm_keyval: c_int,
+        attribute_val: *mut c_void,
+        extra_state: *mut c_void,
+    ) -> c_int,
+>;
+/// [`MPI_Comm_copy_attr_function`] for datatypes (`MPI_Type_dup`).
+pub type MPI_Type_copy_attr_function = Option<
+    unsafe extern "C" fn(
+        datatype: MPI_Datatype,
+        type_keyval: c_int,
+        extra_state: *mut c_void,
+        attribute_val_in: *mut c_void,
+        attribute_val_out: *mut c_void,
+        flag: *mut c_int,
+    ) -> c_int,
+>;
+/// [`MPI_Comm_delete_attr_function`] for datatypes (`MPI_Type_free`, ...).
+pub type MPI_Type_delete_attr_function = Option<
+    unsafe extern "C" fn(
+        datatype: MPI_Datatype,
+        type_keyval: c_int,
+        attribute_val: *mut c_void,
+        extra_state: *mut c_void,
+    ) -> c_int,
+>;
+/// The MPI-1 form of [`MPI_Comm_copy_attr_function`] (deprecated, `MPI_Keyval_create`).
+pub type MPI_Copy_function = Option<
+    unsafe extern "C" fn(
+        comm: MPI_Comm,
+        keyval: c_int,
+        extra_state: *mut c_void,
+        attribute_val_in: *mut c_void,
+        attribute_val_out: *mut c_void,
+        flag: *mut c_int,
+    ) -> c_int,
+>;
+/// The MPI-1 form of [`MPI_Comm_delete_attr_function`] (deprecated, `MPI_Keyval_create`).
+pub type MPI_Delete_function = Option<
+    unsafe extern "C" fn(
+        comm: MPI_Comm,
+        keyval: c_int,
+        attribute_val: *mut c_void,
+        extra_state: *mut c_void,
+    ) -> c_int,
+>;
+
+/// No copy: a dup does not get the attribute.
+pub const MPI_COMM_NULL_COPY_FN: *mut MPI_Comm_copy_attr_function =
+    0 as *mut MPI_Comm_copy_attr_function;
+/// A dup gets the attribute with the same value.
+pub const MPI_COMM_DUP_FN: *mut MPI_Comm_copy_attr_function = 1 as *mut MPI_Comm_copy_attr_function;
+/// Nothing to do at deletion.
+pub const MPI_COMM_NULL_DELETE_FN: *mut MPI_Comm_delete_attr_function =
+    0 as *mut MPI_Comm_delete_attr_function;
+/// [`MPI_COMM_NULL_COPY_FN`] for datatypes.
+pub const MPI_TYPE_NULL_COPY_FN: *mut MPI_Type_copy_attr_function =
+    0 as *mut MPI_Type_copy_attr_function;
+/// [`MPI_COMM_DUP_FN`] for datatypes.
+pub const MPI_TYPE_DUP_FN: *mut MPI_Type_copy_attr_function = 1 as *mut MPI_Type_copy_attr_function;
+/// [`MPI_COMM_NULL_DELETE_FN`] for datatypes.
+pub const MPI_TYPE_NULL_DELETE_FN: *mut MPI_Type_delete_attr_function =
+    0 as *mut MPI_Type_delete_attr_function;
+/// [`MPI_COMM_NULL_COPY_FN`] of the MPI-1 interface (deprecated).
+pub const MPI_NULL_COPY_FN: *mut MPI_Copy_function = 0 as *mut MPI_Copy_function;
+/// [`MPI_COMM_DUP_FN`] of the MPI-1 interface (deprecated).
+pub const MPI_DUP_FN: *mut MPI_Copy_function = 1 as *mut MPI_Copy_function;
+/// [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
+pub const MPI_NULL_DELETE_FN: *mut MPI_Delete_function = 0 as *mut MPI_Delete_function;

@@ -44,18 +44,18 @@ pub(crate) fn get(h: MPI_Comm) -> CResult<Arc<Communicator>> {
         .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
 }
 
-/// The error handler of errors not tied to a communicator: MPI_COMM_WORLD's (as MPICH and
-/// Open MPI 4 do), MPI_ERRORS_ARE_FATAL before init.
+/// The error handler of errors not tied to a communicator: MPI_COMM_SELF's (or
+/// MPI_COMM_WORLD's, see `errhandlers.rs`), MPI_ERRORS_ARE_FATAL before init and after
+/// finalize.
 pub(crate) fn default_errh() -> Errh {
-    COMMS
-        .with(MPI_COMM_WORLD as usize, |e| e.errh)
-        .unwrap_or(Errh::Fatal)
+    let h = crate::errhandlers::unbound_errors_comm() as usize;
+    COMMS.with(h, |e| e.errh.bound_to(h)).unwrap_or(Errh::Fatal)
 }
 
 /// The error handler of `h`, or the default one for an invalid handle.
 pub(crate) fn errh(h: MPI_Comm) -> Errh {
     COMMS
-        .with(h as usize, |e| e.errh)
+        .with(h as usize, |e| e.errh.bound_to(h as usize))
         .unwrap_or_else(default_errh)
 }
 
@@ -76,6 +76,7 @@ pub(crate) fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
 pub(crate) fn insert_with(comm: Communicator, errh: Errh, topo: Option<Arc<Topology>>) -> MPI_Comm {
     let mut entry = CommEntry::new(Arc::new(comm), errh);
     entry.topo = topo;
+    crate::errhandlers::retain(errh); // the new communicator uses its handler
     COMMS.insert(entry) as MPI_Comm
 }
 
@@ -91,15 +92,22 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
     run_on("Comm_size", comm, |c| out(size, c.size()))
 }
 
-/// A new communicator with the same group (collective); it inherits the error handler and the
-/// topology. The dup of an inter-communicator is an inter-communicator with the same two groups.
+/// A new communicator with the same group (collective); it inherits the error handler, the
+/// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+/// with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
         require(newcomm, "newcomm")?;
         let dup = c.dup()?;
         let topo = COMMS.with(comm as usize, |e| e.topo.clone()).flatten();
-        out(newcomm, insert_with(dup, errh(comm), topo))
+        let made = insert_with(dup, errh(comm), topo);
+        // Attributes (attrs/comm.rs): the copy callbacks; a failed one frees `made`.
+        if let Err(e) = crate::attrs::comm::inherit(comm, made) {
+            let _ = out(newcomm, MPI_COMM_NULL);
+            return Err(e);
+        }
+        out(newcomm, made)
     })
 }
 
@@ -226,6 +234,8 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
 }
 
 /// Frees a communicator and sets the handle to MPI_COMM_NULL; pending operations complete.
+/// Its attributes are deleted first, the last set first (if a delete callback fails, so does
+/// the free, with its code).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     let h = if comm.is_null() {
@@ -241,7 +251,11 @@ pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
                 "predefined communicators cannot be freed",
             ));
         }
-        COMMS.remove(h as usize);
+        // Attributes (attrs/comm.rs): the delete callbacks run while `h` is still valid.
+        crate::attrs::comm::release(h)?;
+        if let Some(entry) = COMMS.remove(h as usize) {
+            crate::errhandlers::release(entry.errh);
+        }
         out(comm, MPI_COMM_NULL)
     })
 }
@@ -274,32 +288,6 @@ pub unsafe extern "C" fn MPI_Comm_compare(
             Comparison::Unequal => MPI_UNEQUAL,
         };
         out(result, verdict)
-    })
-}
-
-/// Sets the error handler of `comm` (a predefined one).
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_set_errhandler(
-    comm: MPI_Comm,
-    errhandler: MPI_Errhandler,
-) -> c_int {
-    run_on("Comm_set_errhandler", comm, |_| {
-        let e = Errh::from_handle(errhandler)
-            .ok_or_else(|| fail(MPI_ERR_ARG, "unknown error handler"))?;
-        COMMS
-            .with(comm as usize, |entry| entry.errh = e)
-            .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
-    })
-}
-
-/// The error handler of `comm`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(
-    comm: MPI_Comm,
-    errhandler: *mut MPI_Errhandler,
-) -> c_int {
-    run_on("Comm_get_errhandler", comm, |_| {
-        out(errhandler, errh(comm).handle())
     })
 }
 
@@ -353,55 +341,5 @@ pub unsafe extern "C" fn MPI_Comm_get_name(
         // SAFETY: MPI requires MPI_MAX_OBJECT_NAME writable bytes at `comm_name`.
         let n = unsafe { write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &name) };
         out(resultlen, n as c_int)
-    })
-}
-
-/// Frees an error handler handle (the predefined ones stay valid).
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
-    run("Errhandler_free", default_errh(), |_| {
-        if errhandler.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null errhandler"));
-        }
-        // SAFETY: checked non-null.
-        if Errh::from_handle(unsafe { *errhandler }).is_none() {
-            return Err(fail(MPI_ERR_ARG, "unknown error handler"));
-        }
-        out(errhandler, MPI_ERRHANDLER_NULL)
-    })
-}
-
-/// Values of the predefined attributes, which `MPI_Comm_get_attr` hands out by address.
-static TAG_UB_VALUE: c_int = mpicd::TAG_UB;
-static HOST_VALUE: c_int = MPI_PROC_NULL;
-static IO_VALUE: c_int = MPI_ANY_SOURCE;
-static WTIME_IS_GLOBAL_VALUE: c_int = 0;
-static LASTUSEDCODE_VALUE: c_int = MPI_ERR_LASTCODE;
-
-/// The predefined attributes (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
-/// MPI_LASTUSEDCODE): `*(int **)attribute_val` points to the value. Others: `*flag = 0`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_attr(
-    comm: MPI_Comm,
-    comm_keyval: c_int,
-    attribute_val: *mut std::ffi::c_void,
-    flag: *mut c_int,
-) -> c_int {
-    run_on("Comm_get_attr", comm, |_| {
-        let value: Option<&'static c_int> = match comm_keyval {
-            MPI_TAG_UB => Some(&TAG_UB_VALUE),
-            MPI_HOST => Some(&HOST_VALUE),
-            MPI_IO => Some(&IO_VALUE),
-            MPI_WTIME_IS_GLOBAL => Some(&WTIME_IS_GLOBAL_VALUE),
-            MPI_LASTUSEDCODE => Some(&LASTUSEDCODE_VALUE),
-            _ => None,
-        };
-        match value {
-            Some(v) => {
-                out(attribute_val as *mut *const c_int, v as *const c_int)?;
-                out(flag, 1)
-            }
-            None => out(flag, 0),
-        }
     })
 }

@@ -34,6 +34,15 @@ pub(crate) fn check_live() -> CResult<()> {
     }
 }
 
+/// What the launcher says of this job (application number, universe size), for the
+/// attributes MPI_APPNUM and MPI_UNIVERSE_SIZE.
+pub(crate) fn launch_facts() -> CResult<(Option<u32>, Option<u32>)> {
+    match runtime().as_ref() {
+        Some(rt) => Ok(rt.launch_facts()?),
+        None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
+    }
+}
+
 /// Ends every process of the job with `code` (or this one, without a runtime).
 pub(crate) fn abort_job(code: c_int, message: &str) -> ! {
     if let Some(rt) = runtime().as_ref() {
@@ -119,6 +128,8 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     run("Finalize", comms::default_errh(), |_| {
         check_live()?;
+        // Attributes first (attrs/comm.rs): as if MPI_COMM_SELF, then MPI_COMM_WORLD, were freed.
+        let attrs_deleted = crate::attrs::comm::finalize();
         crate::bsend::finish();
         crate::requests::complete_detached(std::time::Duration::from_secs(10));
         crate::requests::free_all();
@@ -133,7 +144,7 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
             None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
         };
         crate::requests::release_detached();
-        finalized
+        finalized.and(attrs_deleted)
     })
 }
 

@@ -1,13 +1,20 @@
 //! Errors at the C boundary: the one helper every `extern "C"` function runs its body through
 //! ([`run`]: catches panics, maps errors to MPI error codes, applies the error handler), the
-//! mapping of core error classes to the standard ABI values, error handlers, and
-//! `MPI_Error_string` / `MPI_Error_class`.
+//! mapping of core error classes to the standard ABI values, the error handler of a call
+//! ([`Errh`]: a predefined one, or a user's bound to the object it is attached to) and
+//! [`raise`], which applies it. User error handlers are kept in `errhandlers.rs`; error codes,
+//! classes and their text in `errcodes.rs`.
 
 use crate::abi::*;
+use crate::errhandlers::UserErrh;
 use mpicd::error::class;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The value of the `MPI_LASTUSEDCODE` attribute (kept in `errcodes.rs`), for the attribute
+/// calls.
+#[allow(unused_imports)]
 
 /// A failed call: the MPI error code it returns and what to tell the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,15 +64,18 @@ pub(crate) fn abi_class(core: i32) -> c_int {
     }
 }
 
-/// The predefined error handlers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An error handler: one of the predefined ones, or a user's, bound to the object whose errors
+/// it handles (so that [`raise`] can hand the user function that object's handle).
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Errh {
     Fatal,
     Return,
     Abort,
+    User(UserErrh),
 }
 
 impl Errh {
+    /// The predefined handler of a handle, if it is one.
     pub(crate) fn from_handle(h: MPI_Errhandler) -> Option<Errh> {
         match h as usize {
             x if x == MPI_ERRORS_ARE_FATAL as usize => Some(Errh::Fatal),
@@ -75,11 +85,22 @@ impl Errh {
         }
     }
 
+    /// The handle `MPI_Comm_get_errhandler` gives for this handler.
     pub(crate) fn handle(self) -> MPI_Errhandler {
         match self {
             Errh::Fatal => MPI_ERRORS_ARE_FATAL,
             Errh::Return => MPI_ERRORS_RETURN,
             Errh::Abort => MPI_ERRORS_ABORT,
+            Errh::User(u) => u.handle as MPI_Errhandler,
+        }
+    }
+
+    /// This handler, applied to errors of the object of handle value `obj` (a user handler is
+    /// called with that handle; the predefined ones need none).
+    pub(crate) fn bound_to(self, obj: usize) -> Errh {
+        match self {
+            Errh::User(u) => Errh::User(UserErrh { obj, ..u }),
+            other => other,
         }
     }
 }
@@ -119,26 +140,41 @@ pub(crate) fn run(
     raise(name, ctx.errh, failure)
 }
 
-/// Applies `errh` to a failure of `MPI_<name>`; returns the code when the handler returns.
+/// Applies `errh` to a failure of `MPI_<name>`; returns the code when the handler returns:
+/// MPI_ERRORS_RETURN returns at once, a user handler is called with the object's handle and
+/// the code first, MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print the error and end the job
+/// (MPI_ERRORS_ABORT would end the processes of the communicator only, which are the job's
+/// as far as mpicd can abort them).
 pub(crate) fn raise(name: &str, errh: Errh, failure: Fail) -> c_int {
     let code = failure.code;
-    if errh == Errh::Return {
-        LAST.with(|l| *l.borrow_mut() = Some(failure));
-        return code;
+    if let Errh::Fatal | Errh::Abort = errh {
+        let prefix = if name.starts_with("MPIX_") {
+            ""
+        } else {
+            "MPI_"
+        };
+        let what = crate::errcodes::describe(code);
+        let text = format!("{prefix}{name}: {} ({what})", failure.msg);
+        eprintln!("mpicd: fatal error in {text}");
+        // An exit status is the code's low byte: never let it read as success.
+        crate::env::abort_job(if code & 0xff == 0 { 1 } else { code }, &text)
     }
-    let prefix = if name.starts_with("MPIX_") {
-        ""
-    } else {
-        "MPI_"
-    };
-    let text = format!("{prefix}{name}: {} ({})", failure.msg, class_name(code));
-    eprintln!("mpicd: fatal error in {text}");
-    crate::env::abort_job(if code == 0 { 1 } else { code }, &text)
+    LAST.with(|l| *l.borrow_mut() = Some(failure));
+    if let Errh::User(u) = errh {
+        u.call(code);
+    }
+    code
 }
 
-/// The name of an error class.
+/// The name of an error class, or a note that mpicd does not know the value.
 pub(crate) fn class_name(code: c_int) -> &'static str {
-    match code {
+    predefined_class_name(code)
+        .unwrap_or("error code not known to mpicd (a custom datatype callback's own code?)")
+}
+
+/// The name of a predefined error class.
+pub(crate) fn predefined_class_name(code: c_int) -> Option<&'static str> {
+    Some(match code {
         MPI_SUCCESS => "MPI_SUCCESS: no error",
         MPI_ERR_BUFFER => "MPI_ERR_BUFFER: invalid buffer pointer",
         MPI_ERR_COUNT => "MPI_ERR_COUNT: invalid count argument",
@@ -163,6 +199,7 @@ pub(crate) fn class_name(code: c_int) -> &'static str {
         MPI_ERR_INFO_NOKEY => "MPI_ERR_INFO_NOKEY: info key not defined",
         MPI_ERR_INFO_VALUE => "MPI_ERR_INFO_VALUE: invalid info value",
         MPI_ERR_INFO => "MPI_ERR_INFO: invalid info object",
+        MPI_ERR_KEYVAL => "MPI_ERR_KEYVAL: invalid attribute key",
         MPI_ERR_NO_MEM => "MPI_ERR_NO_MEM: out of memory",
         MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a process aborted",
         MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
@@ -170,8 +207,8 @@ pub(crate) fn class_name(code: c_int) -> &'static str {
         MPI_ERR_ERRHANDLER => "MPI_ERR_ERRHANDLER: invalid error handler",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a peer process failed",
         MPIX_ERR_NOT_INITIALIZED => "MPIX_ERR_NOT_INITIALIZED: MPI is not initialized",
-        _ => "error code not known to mpicd (a custom datatype callback's own code?)",
-    }
+        _ => return None,
+    })
 }
 
 /// Copies `text` into a C buffer of `max` bytes (NUL included, truncated on a UTF-8 boundary
@@ -189,47 +226,13 @@ pub(crate) unsafe fn write_c_string(out: *mut c_char, max: usize, text: &str) ->
     n
 }
 
-/// Text of an error code: the class, and the details of the last failure on this thread if
-/// it had this code.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Error_string(
-    errorcode: c_int,
-    string: *mut c_char,
-    resultlen: *mut c_int,
-) -> c_int {
-    run("Error_string", Errh::Return, |_| {
-        if string.is_null() || resultlen.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null string or resultlen"));
-        }
-        let mut text = class_name(errorcode).to_string();
-        LAST.with(|l| {
-            if let Some(f) = l.borrow().as_ref().filter(|f| f.code == errorcode) {
-                text.push_str(": ");
-                text.push_str(&f.msg);
-            }
-        });
-        // SAFETY: MPI requires MPI_MAX_ERROR_STRING bytes at `string`.
-        let n = unsafe { write_c_string(string, MPI_MAX_ERROR_STRING as usize, &text) };
-        // SAFETY: checked non-null above.
-        unsafe { *resultlen = n as c_int };
-        Ok(())
-    })
-}
-
-/// The class of an error code. Codes are classes in mpicd, except a custom datatype callback's
-/// own code, which is returned as it is.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
-    run("Error_class", Errh::Return, |_| {
-        if errorclass.is_null() {
-            return Err(fail(MPI_ERR_ARG, "null errorclass"));
-        }
-        if errorcode < 0 {
-            return Err(fail(MPI_ERR_ARG, format!("invalid error code {errorcode}")));
-        }
-        // SAFETY: checked non-null above.
-        unsafe { *errorclass = errorcode };
-        Ok(())
+/// The details of the last failure on this thread, if it had error code `code`.
+pub(crate) fn last_detail(code: c_int) -> Option<String> {
+    LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|f| f.code == code)
+            .map(|f| f.msg.clone())
     })
 }
 

@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod attrs;
 mod blocks;
 pub mod bsend;
 pub mod coll;
@@ -14,6 +15,8 @@ pub mod comms;
 pub mod config;
 pub mod custom;
 pub mod env;
+pub mod errcodes;
+pub mod errhandlers;
 pub mod errors;
 pub mod groups;
 mod handles;

@@ -9,7 +9,8 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 13] = [
+const FUNCTION_TYPES: [&str; 20] = [
+    "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
     "MPI_Type_custom_state_function",
@@ -23,6 +24,12 @@ const FUNCTION_TYPES: [&str; 13] = [
     "MPI_Grequest_query_function",
     "MPI_Grequest_free_function",
     "MPI_Grequest_cancel_function",
+    "MPI_Comm_copy_attr_function",
+    "MPI_Comm_delete_attr_function",
+    "MPI_Type_copy_attr_function",
+    "MPI_Type_delete_attr_function",
+    "MPI_Copy_function",
+    "MPI_Delete_function",
 ];
 
 fn touch_line(line: &str) -> String {

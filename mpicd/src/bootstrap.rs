@@ -13,6 +13,10 @@ use std::ptr;
 /// The key under which the launcher publishes the number of processes of the job.
 const JOB_SIZE: &CStr = pmix_const_key(sys::PMIX_JOB_SIZE);
 const LOCAL_SIZE: &CStr = pmix_const_key(sys::PMIX_LOCAL_SIZE);
+/// The number of this process's application in an MPMD launch.
+const APPNUM: &CStr = pmix_const_key(sys::PMIX_APPNUM);
+/// How many processes the launcher's allocation can hold.
+const UNIV_SIZE: &CStr = pmix_const_key(sys::PMIX_UNIV_SIZE);
 /// The fence attribute asking the server to hand every process the data all others put.
 const COLLECT_DATA: &CStr = pmix_const_key(sys::PMIX_COLLECT_DATA);
 
@@ -89,6 +93,26 @@ impl Bootstrap {
             Kind::Pmix { me, .. } => {
                 let job = with_rank(me, sys::PMIX_RANK_WILDCARD);
                 get_value(&job, LOCAL_SIZE).ok()?.as_u32()
+            }
+            Kind::Singleton(_) => Some(1),
+        }
+    }
+
+    /// The number of this process's application (`mpirun -n 2 a : -n 2 b` gives 0 and 1), if
+    /// the launcher says; a singleton is application 0.
+    pub(crate) fn appnum(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Pmix { me, .. } => get_value(me, APPNUM).ok()?.as_u32(),
+            Kind::Singleton(_) => Some(0),
+        }
+    }
+
+    /// How many processes the launcher's allocation can hold, if it says; a singleton's is 1.
+    pub(crate) fn universe_size(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Pmix { me, .. } => {
+                let job = with_rank(me, sys::PMIX_RANK_WILDCARD);
+                get_value(&job, UNIV_SIZE).ok()?.as_u32()
             }
             Kind::Singleton(_) => Some(1),
         }

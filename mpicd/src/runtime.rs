@@ -82,6 +82,13 @@ impl Runtime {
         self.shared.with(|e| Ok(e.is_singleton()))
     }
 
+    /// What the launcher says of this job, each `None` when it does not say: this process's
+    /// application number (MPMD launches number their applications from 0) and the universe
+    /// size (how many processes the launcher's allocation can hold).
+    pub fn launch_facts(&self) -> Result<(Option<u32>, Option<u32>)> {
+        self.shared.with(|e| Ok(e.launch_facts()))
+    }
+
     /// Shuts down: synchronizes with the other processes, flushes and closes connections, and
     /// reports operations that were still pending. Never hangs on a dead peer.
     pub fn finalize(self) -> Result<()> {

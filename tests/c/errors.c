@@ -16,7 +16,7 @@ int main(int argc, char **argv) {
     MPI_Comm world = MPI_COMM_WORLD;
     FAILS(MPI_Comm_free(&world), MPI_ERR_COMM);
     FAILS(MPI_Comm_rank(w, NULL), MPI_ERR_ARG);
-    FAILS(MPI_Comm_set_errhandler(w, (MPI_Errhandler)0x777), MPI_ERR_ARG);
+    FAILS(MPI_Comm_set_errhandler(w, (MPI_Errhandler)0x777), MPI_ERR_ERRHANDLER); /* MPI 4.1 */
     MPI_Comm dup;
     OK(MPI_Comm_dup(w, &dup));
     OK(MPI_Comm_free(&dup));

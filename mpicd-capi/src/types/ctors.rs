@@ -314,8 +314,9 @@ pub unsafe extern "C" fn MPI_Type_create_resized_c(
     })
 }
 
-/// A copy of `oldtype`, committed if it is (a predefined type always is). A custom type cannot
-/// be duplicated (MPI_ERR_TYPE).
+/// A copy of `oldtype`, committed if it is (a predefined type always is), with the attributes
+/// that their copy callbacks copy (if one fails, so does the dup, with its code, and
+/// `*newtype` is MPI_DATATYPE_NULL). A custom type cannot be duplicated (MPI_ERR_TYPE).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     run("Type_dup", default_errh(), |_| {
@@ -331,9 +332,12 @@ pub unsafe extern "C" fn MPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_D
                     }
                 )
             })?;
-        out(
-            newtype,
-            insert_derived_as(Datatype::dup(&old), committed, false),
-        )
+        let made = insert_derived_as(Datatype::dup(&old), committed, false);
+        // Attributes (attrs/types.rs): the copy callbacks; a failed one frees `made`.
+        if let Err(e) = crate::attrs::types::inherit(oldtype, made) {
+            let _ = out(newtype, MPI_DATATYPE_NULL);
+            return Err(e);
+        }
+        out(newtype, made)
     })
 }

@@ -212,7 +212,8 @@ pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
 }
 
 /// Frees a created datatype and sets the handle to MPI_DATATYPE_NULL. Operations still using
-/// it, and types built on it, keep it alive as long as they need it.
+/// it, and types built on it, keep it alive as long as they need it. Its attributes are
+/// deleted first, the last set first (if a delete callback fails, so does the free).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     run("Type_free", default_errh(), |_| {
@@ -221,6 +222,8 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
             return Err(fail(MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
         }
         with_created(h, |_| ())?;
+        // Attributes (attrs/types.rs): the delete callbacks run while `h` is still valid.
+        crate::attrs::types::release(h)?;
         TYPES.remove(h as usize);
         out(datatype, MPI_DATATYPE_NULL)
     })

@@ -230,6 +230,12 @@ impl Engine {
         self.net.boot.is_singleton()
     }
 
+    /// What the launcher says of this job: this process's application number and the
+    /// universe size (see [`crate::Runtime::launch_facts`]).
+    pub(crate) fn launch_facts(&self) -> (Option<u32>, Option<u32>) {
+        (self.net.boot.appnum(), self.net.boot.universe_size())
+    }
+
     /// Terminates the whole job.
     pub(crate) fn abort(&self, code: i32, message: &str) -> ! {
         self.net.boot.abort(code, message)
