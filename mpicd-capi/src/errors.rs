@@ -12,10 +12,6 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The value of the `MPI_LASTUSEDCODE` attribute (kept in `errcodes.rs`), for the attribute
-/// calls.
-#[allow(unused_imports)]
-
 /// A failed call: the MPI error code it returns and what to tell the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fail {
