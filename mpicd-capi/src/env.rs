@@ -130,6 +130,8 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
         check_live()?;
         // Attributes first (attrs/comm.rs): as if MPI_COMM_SELF, then MPI_COMM_WORLD, were freed.
         let attrs_deleted = crate::attrs::comm::finalize();
+        crate::bsend::finish();
+        crate::requests::complete_detached(std::time::Duration::from_secs(10));
         crate::requests::free_all();
         crate::probe::discard_all();
         drop(comms::COMMS.drain());
