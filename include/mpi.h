@@ -442,6 +442,13 @@ typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...
 
 typedef MPI_ABI_Errhandler *MPI_Errhandler;
 
+// A Fortran INTEGER.
+typedef int MPI_Fint;
+
+typedef MPI_ABI_Message *MPI_Message;
+
+typedef MPI_ABI_Session *MPI_Session;
+
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -449,8 +456,6 @@ typedef struct {
   int MPI_ERROR;
   int internal[5];
 } MPI_Status;
-
-typedef MPI_ABI_Message *MPI_Message;
 
 // A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
 typedef int (MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
@@ -476,13 +481,8 @@ typedef MPI_ABI_Win *MPI_Win;
 
 typedef MPI_ABI_File *MPI_File;
 
-typedef MPI_ABI_Session *MPI_Session;
-
 // File offsets.
 typedef int64_t MPI_Offset;
-
-// A Fortran INTEGER.
-typedef int MPI_Fint;
 
 #define MPI_OP_NULL ((MPI_Op)32)
 
@@ -2358,6 +2358,114 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 // on while communicators use it. The predefined handlers stay valid (freeing them is allowed
 // and does nothing); MPI_ERRHANDLER_NULL or an unknown handle fails with MPI_ERR_ERRHANDLER.
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+
+// The integer form of a MPI_Comm handle.
+int MPI_Comm_toint(MPI_Comm comm);
+
+// The MPI_Comm handle of an integer from `MPI_Comm_toint` (MPI_COMM_NULL if it was never given out).
+MPI_Comm MPI_Comm_fromint(int comm);
+
+// `MPI_Comm_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+
+// `MPI_Comm_fromint` under its MPI-1 name.
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+
+// The integer form of a MPI_Errhandler handle.
+int MPI_Errhandler_toint(MPI_Errhandler errhandler);
+
+// The MPI_Errhandler handle of an integer from `MPI_Errhandler_toint` (MPI_ERRHANDLER_NULL if it was never given out).
+MPI_Errhandler MPI_Errhandler_fromint(int errhandler);
+
+// `MPI_Errhandler_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+
+// `MPI_Errhandler_fromint` under its MPI-1 name.
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+
+// The integer form of a MPI_Group handle.
+int MPI_Group_toint(MPI_Group group);
+
+// The MPI_Group handle of an integer from `MPI_Group_toint` (MPI_GROUP_NULL if it was never given out).
+MPI_Group MPI_Group_fromint(int group);
+
+// `MPI_Group_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+
+// `MPI_Group_fromint` under its MPI-1 name.
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+
+// The integer form of a MPI_Info handle.
+int MPI_Info_toint(MPI_Info info);
+
+// The MPI_Info handle of an integer from `MPI_Info_toint` (MPI_INFO_NULL if it was never given out).
+MPI_Info MPI_Info_fromint(int info);
+
+// `MPI_Info_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+
+// `MPI_Info_fromint` under its MPI-1 name.
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+
+// The integer form of a MPI_Message handle.
+int MPI_Message_toint(MPI_Message message);
+
+// The MPI_Message handle of an integer from `MPI_Message_toint` (MPI_MESSAGE_NULL if it was never given out).
+MPI_Message MPI_Message_fromint(int message);
+
+// `MPI_Message_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+
+// `MPI_Message_fromint` under its MPI-1 name.
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+
+// The integer form of a MPI_Op handle.
+int MPI_Op_toint(MPI_Op op);
+
+// The MPI_Op handle of an integer from `MPI_Op_toint` (MPI_OP_NULL if it was never given out).
+MPI_Op MPI_Op_fromint(int op);
+
+// `MPI_Op_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+
+// `MPI_Op_fromint` under its MPI-1 name.
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+
+// The integer form of a MPI_Request handle.
+int MPI_Request_toint(MPI_Request request);
+
+// The MPI_Request handle of an integer from `MPI_Request_toint` (MPI_REQUEST_NULL if it was never given out).
+MPI_Request MPI_Request_fromint(int request);
+
+// `MPI_Request_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+
+// `MPI_Request_fromint` under its MPI-1 name.
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+
+// The integer form of a MPI_Session handle.
+int MPI_Session_toint(MPI_Session session);
+
+// The MPI_Session handle of an integer from `MPI_Session_toint` (MPI_SESSION_NULL if it was never given out).
+MPI_Session MPI_Session_fromint(int session);
+
+// `MPI_Session_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+
+// `MPI_Session_fromint` under its MPI-1 name.
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+
+// The integer form of a MPI_Datatype handle.
+int MPI_Type_toint(MPI_Datatype datatype);
+
+// The MPI_Datatype handle of an integer from `MPI_Type_toint` (MPI_DATATYPE_NULL if it was never given out).
+MPI_Datatype MPI_Type_fromint(int datatype);
+
+// `MPI_Type_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+
+// `MPI_Type_fromint` under its MPI-1 name.
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
 
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);

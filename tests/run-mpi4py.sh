@@ -50,7 +50,9 @@ stamp=$DIR/built-against
 want=$(sha256sum "$ROOT/include/mpi.h" | cut -d' ' -f1)
 if [[ ! -x $VENV/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
     echo "== mpi4py: building mpi4py $VERSION with $ROOT/bin/mpicc (log: $DIR/build.log)"
-    rm -rf "$VENV"
+    # A fresh source tree: mpi4py caches its configure results in its build directory.
+    rm -rf "$VENV" "$SRC"
+    tar -xzf "$sdist" -C "$DIR" || exit 1
     "$PYTHON" -m venv "$VENV" || exit 1
     if ! { "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         "setuptools>=61" wheel "cython>=3" &&

@@ -18,6 +18,7 @@ pub mod env;
 pub mod errcodes;
 pub mod errhandlers;
 pub mod errors;
+pub mod fint;
 pub mod groups;
 mod handles;
 pub mod info;
