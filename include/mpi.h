@@ -2516,6 +2516,11 @@ int MPI_Group_free(MPI_Group *group);
 // A new info object without keys.
 int MPI_Info_create(MPI_Info *info);
 
+// A new info object describing the hardware this process runs on (MPI 4.1): the resource
+// type mpicd can tell, `mpi_hw_resource_type` = `mpi_shared_memory` (the node, which
+// `MPI_Comm_split_type` splits by).
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+
 // A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
 // `argv` is null).
 int MPI_Info_create_env(int argc, char **argv, MPI_Info *info);

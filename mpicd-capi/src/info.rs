@@ -113,6 +113,19 @@ pub unsafe extern "C" fn MPI_Info_create(info: *mut MPI_Info) -> c_int {
     })
 }
 
+/// A new info object describing the hardware this process runs on (MPI 4.1): the resource
+/// type mpicd can tell, `mpi_hw_resource_type` = `mpi_shared_memory` (the node, which
+/// `MPI_Comm_split_type` splits by).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> c_int {
+    run_info("Get_hw_resource_info", || {
+        require(hw_info, "hw_info")?;
+        let mut info = Info::new();
+        info.set("mpi_hw_resource_type", "mpi_shared_memory")?;
+        out(hw_info, INFOS.insert(info) as MPI_Info)
+    })
+}
+
 /// A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
 /// `argv` is null).
 #[no_mangle]

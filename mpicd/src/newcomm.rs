@@ -89,8 +89,18 @@ impl Communicator {
     /// Splits by where the processes run (see [`SplitType`]), each new communicator ordered by
     /// `key` then by rank; `None` for [`SplitType::Undefined`] (collective: every member calls
     /// it, with any type).
+    ///
+    /// On an inter-communicator, each group splits by node and the processes of a node in one
+    /// group are joined to those of the same node in the other group, as [`Self::split`] joins
+    /// colors ([`SplitType::SharedStrict`] splits as [`SplitType::Shared`] there).
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Communicator>> {
-        self.require_intra("split_type")?;
+        if self.is_inter() {
+            let color = match kind {
+                SplitType::Undefined => UNDEFINED,
+                SplitType::Shared | SplitType::SharedStrict => node_color(&Identity::current().node),
+            };
+            return self.inter_split(color, key);
+        }
         // Each member's entry: whether it wants a communicator, then its node.
         let mut mine = vec![(kind != SplitType::Undefined) as u8];
         if kind != SplitType::Undefined {
@@ -241,4 +251,14 @@ fn read_i32(entry: &[u8], at: usize) -> Result<i32> {
         .and_then(|b| b.try_into().ok())
         .map(i32::from_le_bytes)
         .ok_or_else(|| Error::Transport("short entry in a communicator agreement".into()))
+}
+
+/// A color that every process of a node computes alike, in both groups of an inter-communicator:
+/// a hash of the node's name (the same build's `DefaultHasher` gives the same value in every
+/// process), made non-negative.
+fn node_color(node: &str) -> i32 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    node.hash(&mut h);
+    (h.finish() & 0x7fff_ffff) as i32
 }

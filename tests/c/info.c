@@ -110,6 +110,14 @@ static void exercise(void) {
     FAILS(MPI_Info_get_nkeys(MPI_INFO_NULL, &n), MPI_ERR_INFO);
     FAILS(MPI_Info_set(MPI_INFO_ENV, "k", "v"), MPI_ERR_INFO);
 
+    /* MPI_Get_hw_resource_info: the node's shared memory */
+    MPI_Info hw;
+    OK(MPI_Get_hw_resource_info(&hw));
+    buflen = MPI_MAX_INFO_VAL;
+    OK(MPI_Info_get_string(hw, "mpi_hw_resource_type", &buflen, v, &flag));
+    CHECK(flag == 1 && strcmp(v, "mpi_shared_memory") == 0);
+    OK(MPI_Info_free(&hw));
+
     /* MPI_INFO_ENV: the command is this program */
     buflen = MPI_MAX_INFO_VAL;
     OK(MPI_Info_get_string(MPI_INFO_ENV, "command", &buflen, v, &flag));

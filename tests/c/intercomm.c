@@ -6,7 +6,7 @@
  * inter-communicator). Checked: MPI_Comm_test_inter, sizes, MPI_Comm_group and
  * MPI_Comm_remote_group, point-to-point addressed to remote ranks (status sources are remote
  * ranks, MPI_ANY_SOURCE included), MPI_Comm_dup, MPI_Comm_split (a color absent from the other
- * group gives MPI_COMM_NULL), MPI_Comm_create, MPI_Comm_compare, MPI_Intercomm_merge with
+ * group gives MPI_COMM_NULL), MPI_Comm_split_type by node, MPI_Comm_create, MPI_Comm_compare, MPI_Intercomm_merge with
  * every high flag, MPI_Comm_set_name/get_name, and the error classes of calls that need the
  * other kind of communicator. */
 #include "check.h"
@@ -244,8 +244,14 @@ int main(int argc, char **argv) {
     check_intra(m, wsize, world_order);
     OK(MPI_Comm_free(&m));
 
+    /* Split by node (every rank runs on this one): both groups whole, joined again. */
+    OK(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sp));
+    check_inter(sp, nmine, mine, ntheirs, theirs);
+    OK(MPI_Comm_free(&sp));
+    OK(MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &sp));
+    CHECK(sp == MPI_COMM_NULL);
+
     /* Calls for intra-communicators only. */
-    FAILS(MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &bad), MPI_ERR_COMM);
     MPI_Group wg;
     OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
     FAILS(MPI_Comm_create_group(ic, wg, 0, &bad), MPI_ERR_COMM);
