@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-p2p bench-python fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -64,6 +64,12 @@ test: build
 	bash tests/run-install-test.sh
 	bash python/run-tests.sh
 	bash bench/run-all.sh --smoke
+
+# test-mpi4py: the real mpi4py (4.1.2 from PyPI) built with our mpicc, and its own test suite at
+# 1-3 ranks over shm and tcp (tests/run-mpi4py.sh; about 5 minutes to build it the first time
+# and after mpi.h changes, then about 4 minutes of runs). Part of `make test`.
+test-mpi4py: build
+	bash tests/run-mpi4py.sh
 
 # test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
 # (~1 min), every rank under valgrind.
