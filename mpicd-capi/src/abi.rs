@@ -43,6 +43,12 @@ pub type MPI_User_function_c = Option<
 pub type MPI_Comm_errhandler_function =
     Option<unsafe extern "C" fn(comm: *mut MPI_Comm, error_code: *mut c_int, ...)>;
 
+/// A user's error handler for sessions (`MPI_Session_create_errhandler`): called with a
+/// pointer to the session's handle and a pointer to the error code; mpicd passes no further
+/// arguments.
+pub type MPI_Session_errhandler_function =
+    Option<unsafe extern "C" fn(session: *mut MPI_Session, error_code: *mut c_int, ...)>;
+
 /// What a receive, probe or wait reports. `internal` is private to the library.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -212,6 +218,11 @@ pub const MPI_MAX_OBJECT_NAME: c_int = 128;
 pub const MPI_MAX_INFO_KEY: c_int = 256;
 /// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
 pub const MPI_MAX_INFO_VAL: c_int = 1024;
+/// Bytes of the longest string tag of `MPI_Comm_create_from_group` and
+/// `MPI_Intercomm_create_from_groups`, its NUL included (mpi-abi-stubs value).
+pub const MPI_MAX_STRINGTAG_LEN: c_int = 1024;
+/// Bytes of the longest process set name, its NUL included (mpi-abi-stubs value).
+pub const MPI_MAX_PSET_NAME_LEN: c_int = 1024;
 
 // ----- rank, tag and other sentinels -----
 
@@ -318,6 +329,8 @@ pub const MPI_ERR_NO_MEM: c_int = 39;
 pub const MPI_ERR_PROC_ABORTED: c_int = 44;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+/// An invalid session handle (MPI-4.0).
+pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 /// mpicd extension: a peer process failed or became unreachable.
 pub const MPIX_ERR_PROC_FAILED: c_int = 75;

@@ -12,10 +12,6 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The value of the `MPI_LASTUSEDCODE` attribute (kept in `errcodes.rs`), for the attribute
-/// calls.
-#[allow(unused_imports)]
-
 /// A failed call: the MPI error code it returns and what to tell the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fail {
@@ -204,6 +200,7 @@ pub(crate) fn predefined_class_name(code: c_int) -> Option<&'static str> {
         MPI_ERR_PROC_ABORTED => "MPI_ERR_PROC_ABORTED: a process aborted",
         MPI_ERR_UNSUPPORTED_OPERATION => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
         MPI_ERR_VALUE_TOO_LARGE => "MPI_ERR_VALUE_TOO_LARGE: value too large to store",
+        MPI_ERR_SESSION => "MPI_ERR_SESSION: invalid session",
         MPI_ERR_ERRHANDLER => "MPI_ERR_ERRHANDLER: invalid error handler",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a peer process failed",
         MPIX_ERR_NOT_INITIALIZED => "MPIX_ERR_NOT_INITIALIZED: MPI is not initialized",
