@@ -12,11 +12,18 @@
 
 #define MPI_ERRCODES_IGNORE ((int*)0)
 
+// MPI_Buffer_attach's buffer that asks MPI to allocate buffered messages itself (MPI 4.1).
+#define MPI_BUFFER_AUTOMATIC ((void*)2)
+
 // The weights of an unweighted distributed graph (mpi-abi-stubs value).
 #define MPI_UNWEIGHTED ((int*)10)
 
 // The weights of a weighted distributed graph's process with no edges (mpi-abi-stubs value).
 #define MPI_WEIGHTS_EMPTY ((int*)11)
+
+// Bytes of a buffered send's bookkeeping in an attached buffer, counted once per message
+// (MPI_Buffer_attach: attach the messages' packed sizes plus this much for each).
+#define MPI_BSEND_OVERHEAD 512
 
 #define MPI_VERSION 5
 
@@ -291,12 +298,12 @@ typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
 
+typedef MPI_ABI_Request *MPI_Request;
+
 // Address-sized integer.
 typedef intptr_t MPI_Aint;
 
 typedef MPI_ABI_Op *MPI_Op;
-
-typedef MPI_ABI_Request *MPI_Request;
 
 typedef MPI_ABI_Info *MPI_Info;
 
@@ -367,6 +374,13 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
 // further arguments.
 typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
 
+// A Fortran INTEGER.
+typedef int MPI_Fint;
+
+typedef MPI_ABI_Message *MPI_Message;
+
+typedef MPI_ABI_Session *MPI_Session;
+
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -375,9 +389,15 @@ typedef struct {
   int internal[5];
 } MPI_Status;
 
-typedef MPI_ABI_Message *MPI_Message;
+// A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
+typedef int (MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
 
-typedef MPI_ABI_Session *MPI_Session;
+// A generalized request's clean-up (`MPI_Grequest_start`), called once when it is freed.
+typedef int (MPI_Grequest_free_function)(void *extra_state);
+
+// A generalized request's cancel (`MPI_Grequest_start`); `complete` says whether
+// `MPI_Grequest_complete` was already called.
+typedef int (MPI_Grequest_cancel_function)(void *extra_state, int complete);
 
 // A user's error handler for sessions (`MPI_Session_create_errhandler`): called with a
 // pointer to the session's handle and a pointer to the error code; mpicd passes no further
@@ -400,9 +420,6 @@ typedef MPI_ABI_File *MPI_File;
 
 // File offsets.
 typedef int64_t MPI_Offset;
-
-// A Fortran INTEGER.
-typedef int MPI_Fint;
 
 #define MPI_OP_NULL ((MPI_Op)32)
 
@@ -659,6 +676,75 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 // Deletes attribute `type_keyval` of `datatype` (its delete callback runs; nothing happens if
 // it is not set).
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+
+// Sends in buffered mode: the message is copied into the attached buffer and the call
+// returns at once (MPI_ERR_BUFFER if it does not fit).
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+// [`MPI_Bsend`] with an MPI_Count count.
+int MPI_Bsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+// Starts a buffered send: the message is copied at once, so the request is already complete.
+int MPI_Ibsend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+// [`MPI_Ibsend`] with an MPI_Count count.
+int MPI_Ibsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// Attaches `buffer` of `size` bytes for the process's buffered sends (MPI_BUFFER_AUTOMATIC:
+// MPI allocates what each needs). MPI_ERR_BUFFER if one is attached already.
+int MPI_Buffer_attach(void *buffer, int size);
+
+// [`MPI_Buffer_attach`] with an MPI_Count size.
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+// Waits for the buffered sends to complete, then detaches the process's buffer: its address
+// at `*(void **)buffer_addr` and its size at `*size`.
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+
+// [`MPI_Buffer_detach`] with an MPI_Count size.
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+// Waits until the buffered sends from the process's buffer have completed.
+int MPI_Buffer_flush(void);
+
+// A request that completes once every buffered send has.
+int MPI_Buffer_iflush(MPI_Request *request);
+
+// Attaches `buffer` of `size` bytes for the buffered sends on `comm` (MPI 4.1).
+int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+
+// [`MPI_Comm_attach_buffer`] with an MPI_Count size.
+int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+
+// Waits for the buffered sends from `comm`'s buffer, then detaches it (see
+// [`MPI_Buffer_detach`]).
+int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+
+// [`MPI_Comm_detach_buffer`] with an MPI_Count size.
+int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+
+// Waits until the buffered sends from `comm`'s buffer have completed.
+int MPI_Comm_flush_buffer(MPI_Comm comm);
+
+// A request that completes once every buffered send has.
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
 
 // The root's buffer copied to every member.
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -2200,6 +2286,114 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 // and does nothing); MPI_ERRHANDLER_NULL or an unknown handle fails with MPI_ERR_ERRHANDLER.
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 
+// The integer form of a MPI_Comm handle.
+int MPI_Comm_toint(MPI_Comm comm);
+
+// The MPI_Comm handle of an integer from `MPI_Comm_toint` (MPI_COMM_NULL if it was never given out).
+MPI_Comm MPI_Comm_fromint(int comm);
+
+// `MPI_Comm_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+
+// `MPI_Comm_fromint` under its MPI-1 name.
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+
+// The integer form of a MPI_Errhandler handle.
+int MPI_Errhandler_toint(MPI_Errhandler errhandler);
+
+// The MPI_Errhandler handle of an integer from `MPI_Errhandler_toint` (MPI_ERRHANDLER_NULL if it was never given out).
+MPI_Errhandler MPI_Errhandler_fromint(int errhandler);
+
+// `MPI_Errhandler_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+
+// `MPI_Errhandler_fromint` under its MPI-1 name.
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+
+// The integer form of a MPI_Group handle.
+int MPI_Group_toint(MPI_Group group);
+
+// The MPI_Group handle of an integer from `MPI_Group_toint` (MPI_GROUP_NULL if it was never given out).
+MPI_Group MPI_Group_fromint(int group);
+
+// `MPI_Group_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+
+// `MPI_Group_fromint` under its MPI-1 name.
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+
+// The integer form of a MPI_Info handle.
+int MPI_Info_toint(MPI_Info info);
+
+// The MPI_Info handle of an integer from `MPI_Info_toint` (MPI_INFO_NULL if it was never given out).
+MPI_Info MPI_Info_fromint(int info);
+
+// `MPI_Info_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+
+// `MPI_Info_fromint` under its MPI-1 name.
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+
+// The integer form of a MPI_Message handle.
+int MPI_Message_toint(MPI_Message message);
+
+// The MPI_Message handle of an integer from `MPI_Message_toint` (MPI_MESSAGE_NULL if it was never given out).
+MPI_Message MPI_Message_fromint(int message);
+
+// `MPI_Message_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+
+// `MPI_Message_fromint` under its MPI-1 name.
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+
+// The integer form of a MPI_Op handle.
+int MPI_Op_toint(MPI_Op op);
+
+// The MPI_Op handle of an integer from `MPI_Op_toint` (MPI_OP_NULL if it was never given out).
+MPI_Op MPI_Op_fromint(int op);
+
+// `MPI_Op_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+
+// `MPI_Op_fromint` under its MPI-1 name.
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+
+// The integer form of a MPI_Request handle.
+int MPI_Request_toint(MPI_Request request);
+
+// The MPI_Request handle of an integer from `MPI_Request_toint` (MPI_REQUEST_NULL if it was never given out).
+MPI_Request MPI_Request_fromint(int request);
+
+// `MPI_Request_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+
+// `MPI_Request_fromint` under its MPI-1 name.
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+
+// The integer form of a MPI_Session handle.
+int MPI_Session_toint(MPI_Session session);
+
+// The MPI_Session handle of an integer from `MPI_Session_toint` (MPI_SESSION_NULL if it was never given out).
+MPI_Session MPI_Session_fromint(int session);
+
+// `MPI_Session_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+
+// `MPI_Session_fromint` under its MPI-1 name.
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+
+// The integer form of a MPI_Datatype handle.
+int MPI_Type_toint(MPI_Datatype datatype);
+
+// The MPI_Datatype handle of an integer from `MPI_Type_toint` (MPI_DATATYPE_NULL if it was never given out).
+MPI_Datatype MPI_Type_fromint(int datatype);
+
+// `MPI_Type_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+
+// `MPI_Type_fromint` under its MPI-1 name.
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 
@@ -2364,31 +2558,165 @@ int MPI_Irecv(void *buf,
               MPI_Comm comm,
               MPI_Request *request);
 
-// Sends and receives at once (no deadlock whatever the order of the peers).
-int MPI_Sendrecv(const void *sendbuf,
-                 int sendcount,
-                 MPI_Datatype sendtype,
-                 int dest,
-                 int sendtag,
-                 void *recvbuf,
-                 int recvcount,
-                 MPI_Datatype recvtype,
-                 int source,
-                 int recvtag,
-                 MPI_Comm comm,
-                 MPI_Status *status);
+// [`MPI_Send`](crate::p2p::MPI_Send) with an MPI_Count count.
+int MPI_Send_c(const void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm);
 
-// Sends the buffer and replaces it with the received message (predefined and derived types;
-// the message is received into a buffer of its data's size, then placed).
-int MPI_Sendrecv_replace(void *buf,
-                         int count,
-                         MPI_Datatype datatype,
-                         int dest,
-                         int sendtag,
-                         int source,
-                         int recvtag,
-                         MPI_Comm comm,
-                         MPI_Status *status);
+// [`MPI_Ssend`](crate::p2p::MPI_Ssend) with an MPI_Count count.
+int MPI_Ssend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+// [`MPI_Rsend`](crate::p2p::MPI_Rsend) with an MPI_Count count.
+int MPI_Rsend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+// [`MPI_Isend`](crate::p2p::MPI_Isend) with an MPI_Count count.
+int MPI_Isend_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// [`MPI_Issend`](crate::p2p::MPI_Issend) with an MPI_Count count.
+int MPI_Issend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// [`MPI_Irsend`](crate::p2p::MPI_Irsend) with an MPI_Count count.
+int MPI_Irsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+// [`MPI_Recv`](crate::p2p::MPI_Recv) with an MPI_Count count.
+int MPI_Recv_c(void *buf,
+               MPI_Count count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               MPI_Status *status);
+
+// [`MPI_Irecv`](crate::p2p::MPI_Irecv) with an MPI_Count count.
+int MPI_Irecv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+// A persistent standard-mode send: inactive until MPI_Start, which sends anew each time.
+int MPI_Send_init(const void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// [`MPI_Send_init`] with an MPI_Count count.
+int MPI_Send_init_c(const void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// A persistent buffered send: each MPI_Start copies the message into the attached buffer
+// and completes at once.
+int MPI_Bsend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// [`MPI_Bsend_init`] with an MPI_Count count.
+int MPI_Bsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// A persistent synchronous send: each started send completes once the receive matched it.
+int MPI_Ssend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// [`MPI_Ssend_init`] with an MPI_Count count.
+int MPI_Ssend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// A persistent ready-mode send (a standard send in mpicd).
+int MPI_Rsend_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+// [`MPI_Rsend_init`] with an MPI_Count count.
+int MPI_Rsend_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+// A persistent receive: inactive until MPI_Start, which posts it anew each time.
+int MPI_Recv_init(void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  int source,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// [`MPI_Recv_init`] with an MPI_Count count.
+int MPI_Recv_init_c(void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    int source,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
 
 // Checks for a message without receiving it.
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
@@ -2460,10 +2788,11 @@ int MPI_Request_get_status_some(int incount,
                                 int *array_of_indices,
                                 MPI_Status *array_of_statuses);
 
-// Waits for a request; sets it to MPI_REQUEST_NULL.
+// Waits for a request; sets it to MPI_REQUEST_NULL (a persistent one becomes inactive).
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 
-// Tests a request; on completion sets it to MPI_REQUEST_NULL.
+// Tests a request; on completion sets it to MPI_REQUEST_NULL (a persistent one becomes
+// inactive).
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
 
 // Waits for all; on any failure returns MPI_ERR_IN_STATUS with each status's MPI_ERROR set.
@@ -2499,17 +2828,94 @@ int MPI_Testsome(int incount,
                  int *array_of_indices,
                  MPI_Status *array_of_statuses);
 
-// Frees a request handle; a pending operation still completes in the background.
+// Frees a request handle; a pending operation still completes in the background (an active
+// persistent request's current operation too). A generalized request's free callback runs
+// now if it is complete, else when MPI_Grequest_complete is called.
 int MPI_Request_free(MPI_Request *request);
 
-// Asks a pending receive to cancel; its completion then reports it cancelled (see
-// MPI_Test_cancelled). Sends cannot be cancelled and complete normally.
+// Asks a pending operation to cancel: a receive not yet matched completes reported
+// cancelled (see MPI_Test_cancelled); a send is not withdrawn once posted (UCX cannot) and
+// completes normally, not cancelled; a generalized request's cancel callback is called.
+// Cancelling an inactive persistent request or MPI_REQUEST_NULL is MPI_ERR_REQUEST.
 int MPI_Cancel(MPI_Request *request);
 
-// Starts a persistent request (MPI-4 persistent collectives, and point-to-point ones).
+// Starts a generalized request: `*request` is active until MPI_Grequest_complete. `query_fn`
+// fills the status a wait or test reports, `free_fn` runs once when the request is freed,
+// `cancel_fn` is MPI_Cancel's; each gets `extra_state`.
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                       MPI_Grequest_free_function *free_fn,
+                       MPI_Grequest_cancel_function *cancel_fn,
+                       void *extra_state,
+                       MPI_Request *request);
+
+// Tells MPI that the generalized request `request` is complete: a wait on it returns. If its
+// handle was already freed, its free callback runs now.
+int MPI_Grequest_complete(MPI_Request request);
+
+// A persistent partitioned send of `partitions` x `count` elements to `dest`: each MPI_Start
+// begins an epoch, and the message goes once MPI_Pready has marked every partition.
+int MPI_Psend_init(const void *buf,
+                   int partitions,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+// [`MPI_Psend_init`] with an MPI_Count count.
+int MPI_Psend_init_c(const void *buf,
+                     int partitions,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// A persistent partitioned receive of `partitions` x `count` elements from `source`: each
+// MPI_Start posts it; MPI_Parrived tells when partitions have arrived.
+int MPI_Precv_init(void *buf,
+                   int partitions,
+                   int count,
+                   MPI_Datatype datatype,
+                   int source,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+// [`MPI_Precv_init`] with an MPI_Count count.
+int MPI_Precv_init_c(void *buf,
+                     int partitions,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int source,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+// Marks `partition` of a started partitioned send ready.
+int MPI_Pready(int partition, MPI_Request request);
+
+// Marks partitions `partition_low` to `partition_high` (inclusive) ready.
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+
+// Marks the `length` partitions listed in `array_of_partitions` ready.
+int MPI_Pready_list(int length, const int *array_of_partitions, MPI_Request request);
+
+// Sets `*flag` to whether `partition` of a partitioned receive has arrived (in mpicd: whether
+// the whole message has).
+int MPI_Parrived(MPI_Request request, int partition, int *flag);
+
+// Starts a persistent request (MPI-4 persistent collectives, point-to-point and partitioned
+// ones).
 int MPI_Start(MPI_Request *request);
 
-// Starts persistent requests in order.
+// Starts persistent requests in order; stops at the first that cannot start.
 int MPI_Startall(int count, MPI_Request *array_of_requests);
 
 // Starts a session (and the runtime, if no session nor the world model runs), whose errors
@@ -2565,6 +2971,108 @@ int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
 // failed with it; MPI_SUCCESS when the handler returns.
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
+// Sends and receives at once (no deadlock whatever the order of the peers).
+int MPI_Sendrecv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 int dest,
+                 int sendtag,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int source,
+                 int recvtag,
+                 MPI_Comm comm,
+                 MPI_Status *status);
+
+// Starts a send and a receive as one request (MPI-4); its status is the receive's.
+int MPI_Isendrecv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  int dest,
+                  int sendtag,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int source,
+                  int recvtag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+// [`MPI_Sendrecv`] with MPI_Count counts.
+int MPI_Sendrecv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   MPI_Status *status);
+
+// [`MPI_Isendrecv`] with MPI_Count counts.
+int MPI_Isendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+// Sends the buffer and replaces it with the received message (predefined and derived types;
+// the message is received into a buffer of its data's size, then placed).
+int MPI_Sendrecv_replace(void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         int dest,
+                         int sendtag,
+                         int source,
+                         int recvtag,
+                         MPI_Comm comm,
+                         MPI_Status *status);
+
+// Starts [`MPI_Sendrecv_replace`] as a request (MPI-4): the message is placed in the buffer
+// when both halves are done.
+int MPI_Isendrecv_replace(void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          int dest,
+                          int sendtag,
+                          int source,
+                          int recvtag,
+                          MPI_Comm comm,
+                          MPI_Request *request);
+
+// [`MPI_Sendrecv_replace`] with an MPI_Count count.
+int MPI_Sendrecv_replace_c(void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           MPI_Status *status);
+
+// [`MPI_Isendrecv_replace`] with an MPI_Count count.
+int MPI_Isendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 
@@ -2595,6 +3103,15 @@ int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 
 // Sets whether `status` reports a cancelled operation.
 int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+// Sets the source rank `status` reports (MPI 4.1; for generalized requests' query callbacks).
+int MPI_Status_set_source(MPI_Status *status, int source);
+
+// Sets the tag `status` reports (MPI 4.1).
+int MPI_Status_set_tag(MPI_Status *status, int tag);
+
+// Sets the error code `status` reports in MPI_ERROR (MPI 4.1).
+int MPI_Status_set_error(MPI_Status *status, int error);
 
 // Fills the zero entries of `dims` with a balanced factoring of `nnodes`.
 int MPI_Dims_create(int nnodes, int ndims, int *dims);

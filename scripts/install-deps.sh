@@ -24,6 +24,8 @@ PACKAGES=(
     patchelf         # install.sh: libmpi_abi.so.1 with its own SONAME
     python3          # the benchmark table formatter (stdlib only)
     iproute2         # ip netns: the two-node test of tests/run-unreachable-test.sh
+    curl             # tests/run-mpi4py.sh downloads the mpi4py sdist from PyPI
+    python3-venv     # tests/run-mpi4py.sh builds mpi4py in a venv
 )
 
 missing=()

@@ -48,6 +48,16 @@ pub type MPI_Comm_errhandler_function =
 /// arguments.
 pub type MPI_Session_errhandler_function =
     Option<unsafe extern "C" fn(session: *mut MPI_Session, error_code: *mut c_int, ...)>;
+/// A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
+pub type MPI_Grequest_query_function =
+    Option<unsafe extern "C" fn(extra_state: *mut c_void, status: *mut MPI_Status) -> c_int>;
+/// A generalized request's clean-up (`MPI_Grequest_start`), called once when it is freed.
+pub type MPI_Grequest_free_function =
+    Option<unsafe extern "C" fn(extra_state: *mut c_void) -> c_int>;
+/// A generalized request's cancel (`MPI_Grequest_start`); `complete` says whether
+/// `MPI_Grequest_complete` was already called.
+pub type MPI_Grequest_cancel_function =
+    Option<unsafe extern "C" fn(extra_state: *mut c_void, complete: c_int) -> c_int>;
 
 /// What a receive, probe or wait reports. `internal` is private to the library.
 #[repr(C)]
@@ -201,12 +211,18 @@ pub const MPI_IN_PLACE: *mut c_void = 1 as *mut c_void;
 pub const MPI_STATUS_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_STATUSES_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_ERRCODES_IGNORE: *mut c_int = 0 as *mut c_int;
+/// MPI_Buffer_attach's buffer that asks MPI to allocate buffered messages itself (MPI 4.1).
+pub const MPI_BUFFER_AUTOMATIC: *mut c_void = 2 as *mut c_void;
 /// The weights of an unweighted distributed graph (mpi-abi-stubs value).
 pub const MPI_UNWEIGHTED: *mut c_int = 10 as *mut c_int;
 /// The weights of a weighted distributed graph's process with no edges (mpi-abi-stubs value).
 pub const MPI_WEIGHTS_EMPTY: *mut c_int = 11 as *mut c_int;
 
 // ----- versions and string sizes -----
+
+/// Bytes of a buffered send's bookkeeping in an attached buffer, counted once per message
+/// (MPI_Buffer_attach: attach the messages' packed sizes plus this much for each).
+pub const MPI_BSEND_OVERHEAD: c_int = 512;
 
 pub const MPI_VERSION: c_int = 5;
 pub const MPI_SUBVERSION: c_int = 0;

@@ -149,6 +149,8 @@ fn teardown() -> CResult<()> {
         env.restart = true;
         env.rt.take()
     };
+    crate::bsend::finish();
+    crate::requests::complete_detached(std::time::Duration::from_secs(10));
     crate::requests::free_all();
     crate::probe::discard_all();
     crate::comm_dup::forget_pending();

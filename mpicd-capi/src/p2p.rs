@@ -1,13 +1,14 @@
-//! Point-to-point calls: Send, Ssend, Rsend, Isend, Issend, Irsend, Recv, Irecv, Sendrecv,
-//! Sendrecv_replace, for predefined datatypes (contiguous bytes) and custom datatypes (through
-//! the callback adapter).
+//! Point-to-point calls: Send, Ssend, Rsend, Isend, Issend, Irsend, Recv, Irecv, for
+//! predefined datatypes (contiguous bytes), derived ones and custom datatypes (through the
+//! callback adapter); their `_c` forms are in `p2p_c.rs`, Sendrecv and its kin in
+//! `sendrecv.rs`, the persistent forms in `p2p_persistent.rs`, buffered mode in `bsend.rs`.
 
 use crate::abi::*;
 use crate::comms::{errh, run_on};
 use crate::custom::Operation;
 use crate::env::{out, require};
 use crate::errors::{fail, CResult};
-use crate::requests::{complete_now, insert, outcome_to_c};
+use crate::requests::{complete_now, insert};
 use crate::types::{self, byte_len, Dtype};
 use mpicd::{Communicator, Request, SendMode};
 use std::ffi::{c_int, c_void};
@@ -19,7 +20,7 @@ pub(crate) fn check_buf(buf: *const c_void, len: usize) -> CResult<()> {
     Ok(())
 }
 
-fn send_tag(tag: c_int) -> CResult<c_int> {
+pub(crate) fn send_tag(tag: c_int) -> CResult<c_int> {
     if tag < 0 {
         return Err(fail(MPI_ERR_TAG, format!("invalid send tag {tag}")));
     }
@@ -35,6 +36,29 @@ pub(crate) fn recv_tag(tag: c_int) -> CResult<c_int> {
     }
 }
 
+/// Checks a peer rank of `comm` (the remote group's on an inter-communicator): a member,
+/// MPI_PROC_NULL, or with `any` MPI_ANY_SOURCE.
+pub(crate) fn check_peer(comm: &Communicator, rank: c_int, any: bool) -> CResult<()> {
+    let size = match comm.remote_group() {
+        Some(g) => g.size(),
+        None => comm.size(),
+    };
+    let ok = (0..size).contains(&rank) || rank == MPI_PROC_NULL || (any && rank == MPI_ANY_SOURCE);
+    match ok {
+        true => Ok(()),
+        false => Err(fail(MPI_ERR_RANK, format!("invalid rank {rank}"))),
+    }
+}
+
+/// What a datatype handle stands for in a message with `peer`: with MPI_PROC_NULL, which moves
+/// nothing, MPI_DATATYPE_NULL is accepted too (as MPICH and Open MPI do).
+pub(crate) fn dtype_for(datatype: MPI_Datatype, peer: c_int) -> CResult<Dtype> {
+    match peer == MPI_PROC_NULL && datatype == MPI_DATATYPE_NULL {
+        true => types::get(MPI_BYTE),
+        false => types::get(datatype),
+    }
+}
+
 pub(crate) fn count_of(count: i64) -> CResult<i64> {
     if count < 0 {
         return Err(fail(MPI_ERR_COUNT, format!("negative count {count}")));
@@ -45,23 +69,27 @@ pub(crate) fn count_of(count: i64) -> CResult<i64> {
 /// What a send's C arguments describe: `count` elements of `datatype` at `buf`, for `dest`
 /// with `tag`.
 #[derive(Clone, Copy)]
-struct Outgoing {
-    buf: *const c_void,
-    count: i64,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
+pub(crate) struct Outgoing {
+    pub buf: *const c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
+    pub dest: c_int,
+    pub tag: c_int,
 }
 
+// SAFETY: the buffer address is the C caller's; MPI's rules for using it (valid and unchanged
+// while an operation on it is active) bind the caller whichever thread starts the operation.
+unsafe impl Send for Outgoing {}
+
 impl Outgoing {
-    fn new(
+    pub(crate) fn new(
         buf: *const c_void,
-        count: c_int,
+        count: impl Into<i64>,
         datatype: MPI_Datatype,
         dest: c_int,
         tag: c_int,
     ) -> Outgoing {
-        let count = count as i64;
+        let count = count.into();
         Outgoing {
             buf,
             count,
@@ -75,23 +103,26 @@ impl Outgoing {
 /// What a receive's C arguments describe: room for `count` elements of `datatype` at `buf`,
 /// from `source` with `tag`.
 #[derive(Clone, Copy)]
-struct Incoming {
-    buf: *mut c_void,
-    count: i64,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
+pub(crate) struct Incoming {
+    pub buf: *mut c_void,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
+    pub source: c_int,
+    pub tag: c_int,
 }
 
+// SAFETY: as for `Outgoing`: the caller's buffer, under MPI's rules whichever thread posts.
+unsafe impl Send for Incoming {}
+
 impl Incoming {
-    fn new(
+    pub(crate) fn new(
         buf: *mut c_void,
-        count: c_int,
+        count: impl Into<i64>,
         datatype: MPI_Datatype,
         source: c_int,
         tag: c_int,
     ) -> Incoming {
-        let count = count as i64;
+        let count = count.into();
         Incoming {
             buf,
             count,
@@ -106,13 +137,29 @@ impl Incoming {
 ///
 /// # Safety
 /// The send buffer must hold the data and stay unchanged until the request completes.
-unsafe fn start_send(
+pub(crate) unsafe fn start_send(
     comm: &Communicator,
     m: Outgoing,
     mode: SendMode,
 ) -> CResult<Request<'static>> {
+    let dtype = dtype_for(m.datatype, m.dest)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { start_send_as(comm, m, &dtype, mode) }
+}
+
+/// Starts a send of elements of `dtype`, the type `m.datatype` stood for when it was resolved
+/// (a persistent request keeps it, the handle may be freed meanwhile).
+///
+/// # Safety
+/// As for [`start_send`].
+pub(crate) unsafe fn start_send_as(
+    comm: &Communicator,
+    m: Outgoing,
+    dtype: &Dtype,
+    mode: SendMode,
+) -> CResult<Request<'static>> {
     let tag = send_tag(m.tag)?;
-    match types::get(m.datatype)? {
+    match dtype.clone() {
         Dtype::Basic(b) => {
             let len = byte_len(m.count, b)?;
             check_buf(m.buf, len)?;
@@ -135,9 +182,27 @@ unsafe fn start_send(
 ///
 /// # Safety
 /// The receive buffer must be writable and untouched until the request completes.
-unsafe fn start_recv(comm: &Communicator, m: Incoming) -> CResult<(Request<'static>, Option<i64>)> {
+pub(crate) unsafe fn start_recv(
+    comm: &Communicator,
+    m: Incoming,
+) -> CResult<(Request<'static>, Option<i64>)> {
+    let dtype = dtype_for(m.datatype, m.source)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { start_recv_as(comm, m, &dtype) }
+}
+
+/// Starts a receive into elements of `dtype` (see [`start_send_as`]); also returns the count
+/// a custom-typed receive reports.
+///
+/// # Safety
+/// As for [`start_recv`].
+pub(crate) unsafe fn start_recv_as(
+    comm: &Communicator,
+    m: Incoming,
+    dtype: &Dtype,
+) -> CResult<(Request<'static>, Option<i64>)> {
     let tag = recv_tag(m.tag)?;
-    match types::get(m.datatype)? {
+    match dtype.clone() {
         Dtype::Basic(b) => {
             let len = byte_len(m.count, b)?;
             check_buf(m.buf, len)?;
@@ -163,7 +228,12 @@ unsafe fn start_recv(comm: &Communicator, m: Incoming) -> CResult<(Request<'stat
 ///
 /// # Safety
 /// As for [`start_send`], for the duration of the call.
-unsafe fn send_blocking(name: &'static str, m: Outgoing, comm: MPI_Comm, mode: SendMode) -> c_int {
+pub(crate) unsafe fn send_blocking(
+    name: &'static str,
+    m: Outgoing,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> c_int {
     run_on(name, comm, |c| {
         // SAFETY: forwarded from the caller.
         let req = unsafe { start_send(&c, m, mode) }?;
@@ -176,7 +246,7 @@ unsafe fn send_blocking(name: &'static str, m: Outgoing, comm: MPI_Comm, mode: S
 ///
 /// # Safety
 /// As for [`start_send`], until the request completes.
-unsafe fn send_started(
+pub(crate) unsafe fn send_started(
     name: &'static str,
     m: Outgoing,
     comm: MPI_Comm,
@@ -284,6 +354,43 @@ pub unsafe extern "C" fn MPI_Irsend(
     unsafe { send_started("Irsend", m, comm, request, SendMode::Standard) }
 }
 
+/// Shared body of MPI_Recv(_c).
+///
+/// # Safety
+/// The buffer is writable for the duration of the call; `status` is MPI_STATUS_IGNORE or
+/// writable.
+pub(crate) unsafe fn recv_blocking(
+    name: &'static str,
+    m: Incoming,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    run_on(name, comm, |c| {
+        // SAFETY: the buffer is valid for the duration of this blocking call.
+        let (req, cc) = unsafe { start_recv(&c, m) }?;
+        // SAFETY: MPI_STATUS_IGNORE or a writable status.
+        unsafe { complete_now(req, cc, status) }
+    })
+}
+
+/// Shared body of MPI_Irecv(_c).
+///
+/// # Safety
+/// MPI's rules for a receive buffer, until the request completes.
+pub(crate) unsafe fn recv_started(
+    name: &'static str,
+    m: Incoming,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    run_on(name, comm, |c| {
+        require(request, "request pointer")?;
+        // SAFETY: MPI requires the buffer to stay valid until completion.
+        let (req, cc) = unsafe { start_recv(&c, m) }?;
+        out(request, insert(req, errh(comm), cc))
+    })
+}
+
 /// Receives a message.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Recv(
@@ -296,12 +403,8 @@ pub unsafe extern "C" fn MPI_Recv(
     status: *mut MPI_Status,
 ) -> c_int {
     let m = Incoming::new(buf, count, datatype, source, tag);
-    run_on("Recv", comm, |c| {
-        // SAFETY: the buffer is valid for the duration of this blocking call.
-        let (req, cc) = unsafe { start_recv(&c, m) }?;
-        // SAFETY: MPI_STATUS_IGNORE or a writable status.
-        unsafe { complete_now(req, cc, status) }
-    })
+    // SAFETY: MPI's rules for the buffer and the status.
+    unsafe { recv_blocking("Recv", m, comm, status) }
 }
 
 /// Starts a receive.
@@ -316,93 +419,6 @@ pub unsafe extern "C" fn MPI_Irecv(
     request: *mut MPI_Request,
 ) -> c_int {
     let m = Incoming::new(buf, count, datatype, source, tag);
-    run_on("Irecv", comm, |c| {
-        require(request, "request pointer")?;
-        // SAFETY: MPI requires the buffer to stay valid until completion.
-        let (req, cc) = unsafe { start_recv(&c, m) }?;
-        out(request, insert(req, errh(comm), cc))
-    })
-}
-
-/// Sends and receives at once (no deadlock whatever the order of the peers).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn MPI_Sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    let incoming = Incoming::new(recvbuf, recvcount, recvtype, source, recvtag);
-    let outgoing = Outgoing::new(sendbuf, sendcount, sendtype, dest, sendtag);
-    run_on("Sendrecv", comm, |c| {
-        // SAFETY: both buffers are valid for the duration of this blocking call.
-        let (recv, cc) = unsafe { start_recv(&c, incoming) }?;
-        // SAFETY: as above.
-        let send = unsafe { start_send(&c, outgoing, SendMode::Standard) };
-        let send = match send {
-            Ok(s) => s,
-            Err(f) => {
-                let _ = recv.cancel();
-                return Err(f);
-            }
-        };
-        let mut outcomes = mpicd::wait_all_outcomes(&mut [recv, send]).into_iter();
-        let received = outcomes.next().unwrap_or(Err(mpicd::Error::InvalidRequest));
-        outcomes
-            .next()
-            .unwrap_or(Err(mpicd::Error::InvalidRequest))?;
-        let (s, failure) = outcome_to_c(received, cc);
-        if let Some(f) = failure {
-            return Err(f);
-        }
-        // SAFETY: MPI_STATUS_IGNORE or a writable status.
-        unsafe { crate::status::store(status, s) };
-        Ok(())
-    })
-}
-
-/// Sends the buffer and replaces it with the received message (predefined and derived types;
-/// the message is received into a buffer of its data's size, then placed).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    run_on("Sendrecv_replace", comm, |c| {
-        let elem = crate::blocks::Elem::of(datatype)?;
-        let len = elem.packed(count as i64)?;
-        let mut incoming = vec![0u8; len];
-        let tag = recv_tag(recvtag)?;
-        // SAFETY: `incoming` outlives the request, which is waited for below.
-        let recv = unsafe { c.irecv_raw(incoming.as_mut_ptr(), len, source, tag) }?;
-        let outgoing = Outgoing::new(buf, count, datatype, dest, sendtag);
-        // SAFETY: `buf` is valid for this blocking call.
-        let send = unsafe { start_send(&c, outgoing, SendMode::Standard) }?;
-        let received = recv.wait();
-        send.wait()?;
-        let got = received?;
-        let n = (got.bytes.unwrap_or(0) as usize).min(len);
-        // SAFETY: `buf` holds `count` elements, sent and no longer in use.
-        unsafe { elem.write(buf, count as i64, &incoming[..n]) }?;
-        // SAFETY: MPI_STATUS_IGNORE or a writable status.
-        unsafe { crate::status::store(status, crate::status::from_core(&got, None)) };
-        Ok(())
-    })
+    // SAFETY: MPI's rules for the buffer.
+    unsafe { recv_started("Irecv", m, comm, request) }
 }

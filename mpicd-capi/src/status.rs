@@ -292,3 +292,30 @@ pub unsafe extern "C" fn MPI_Status_set_cancelled(status: *mut MPI_Status, flag:
         Ok(())
     })
 }
+
+/// Sets the source rank `status` reports (MPI 4.1; for generalized requests' query callbacks).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_source(status: *mut MPI_Status, source: c_int) -> c_int {
+    run("Status_set_source", default_errh(), |_| {
+        write(status)?.MPI_SOURCE = source;
+        Ok(())
+    })
+}
+
+/// Sets the tag `status` reports (MPI 4.1).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_tag(status: *mut MPI_Status, tag: c_int) -> c_int {
+    run("Status_set_tag", default_errh(), |_| {
+        write(status)?.MPI_TAG = tag;
+        Ok(())
+    })
+}
+
+/// Sets the error code `status` reports in MPI_ERROR (MPI 4.1).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_set_error(status: *mut MPI_Status, error: c_int) -> c_int {
+    run("Status_set_error", default_errh(), |_| {
+        write(status)?.MPI_ERROR = error;
+        Ok(())
+    })
+}

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 17] = [
+const FUNCTION_TYPES: [&str; 20] = [
     "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
@@ -21,6 +21,9 @@ const FUNCTION_TYPES: [&str; 17] = [
     "MPI_Type_custom_region_count_function",
     "MPI_Type_custom_region_function",
     "MPIX_Type_custom_resize_function",
+    "MPI_Grequest_query_function",
+    "MPI_Grequest_free_function",
+    "MPI_Grequest_cancel_function",
     "MPI_Comm_copy_attr_function",
     "MPI_Comm_delete_attr_function",
     "MPI_Type_copy_attr_function",

@@ -283,6 +283,16 @@ impl Communicator {
         Ok(Request::posted(&self.shared, posted))
     }
 
+    /// Progresses the runtime once: the transport and every operation in flight, whoever waits
+    /// on it (for a binding that waits on something the runtime does not know, such as MPI's
+    /// generalized requests).
+    pub fn progress(&self) -> Result<()> {
+        self.shared.with(|e| {
+            e.progress();
+            Ok(())
+        })
+    }
+
     /// Starts a standard-mode send of `buf` in `scope` (see [`crate::scope`]).
     pub fn isend<'s, 'a, T: Primitive>(
         &self,

@@ -284,8 +284,8 @@ impl Request<'_> {
         step
     }
 
-    /// Asks a pending receive to cancel; wait then reports `status.cancelled`. Sends cannot be
-    /// cancelled.
+    /// Asks a pending receive to cancel; wait then reports `status.cancelled`. A send is not
+    /// withdrawn: it completes normally (not cancelled).
     pub fn cancel(&self) -> Result<()> {
         match self.state {
             State::Pending { id, .. } => self.shared.with(|e| e.cancel(id)),

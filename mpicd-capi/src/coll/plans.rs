@@ -147,11 +147,14 @@ impl Writer {
     unsafe fn buffer(&mut self, a: Arg, flow: Flow) -> CResult<Buf> {
         let elem = Elem::of(a.dtype)?;
         let len = elem.packed(a.count)?;
-        if len > 0 && (a.p.is_null() || in_place(a.p)) {
-            return Err(fail(MPI_ERR_BUFFER, "null or MPI_IN_PLACE buffer here"));
+        if len > 0 && in_place(a.p) {
+            return Err(fail(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed here"));
         }
         let t = match elem {
             Elem::Basic(_) => {
+                if len > 0 && a.p.is_null() {
+                    return Err(fail(MPI_ERR_BUFFER, "null buffer"));
+                }
                 self.claim(a.p as usize, len, flow)?;
                 // SAFETY: the caller's promise.
                 return Ok(unsafe { self.b.raw(a.p as *mut u8, len) });
@@ -163,7 +166,11 @@ impl Writer {
                     0 => 0,
                     n => (n - 1) * t.extent() + t.true_extent(),
                 };
+                // MPI_BOTTOM (null) is a valid base for a type of absolute addresses.
                 let start = (a.p as usize).wrapping_add_signed(t.true_lb() as isize);
+                if len > 0 && start == 0 {
+                    return Err(fail(MPI_ERR_BUFFER, "null buffer"));
+                }
                 self.claim(start, usize::try_from(span).unwrap_or(0), flow)?;
                 TypedBuf::new(a.p as *const u8, a.count as u64, &t)
             }

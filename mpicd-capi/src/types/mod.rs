@@ -46,6 +46,7 @@ pub(crate) struct Entry {
 pub(crate) static TYPES: Table<Entry> = Table::new(DATATYPE_BASE);
 
 /// What a datatype handle stands for in communication.
+#[derive(Clone)]
 pub(crate) enum Dtype {
     /// A predefined element type: contiguous bytes.
     Basic(Basic),

@@ -154,7 +154,10 @@ impl Engine {
         }
     }
 
-    /// Asks a pending receive to cancel; it then completes as cancelled.
+    /// Asks a pending receive to cancel; it then completes as cancelled. A send cannot be
+    /// withdrawn once posted (UCX 1.13's `ucp_request_cancel` acts on expected receives only),
+    /// so cancelling one is accepted and does nothing: it completes normally, not cancelled,
+    /// which MPI allows (and MPI 4.1 deprecates cancelling sends).
     pub(crate) fn cancel(&mut self, id: OpId) -> Result<()> {
         let worker = &self.net.worker;
         match self.table.get_mut(id).ok_or(Error::InvalidRequest)? {
@@ -164,10 +167,10 @@ impl Engine {
                 self.noticed.push(id.token());
             }
             // Already complete (possibly settled during progress): nothing to cancel.
-            Op::Recv { .. } | Op::Finished(_) => {}
-            Op::Send { .. } | Op::CustomSend(_) | Op::Schedule => {
+            Op::Recv { .. } | Op::Finished(_) | Op::Send { .. } | Op::CustomSend(_) => {}
+            Op::Schedule => {
                 return Err(Error::InvalidArgument(
-                    "only receives can be cancelled".into(),
+                    "a collective operation cannot be cancelled".into(),
                 ))
             }
         }
