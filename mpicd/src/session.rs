@@ -49,6 +49,14 @@ impl Session {
         self.rank
     }
 
+    /// Progresses the runtime once (every operation in flight).
+    pub fn progress(&self) -> Result<()> {
+        self.shared.with(|e| {
+            e.progress();
+            Ok(())
+        })
+    }
+
     /// The number of processes of the job.
     pub fn size(&self) -> u32 {
         self.size

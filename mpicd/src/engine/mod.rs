@@ -109,7 +109,7 @@ impl Engine {
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
         crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
-        let mut boot = Bootstrap::init()?;
+        let mut boot = Bootstrap::acquire()?;
         if boot.size() > crate::tag::MAX_PROCESSES {
             return Err(Error::Launch(format!(
                 "{} processes exceed the limit of {}",
@@ -225,6 +225,8 @@ impl Engine {
         for ep in endpoints {
             net.worker.close(ep, Duration::from_secs(2));
         }
+        // The launcher connection stays for a runtime started later (see `Bootstrap::park`).
+        std::mem::replace(&mut net.boot, Bootstrap::detached()).park();
         fence?;
         if pending > 0 {
             return Err(Error::PendingOperations(pending));
