@@ -2918,59 +2918,6 @@ int MPI_Start(MPI_Request *request);
 // Starts persistent requests in order; stops at the first that cannot start.
 int MPI_Startall(int count, MPI_Request *array_of_requests);
 
-// Starts a session (and the runtime, if no session nor the world model runs), whose errors
-// go to `errhandler`. `info` may ask for a thread level (`mpi_thread_support_level` or
-// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided.
-// A session may start before MPI_Init, or after MPI_Finalize; after the last user of the
-// runtime ended, a new one starts, which every process of the job must then start too.
-int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
-
-// Ends a session and sets the handle to MPI_SESSION_NULL; the last user of the runtime
-// finalizes it (its pending operations are then reported as MPI_ERR_PENDING). Free the
-// session's communicators and groups first.
-int MPI_Session_finalize(MPI_Session *session);
-
-// The number of process sets: 2 (`mpi://WORLD`, `mpi://SELF`). `info` (which may be
-// MPI_INFO_NULL) asks for nothing mpicd knows.
-int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
-
-// The name of process set `n` (0: `mpi://WORLD`, 1: `mpi://SELF`). With `*pset_len` 0 only
-// its length (its NUL included) is set; else up to `*pset_len` bytes (the NUL included) are
-// written to `pset_name` and `*pset_len` is set to the name's whole length.
-int MPI_Session_get_nth_pset(MPI_Session session,
-                             MPI_Info info,
-                             int n,
-                             int *pset_len,
-                             char *pset_name);
-
-// A new info object with the session's hints: its thread level (see [`MPI_Session_init`]).
-int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
-
-// A new info object about a process set: `mpi_size`, its number of processes. An unknown
-// name fails with MPI_ERR_ARG.
-int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
-
-// The group of process set `pset_name` (`mpi://WORLD` or `mpi://SELF`, in any case); an
-// unknown name fails with MPI_ERR_ARG.
-int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
-
-// A new error handler for sessions that calls `session_errhandler_fn` with a pointer to the
-// session's handle and a pointer to the error code.
-int MPI_Session_create_errhandler(MPI_Session_errhandler_function session_errhandler_fn,
-                                  MPI_Errhandler *errhandler);
-
-// Attaches an error handler (predefined, or made by MPI_Session_create_errhandler) to a
-// session.
-int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
-
-// The error handler of a session (a user handler's handle counts as a reference: free it
-// with MPI_Errhandler_free).
-int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
-
-// Applies the session's error handler to `errorcode`, as if a call on the session had
-// failed with it; MPI_SUCCESS when the handler returns.
-int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
-
 // Sends and receives at once (no deadlock whatever the order of the peers).
 int MPI_Sendrecv(const void *sendbuf,
                  int sendcount,
@@ -3072,6 +3019,59 @@ int MPI_Isendrecv_replace_c(void *buf,
                             int recvtag,
                             MPI_Comm comm,
                             MPI_Request *request);
+
+// Starts a session (and the runtime, if no session nor the world model runs), whose errors
+// go to `errhandler`. `info` may ask for a thread level (`mpi_thread_support_level` or
+// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided.
+// A session may start before MPI_Init, or after MPI_Finalize; after the last user of the
+// runtime ended, a new one starts, which every process of the job must then start too.
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+
+// Ends a session and sets the handle to MPI_SESSION_NULL; the last user of the runtime
+// finalizes it (its pending operations are then reported as MPI_ERR_PENDING). Free the
+// session's communicators and groups first.
+int MPI_Session_finalize(MPI_Session *session);
+
+// The number of process sets: 2 (`mpi://WORLD`, `mpi://SELF`). `info` (which may be
+// MPI_INFO_NULL) asks for nothing mpicd knows.
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+
+// The name of process set `n` (0: `mpi://WORLD`, 1: `mpi://SELF`). With `*pset_len` 0 only
+// its length (its NUL included) is set; else up to `*pset_len` bytes (the NUL included) are
+// written to `pset_name` and `*pset_len` is set to the name's whole length.
+int MPI_Session_get_nth_pset(MPI_Session session,
+                             MPI_Info info,
+                             int n,
+                             int *pset_len,
+                             char *pset_name);
+
+// A new info object with the session's hints: its thread level (see [`MPI_Session_init`]).
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+
+// A new info object about a process set: `mpi_size`, its number of processes. An unknown
+// name fails with MPI_ERR_ARG.
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+// The group of process set `pset_name` (`mpi://WORLD` or `mpi://SELF`, in any case); an
+// unknown name fails with MPI_ERR_ARG.
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+
+// A new error handler for sessions that calls `session_errhandler_fn` with a pointer to the
+// session's handle and a pointer to the error code.
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+
+// Attaches an error handler (predefined, or made by MPI_Session_create_errhandler) to a
+// session.
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+
+// The error handler of a session (a user handler's handle counts as a reference: free it
+// with MPI_Errhandler_free).
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+
+// Applies the session's error handler to `errorcode`, as if a call on the session had
+// failed with it; MPI_SUCCESS when the handler returns.
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

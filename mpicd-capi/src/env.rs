@@ -290,14 +290,17 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
                 }));
             }
             env.world = World::Ended;
-            WORLD_ENDED.store(true, Ordering::Release);
             env.sessions > 0
         };
+        // MPI_Finalized says true once the attributes are deleted (their callbacks see false).
         if !sessions_live {
-            return teardown();
+            let done = teardown();
+            WORLD_ENDED.store(true, Ordering::Release);
+            return done;
         }
         let self_done = crate::attrs::comm::release(MPI_COMM_SELF);
         let world_done = crate::attrs::comm::release(MPI_COMM_WORLD);
+        WORLD_ENDED.store(true, Ordering::Release);
         for h in [MPI_COMM_SELF, MPI_COMM_WORLD] {
             if let Some(entry) = comms::COMMS.remove(h as usize) {
                 crate::errhandlers::release(entry.errh);
