@@ -51,6 +51,13 @@
 // Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
 #define MPI_MAX_INFO_VAL 1024
 
+// Bytes of the longest string tag of `MPI_Comm_create_from_group` and
+// `MPI_Intercomm_create_from_groups`, its NUL included (mpi-abi-stubs value).
+#define MPI_MAX_STRINGTAG_LEN 1024
+
+// Bytes of the longest process set name, its NUL included (mpi-abi-stubs value).
+#define MPI_MAX_PSET_NAME_LEN 1024
+
 #define MPI_ANY_SOURCE (-1)
 
 #define MPI_PROC_NULL (-2)
@@ -282,6 +289,7 @@
 
 #define MPI_ERR_VALUE_TOO_LARGE 59
 
+// An invalid session handle (MPI-4.0).
 #define MPI_ERR_SESSION 60
 
 #define MPI_ERR_ERRHANDLER 61
@@ -377,6 +385,8 @@ typedef MPI_ABI_Info *MPI_Info;
 
 typedef MPI_ABI_Group *MPI_Group;
 
+typedef MPI_ABI_Errhandler *MPI_Errhandler;
+
 // Creates the per-operation state from the buffer and count given to MPI.
 typedef int (MPI_Type_custom_state_function)(void *context,
                                               const void *src,
@@ -440,8 +450,6 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
 // further arguments.
 typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
 
-typedef MPI_ABI_Errhandler *MPI_Errhandler;
-
 // A Fortran INTEGER.
 typedef int MPI_Fint;
 
@@ -466,6 +474,11 @@ typedef int (MPI_Grequest_free_function)(void *extra_state);
 // A generalized request's cancel (`MPI_Grequest_start`); `complete` says whether
 // `MPI_Grequest_complete` was already called.
 typedef int (MPI_Grequest_cancel_function)(void *extra_state, int complete);
+
+// A user's error handler for sessions (`MPI_Session_create_errhandler`): called with a
+// pointer to the session's handle and a pointer to the error code; mpicd passes no further
+// arguments.
+typedef void (*MPI_Session_errhandler_function)(MPI_Session *session, int *error_code, ...);
 
 // A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
 // elements of `*datatype`.
@@ -2181,6 +2194,50 @@ int MPI_Exscan_init_c(const void *sendbuf,
                       MPI_Info info,
                       MPI_Request *request);
 
+// A new communicator with the same group and the hints of `info` instead of `comm`'s
+// (collective); otherwise as MPI_Comm_dup (error handler, topology and attributes).
+// MPI_INFO_NULL gives a communicator without hints.
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+// Starts a dup that does not block (collective, in the order of `comm`'s other collectives):
+// `*newcomm` is set at once, and may be used once `*request` has completed. As if
+// MPI_Comm_dup had run now: the error handler, topology, hints and attributes (the copy
+// callbacks run now) are those `comm` has now.
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+// [`MPI_Comm_idup`] whose communicator has the hints of `info` instead of `comm`'s.
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
+// Sets `comm`'s hints from `info` (the ones mpicd keeps, see the module doc; the others are
+// ignored, and hints `info` does not name keep their values). MPI_INFO_NULL changes nothing.
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+// A new info object with the hints `comm` uses (free it with MPI_Info_free).
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+// A communicator of `group`'s members, in its order, made by them alone (each calls it with
+// the same group and `stringtag`, at most MPI_MAX_STRINGTAG_LEN - 1 bytes; concurrent calls
+// over overlapping groups need different tags). MPI_GROUP_EMPTY gives MPI_COMM_NULL. The new
+// communicator has `errhandler` and the hints of `info` mpicd keeps.
+int MPI_Comm_create_from_group(MPI_Group group,
+                               const char *stringtag,
+                               MPI_Info info,
+                               MPI_Errhandler errhandler,
+                               MPI_Comm *newcomm);
+
+// An inter-communicator between `local_group` (which has the caller) and `remote_group`, two
+// disjoint groups, made by their members alone: each calls it with the same `stringtag`,
+// naming its group's leader and the other group's by their ranks in those groups. The new
+// communicator has `errhandler` and the hints of `info` mpicd keeps.
+int MPI_Intercomm_create_from_groups(MPI_Group local_group,
+                                     int local_leader,
+                                     MPI_Group remote_group,
+                                     int remote_leader,
+                                     const char *stringtag,
+                                     MPI_Info info,
+                                     MPI_Errhandler errhandler,
+                                     MPI_Comm *newintercomm);
+
 // This process's rank in `comm`.
 int MPI_Comm_rank(MPI_Comm comm, int *rank);
 
@@ -2188,7 +2245,7 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank);
 int MPI_Comm_size(MPI_Comm comm, int *size);
 
 // A new communicator with the same group (collective); it inherits the error handler, the
-// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+// topology, the info hints and the attributes that their copy callbacks copy (if one fails, so does the dup,
 // with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
 int MPI_Comm_dup(MPI_Comm comm,
                  MPI_Comm *newcomm);
@@ -2280,7 +2337,10 @@ int MPI_Initialized(int *flag);
 // Sets `*flag` to whether `MPI_Finalize` has been called.
 int MPI_Finalized(int *flag);
 
-// Shuts MPI down. Requests never completed are cancelled and reported as MPI_ERR_PENDING.
+// Shuts MPI down (the world model). Requests never completed are cancelled and reported as
+// MPI_ERR_PENDING. While sessions are live, only MPI_COMM_WORLD and MPI_COMM_SELF end (their
+// attributes deleted, SELF's first); the runtime and every other handle live on until the
+// last session is finalized.
 int MPI_Finalize(void);
 
 // Ends every process of the job with `errorcode`.
@@ -3121,6 +3181,59 @@ int MPI_Isendrecv_replace_c(void *buf,
                             int recvtag,
                             MPI_Comm comm,
                             MPI_Request *request);
+
+// Starts a session (and the runtime, if no session nor the world model runs), whose errors
+// go to `errhandler`. `info` may ask for a thread level (`mpi_thread_support_level` or
+// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided.
+// A session may start before MPI_Init, or after MPI_Finalize; after the last user of the
+// runtime ended, a new one starts, which every process of the job must then start too.
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+
+// Ends a session and sets the handle to MPI_SESSION_NULL; the last user of the runtime
+// finalizes it (its pending operations are then reported as MPI_ERR_PENDING). Free the
+// session's communicators and groups first.
+int MPI_Session_finalize(MPI_Session *session);
+
+// The number of process sets: 2 (`mpi://WORLD`, `mpi://SELF`). `info` (which may be
+// MPI_INFO_NULL) asks for nothing mpicd knows.
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+
+// The name of process set `n` (0: `mpi://WORLD`, 1: `mpi://SELF`). With `*pset_len` 0 only
+// its length (its NUL included) is set; else up to `*pset_len` bytes (the NUL included) are
+// written to `pset_name` and `*pset_len` is set to the name's whole length.
+int MPI_Session_get_nth_pset(MPI_Session session,
+                             MPI_Info info,
+                             int n,
+                             int *pset_len,
+                             char *pset_name);
+
+// A new info object with the session's hints: its thread level (see [`MPI_Session_init`]).
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+
+// A new info object about a process set: `mpi_size`, its number of processes. An unknown
+// name fails with MPI_ERR_ARG.
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+// The group of process set `pset_name` (`mpi://WORLD` or `mpi://SELF`, in any case); an
+// unknown name fails with MPI_ERR_ARG.
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+
+// A new error handler for sessions that calls `session_errhandler_fn` with a pointer to the
+// session's handle and a pointer to the error code.
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+
+// Attaches an error handler (predefined, or made by MPI_Session_create_errhandler) to a
+// session.
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+
+// The error handler of a session (a user handler's handle counts as a reference: free it
+// with MPI_Errhandler_free).
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+
+// Applies the session's error handler to `errorcode`, as if a call on the session had
+// failed with it; MPI_SUCCESS when the handler returns.
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 // Number of received elements of `datatype` (MPI_UNDEFINED if not a whole number).
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

@@ -43,6 +43,11 @@ pub type MPI_User_function_c = Option<
 pub type MPI_Comm_errhandler_function =
     Option<unsafe extern "C" fn(comm: *mut MPI_Comm, error_code: *mut c_int, ...)>;
 
+/// A user's error handler for sessions (`MPI_Session_create_errhandler`): called with a
+/// pointer to the session's handle and a pointer to the error code; mpicd passes no further
+/// arguments.
+pub type MPI_Session_errhandler_function =
+    Option<unsafe extern "C" fn(session: *mut MPI_Session, error_code: *mut c_int, ...)>;
 /// A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
 pub type MPI_Grequest_query_function =
     Option<unsafe extern "C" fn(extra_state: *mut c_void, status: *mut MPI_Status) -> c_int>;
@@ -268,6 +273,11 @@ pub const MPI_MAX_OBJECT_NAME: c_int = 128;
 pub const MPI_MAX_INFO_KEY: c_int = 256;
 /// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
 pub const MPI_MAX_INFO_VAL: c_int = 1024;
+/// Bytes of the longest string tag of `MPI_Comm_create_from_group` and
+/// `MPI_Intercomm_create_from_groups`, its NUL included (mpi-abi-stubs value).
+pub const MPI_MAX_STRINGTAG_LEN: c_int = 1024;
+/// Bytes of the longest process set name, its NUL included (mpi-abi-stubs value).
+pub const MPI_MAX_PSET_NAME_LEN: c_int = 1024;
 
 // ----- rank, tag and other sentinels -----
 
@@ -408,6 +418,7 @@ pub const MPI_ERR_WIN: c_int = 56;
 pub const MPI_ERR_RMA_FLAVOR: c_int = 57;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+/// An invalid session handle (MPI-4.0).
 pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 /// The ABI in use does not match (MPI-5.0).

@@ -7,17 +7,18 @@ use crate::env::{check_live, out, require};
 use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
 use mpicd::topology::Topology;
-use mpicd::{Communicator, Comparison, SplitType};
+use mpicd::{Communicator, Comparison, Info, SplitType};
 use std::ffi::{c_char, c_int, CStr};
 use std::sync::Arc;
 
-/// A live communicator, its error handler, the name MPI_Comm_set_name gave it and its
-/// process topology (`topo.rs`).
+/// A live communicator, its error handler, the name MPI_Comm_set_name gave it, its process
+/// topology (`topo.rs`) and its info hints (`comm_dup.rs`).
 pub(crate) struct CommEntry {
     pub comm: Arc<Communicator>,
     pub errh: Errh,
     pub name: Option<String>,
     pub topo: Option<Arc<Topology>>,
+    pub info: Info,
 }
 
 impl CommEntry {
@@ -27,6 +28,7 @@ impl CommEntry {
             errh,
             name: None,
             topo: None,
+            info: Info::new(),
         }
     }
 }
@@ -39,9 +41,11 @@ pub(crate) fn get(h: MPI_Comm) -> CResult<Arc<Communicator>> {
     if h == MPI_COMM_NULL || h.is_null() {
         return Err(fail(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"));
     }
-    COMMS
-        .with(h as usize, |e| Arc::clone(&e.comm))
-        .ok_or_else(|| fail(MPI_ERR_COMM, "unknown or freed communicator"))
+    match COMMS.with(h as usize, |e| Arc::clone(&e.comm)) {
+        Some(comm) => Ok(comm),
+        // A communicator of MPI_Comm_idup enters the table at its first use after completion.
+        None => crate::comm_dup::materialize(h),
+    }
 }
 
 /// The error handler of errors not tied to a communicator: MPI_COMM_SELF's (or
@@ -56,6 +60,7 @@ pub(crate) fn default_errh() -> Errh {
 pub(crate) fn errh(h: MPI_Comm) -> Errh {
     COMMS
         .with(h as usize, |e| e.errh.bound_to(h as usize))
+        .or_else(|| crate::comm_dup::pending_errh(h))
         .unwrap_or_else(default_errh)
 }
 
@@ -93,15 +98,18 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
 }
 
 /// A new communicator with the same group (collective); it inherits the error handler, the
-/// topology and the attributes that their copy callbacks copy (if one fails, so does the dup,
+/// topology, the info hints and the attributes that their copy callbacks copy (if one fails, so does the dup,
 /// with its code, and `*newcomm` is MPI_COMM_NULL). The dup of an inter-communicator is an inter-communicator with the same two groups.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
         require(newcomm, "newcomm")?;
         let dup = c.dup()?;
-        let topo = COMMS.with(comm as usize, |e| e.topo.clone()).flatten();
+        let (topo, info) = COMMS
+            .with(comm as usize, |e| (e.topo.clone(), e.info.clone()))
+            .unwrap_or_default();
         let made = insert_with(dup, errh(comm), topo);
+        COMMS.with(made as usize, |e| e.info = info);
         // Attributes (attrs/comm.rs): the copy callbacks; a failed one frees `made`.
         if let Err(e) = crate::attrs::comm::inherit(comm, made) {
             let _ = out(newcomm, MPI_COMM_NULL);

@@ -1,43 +1,176 @@
 //! The MPI environment: init and finalize (which fill and empty the handle tables), abort,
-//! thread levels, versions, processor name, timers and MPI_Pcontrol.
+//! thread levels, versions, processor name, timers and MPI_Pcontrol; and who uses the runtime.
+//!
+//! The world model (`MPI_Init` .. `MPI_Finalize`, once per process) and the sessions of the
+//! sessions model (`sessions.rs`, any number, before, during or after the world model) share
+//! one runtime: the first of them to start starts it, and the last to end finalizes it (and
+//! empties the handle tables). A session started after that starts a new runtime
+//! ([`mpicd::restart`]), which every process of the job must then do too. `MPI_Initialized`
+//! and `MPI_Finalized` tell of the world model only; the other calls work while any user is
+//! live.
 
 use crate::abi::*;
 use crate::comms::{self, CommEntry};
 use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use std::ffi::{c_char, c_double, c_int};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::ThreadId;
 use std::time::Instant;
 
-/// The runtime of this process, between `MPI_Init` and `MPI_Finalize`.
-static RUNTIME: Mutex<Option<mpicd::Runtime>> = Mutex::new(None);
+/// The world model's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum World {
+    NotStarted,
+    Live,
+    Ended,
+}
+
+/// The runtime and its users.
+struct Env {
+    rt: Option<mpicd::Runtime>,
+    world: World,
+    sessions: usize,
+    /// A runtime was started and finalized: the next one is a restart.
+    restart: bool,
+}
+
+static ENV: Mutex<Env> = Mutex::new(Env {
+    rt: None,
+    world: World::NotStarted,
+    sessions: 0,
+    restart: false,
+});
+/// Whether some user (the world model or a session) is live: [`check_live`] reads it without
+/// a lock.
+static LIVE: AtomicBool = AtomicBool::new(false);
+static WORLD_STARTED: AtomicBool = AtomicBool::new(false);
+static WORLD_ENDED: AtomicBool = AtomicBool::new(false);
+/// This process's world rank in the live runtime.
+static WORLD_RANK: AtomicU32 = AtomicU32::new(0);
+static WORLD_SIZE: AtomicU32 = AtomicU32::new(0);
 static THREAD_LEVEL: AtomicI32 = AtomicI32::new(MPI_THREAD_SINGLE);
 static MAIN_THREAD: OnceLock<ThreadId> = OnceLock::new();
 static EPOCH: OnceLock<Instant> = OnceLock::new();
 
-fn runtime() -> MutexGuard<'static, Option<mpicd::Runtime>> {
-    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+fn env() -> MutexGuard<'static, Env> {
+    ENV.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Fails unless MPI is initialized and not finalized.
+/// Fails unless the runtime is live (MPI initialized and not finalized, or a session live).
 pub(crate) fn check_live() -> CResult<()> {
-    if mpicd::is_finalized() {
+    if LIVE.load(Ordering::Acquire) {
+        Ok(())
+    } else if WORLD_ENDED.load(Ordering::Acquire) {
         Err(fail(MPI_ERR_OTHER, "MPI was finalized"))
-    } else if !mpicd::is_initialized() {
+    } else {
         Err(fail(
             MPI_ERR_OTHER,
-            "MPI is not initialized (call MPI_Init first)",
+            "MPI is not initialized (call MPI_Init or MPI_Session_init first)",
         ))
-    } else {
-        Ok(())
     }
+}
+
+/// This process's world rank (its rank in `mpi://WORLD` and MPI_COMM_WORLD).
+pub(crate) fn world_rank() -> CResult<u32> {
+    check_live()?;
+    Ok(WORLD_RANK.load(Ordering::Acquire))
+}
+
+/// The number of processes of the job (of `mpi://WORLD` and MPI_COMM_WORLD).
+pub(crate) fn world_size() -> CResult<u32> {
+    check_live()?;
+    Ok(WORLD_SIZE.load(Ordering::Acquire))
+}
+
+/// Starts the runtime of `env` if none runs.
+fn ensure_runtime(env: &mut Env) -> CResult<()> {
+    if env.rt.is_none() {
+        let rt = match env.restart {
+            true => mpicd::restart()?,
+            false => mpicd::init()?,
+        };
+        WORLD_RANK.store(rt.session().rank(), Ordering::Release);
+        WORLD_SIZE.store(rt.session().size(), Ordering::Release);
+        EPOCH.get_or_init(Instant::now);
+        env.rt = Some(rt);
+    }
+    Ok(())
+}
+
+/// A handle on the live runtime for the sessions model.
+pub(crate) fn core_session() -> CResult<mpicd::Session> {
+    check_live()?;
+    env()
+        .rt
+        .as_ref()
+        .map(mpicd::Runtime::session)
+        .ok_or_else(|| fail(MPI_ERR_OTHER, "MPI is not initialized"))
+}
+
+/// Counts a new session as a user of the runtime, starting one if none runs.
+pub(crate) fn start_session() -> CResult<mpicd::Session> {
+    let mut env = env();
+    ensure_runtime(&mut env)?;
+    env.sessions += 1;
+    LIVE.store(true, Ordering::Release);
+    Ok(env
+        .rt
+        .as_ref()
+        .map(mpicd::Runtime::session)
+        .expect("just started"))
+}
+
+/// A session ended: the last user finalizes the runtime.
+pub(crate) fn end_session() -> CResult<()> {
+    let last = {
+        let mut env = env();
+        env.sessions = env.sessions.saturating_sub(1);
+        env.sessions == 0 && env.world != World::Live
+    };
+    match last {
+        true => teardown(),
+        false => Ok(()),
+    }
+}
+
+/// Frees every handle and finalizes the runtime, whose last user ended. Attributes first
+/// (attrs/comm.rs: as if MPI_COMM_SELF, then MPI_COMM_WORLD, were freed), while MPI still
+/// works for their callbacks; no lock is held meanwhile. Nothing is torn down if a new user
+/// came meanwhile.
+fn teardown() -> CResult<()> {
+    let attrs_deleted = crate::attrs::comm::finalize();
+    let rt = {
+        let mut env = env();
+        if env.sessions > 0 || env.world == World::Live {
+            return attrs_deleted;
+        }
+        LIVE.store(false, Ordering::Release);
+        env.restart = true;
+        env.rt.take()
+    };
+    crate::bsend::finish();
+    crate::requests::complete_detached(std::time::Duration::from_secs(10));
+    crate::requests::free_all();
+    crate::probe::discard_all();
+    crate::comm_dup::forget_pending();
+    drop(comms::COMMS.drain());
+    crate::types::free_all();
+    crate::userops::free_all();
+    crate::groups::free_all();
+    crate::sessions::forget_all();
+    let finalized = match rt {
+        Some(rt) => rt.finalize().map_err(Into::into),
+        None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
+    };
+    crate::requests::release_detached();
+    finalized.and(attrs_deleted)
 }
 
 /// What the launcher says of this job (application number, universe size), for the
 /// attributes MPI_APPNUM and MPI_UNIVERSE_SIZE.
 pub(crate) fn launch_facts() -> CResult<(Option<u32>, Option<u32>)> {
-    match runtime().as_ref() {
+    match env().rt.as_ref() {
         Some(rt) => Ok(rt.launch_facts()?),
         None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
     }
@@ -45,8 +178,11 @@ pub(crate) fn launch_facts() -> CResult<(Option<u32>, Option<u32>)> {
 
 /// Ends every process of the job with `code` (or this one, without a runtime).
 pub(crate) fn abort_job(code: c_int, message: &str) -> ! {
-    if let Some(rt) = runtime().as_ref() {
-        let _ = rt.abort(code, message);
+    // A fatal error raised while the environment is locked (in a teardown) ends this process.
+    if let Ok(env) = ENV.try_lock() {
+        if let Some(rt) = env.rt.as_ref() {
+            let _ = rt.abort(code, message);
+        }
     }
     std::process::exit(if code == 0 { 1 } else { code })
 }
@@ -65,8 +201,19 @@ fn init(required: c_int) -> CResult<c_int> {
             format!("unknown thread level {required}"),
         ));
     }
-    let rt = mpicd::init()?;
-    EPOCH.get_or_init(Instant::now);
+    let mut env = env();
+    match env.world {
+        World::NotStarted => {}
+        World::Live => return Err(fail(MPI_ERR_OTHER, "MPI is already initialized")),
+        World::Ended => {
+            return Err(fail(
+                MPI_ERR_OTHER,
+                "MPI was finalized (the world model starts once per process)",
+            ))
+        }
+    }
+    ensure_runtime(&mut env)?;
+    let rt = env.rt.as_ref().expect("started above");
     let _ = MAIN_THREAD.set(std::thread::current().id());
     comms::COMMS.insert_at(
         MPI_COMM_WORLD as usize,
@@ -76,7 +223,9 @@ fn init(required: c_int) -> CResult<c_int> {
         MPI_COMM_SELF as usize,
         CommEntry::new(Arc::new(rt.self_comm()), Errh::Fatal),
     );
-    *runtime() = Some(rt);
+    env.world = World::Live;
+    WORLD_STARTED.store(true, Ordering::Release);
+    LIVE.store(true, Ordering::Release);
     // The engine serializes every call behind one lock, so every level is safe.
     THREAD_LEVEL.store(required, Ordering::Release);
     Ok(required)
@@ -111,7 +260,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
     run("Initialized", Errh::Return, |_| {
-        out(flag, mpicd::is_initialized() as c_int)
+        out(flag, WORLD_STARTED.load(Ordering::Acquire) as c_int)
     })
 }
 
@@ -119,32 +268,45 @@ pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
     run("Finalized", Errh::Return, |_| {
-        out(flag, mpicd::is_finalized() as c_int)
+        out(flag, WORLD_ENDED.load(Ordering::Acquire) as c_int)
     })
 }
 
-/// Shuts MPI down. Requests never completed are cancelled and reported as MPI_ERR_PENDING.
+/// Shuts MPI down (the world model). Requests never completed are cancelled and reported as
+/// MPI_ERR_PENDING. While sessions are live, only MPI_COMM_WORLD and MPI_COMM_SELF end (their
+/// attributes deleted, SELF's first); the runtime and every other handle live on until the
+/// last session is finalized.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     run("Finalize", comms::default_errh(), |_| {
-        check_live()?;
-        // Attributes first (attrs/comm.rs): as if MPI_COMM_SELF, then MPI_COMM_WORLD, were freed.
-        let attrs_deleted = crate::attrs::comm::finalize();
-        crate::bsend::finish();
-        crate::requests::complete_detached(std::time::Duration::from_secs(10));
-        crate::requests::free_all();
-        crate::probe::discard_all();
-        drop(comms::COMMS.drain());
-        crate::types::free_all();
-        crate::userops::free_all();
-        crate::groups::free_all();
-        let rt = runtime().take();
-        let finalized = match rt {
-            Some(rt) => rt.finalize().map_err(Into::into),
-            None => Err(fail(MPI_ERR_OTHER, "MPI is not initialized")),
+        let sessions_live = {
+            let mut env = env();
+            if env.world != World::Live {
+                return Err(check_live().err().unwrap_or_else(|| {
+                    fail(
+                        MPI_ERR_OTHER,
+                        "MPI is not initialized (MPI_Init was not called)",
+                    )
+                }));
+            }
+            env.world = World::Ended;
+            env.sessions > 0
         };
-        crate::requests::release_detached();
-        finalized.and(attrs_deleted)
+        // MPI_Finalized says true once the attributes are deleted (their callbacks see false).
+        if !sessions_live {
+            let done = teardown();
+            WORLD_ENDED.store(true, Ordering::Release);
+            return done;
+        }
+        let self_done = crate::attrs::comm::release(MPI_COMM_SELF);
+        let world_done = crate::attrs::comm::release(MPI_COMM_WORLD);
+        WORLD_ENDED.store(true, Ordering::Release);
+        for h in [MPI_COMM_SELF, MPI_COMM_WORLD] {
+            if let Some(entry) = comms::COMMS.remove(h as usize) {
+                crate::errhandlers::release(entry.errh);
+            }
+        }
+        self_done.and(world_done)
     })
 }
 

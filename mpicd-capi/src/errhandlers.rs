@@ -13,9 +13,10 @@
 //!   for the programs written for it;
 //! - before `MPI_Init` and after `MPI_Finalize`: the initial handler, MPI_ERRORS_ARE_FATAL.
 //!
-//! Windows, files and sessions, when they exist, get user handlers the same way: a [`UserFn`]
+//! Sessions have theirs (`sessions.rs`); windows and files, when they exist, get user handlers
+//! the same way: a [`UserFn`]
 //! variant for their `MPI_<X>_errhandler_function`, made by `MPI_<X>_create_errhandler`, checked
-//! by [`resolve`] when `MPI_<X>_set_errhandler` attaches it, and called by [`UserErrh::call`]
+//! by [`resolve_for`] when `MPI_<X>_set_errhandler` attaches it, and called by [`UserErrh::call`]
 //! with the object's handle.
 
 use crate::abi::*;
@@ -30,6 +31,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum UserFn {
     Comm(unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)),
+    Session(unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...)),
+}
+
+/// The kinds of object a user error handler is made for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObjKind {
+    Comm,
+    Session,
+}
+
+impl UserFn {
+    fn kind(self) -> ObjKind {
+        match self {
+            UserFn::Comm(_) => ObjKind::Comm,
+            UserFn::Session(_) => ObjKind::Session,
+        }
+    }
 }
 
 /// A user error handler attached to an object: its handle (what `MPI_Comm_get_errhandler`
@@ -52,6 +70,11 @@ impl UserErrh {
                 // SAFETY: `f` is the function the user gave MPI_Comm_create_errhandler, of type
                 // MPI_Comm_errhandler_function; both pointers are valid for the call.
                 unsafe { f(&mut comm, &mut code) }
+            }
+            UserFn::Session(f) => {
+                let mut session = self.obj as MPI_Session;
+                // SAFETY: as above, with MPI_Session_create_errhandler's function.
+                unsafe { f(&mut session, &mut code) }
             }
         }
     }
@@ -79,9 +102,24 @@ pub(crate) fn unbound_errors_comm() -> MPI_Comm {
     }
 }
 
-/// The handler of handle `h`, not yet bound to an object. (User handlers are all for
-/// communicators so far; `MPI_Win_set_errhandler` will check for its own kind.)
-pub(crate) fn resolve(h: MPI_Errhandler) -> CResult<Errh> {
+/// The handler of handle `h` for an object of `kind`, not yet bound to an object: a
+/// predefined handler, or a user's made for that kind (MPI_ERR_ARG for another kind).
+pub(crate) fn resolve_for(h: MPI_Errhandler, kind: ObjKind) -> CResult<Errh> {
+    let e = resolve(h)?;
+    match e {
+        Errh::User(u) if u.func.kind() != kind => Err(fail(
+            MPI_ERR_ARG,
+            format!(
+                "an error handler made for {:?} objects, not {kind:?} ones",
+                u.func.kind()
+            ),
+        )),
+        _ => Ok(e),
+    }
+}
+
+/// The handler of handle `h`, not yet bound to an object, whatever its kind.
+fn resolve(h: MPI_Errhandler) -> CResult<Errh> {
     if let Some(e) = Errh::from_handle(h) {
         return Ok(e);
     }
@@ -99,6 +137,11 @@ pub(crate) fn resolve(h: MPI_Errhandler) -> CResult<Errh> {
         func,
         obj: 0,
     }))
+}
+
+/// A new user error handler calling `func` (the create_errhandler calls of each kind).
+pub(crate) fn create(func: UserFn) -> MPI_Errhandler {
+    HANDLERS.insert(Handler { func, refs: 1 }) as MPI_Errhandler
 }
 
 /// Counts one more use of `e` (nothing for the predefined handlers).
@@ -155,7 +198,7 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(
     errhandler: MPI_Errhandler,
 ) -> c_int {
     run_on("Comm_set_errhandler", comm, |_| {
-        let new = resolve(errhandler)?;
+        let new = resolve_for(errhandler, ObjKind::Comm)?;
         retain(new);
         let Some(old) = COMMS.with(comm as usize, |e| std::mem::replace(&mut e.errh, new)) else {
             release(new);

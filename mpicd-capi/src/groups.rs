@@ -83,7 +83,7 @@ pub unsafe extern "C" fn MPI_Group_size(group: MPI_Group, size: *mut c_int) -> c
 pub unsafe extern "C" fn MPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> c_int {
     run_group("Group_rank", || {
         let g = get(group)?;
-        let me = crate::comms::get(MPI_COMM_WORLD)?.rank() as u32;
+        let me = crate::env::world_rank()?;
         out(rank, g.comm_rank(me).unwrap_or(MPI_UNDEFINED))
     })
 }

@@ -41,6 +41,11 @@ pub(crate) fn with<R>(h: MPI_Info, f: impl FnOnce(&Info) -> R) -> CResult<R> {
         .ok_or_else(|| fail(MPI_ERR_INFO, "unknown or freed info object"))
 }
 
+/// A new info handle for `info`.
+pub(crate) fn insert(info: Info) -> MPI_Info {
+    INFOS.insert(info) as MPI_Info
+}
+
 /// Runs `f` on the info object of `h` to change it (`MPI_INFO_ENV` is read-only).
 pub(crate) fn with_mut<R>(h: MPI_Info, f: impl FnOnce(&mut Info) -> R) -> CResult<R> {
     if h == MPI_INFO_ENV {

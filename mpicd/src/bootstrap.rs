@@ -199,6 +199,49 @@ impl Bootstrap {
     }
 }
 
+/// The launcher connection of a finalized runtime, kept for the next one ([`Bootstrap::park`]).
+static PARKED: std::sync::Mutex<Option<Bootstrap>> = std::sync::Mutex::new(None);
+
+fn parked() -> std::sync::MutexGuard<'static, Option<Bootstrap>> {
+    PARKED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Ends the parked launcher connection at process exit.
+extern "C" fn finalize_parked() {
+    drop(parked().take());
+}
+
+impl Bootstrap {
+    /// The launcher connection: the one a finalized runtime of this process parked, or a new
+    /// one ([`Bootstrap::init`]).
+    pub(crate) fn acquire() -> Result<Bootstrap> {
+        match parked().take() {
+            Some(boot) => Ok(boot),
+            None => Bootstrap::init(),
+        }
+    }
+
+    /// Keeps this connection for a runtime started later (MPI's sessions may initialize again)
+    /// instead of finalizing PMIx now: a process that finalized PMIx and initialized it again
+    /// could meet the others' fences while the server still counts it as gone. PMIx is
+    /// finalized at process exit.
+    pub(crate) fn park(self) {
+        static HOOK: std::sync::Once = std::sync::Once::new();
+        // SAFETY: `finalize_parked` is an `extern "C" fn()` that lives as long as the process.
+        HOOK.call_once(|| unsafe {
+            libc::atexit(finalize_parked);
+        });
+        *parked() = Some(self);
+    }
+
+    /// A stand-in with no launcher connection (what is left where one was taken out).
+    pub(crate) fn detached() -> Bootstrap {
+        Bootstrap {
+            kind: Kind::Singleton(HashMap::new()),
+        }
+    }
+}
+
 impl Drop for Bootstrap {
     fn drop(&mut self) {
         if let Kind::Pmix { .. } = self.kind {

@@ -17,6 +17,7 @@ use crate::collective::allgather_bytes;
 use crate::comm::{Communicator, Sides};
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::newcomm::Proposal;
 use crate::request::scope;
 use crate::route::CONTEXTS_PER_COMM;
 use crate::UNDEFINED;
@@ -64,9 +65,9 @@ impl Communicator {
                 size: self.size(),
             });
         }
-        let mine = self.shared.with(|e| Ok(e.next_context()))?;
+        let mine = Proposal::new(&self.shared)?;
         let mut local_max = 0;
-        for entry in allgather_bytes(self, &mine.to_le_bytes())? {
+        for entry in allgather_bytes(self, &mine.value().to_le_bytes())? {
             local_max = local_max.max(read_u32(&entry, 0)?);
         }
         // The leader meets the other leader, then tells its group what came of it.
@@ -95,8 +96,7 @@ impl Communicator {
         }
         let agreed = read_u32(told, 1)?;
         let remote = read_members(&told[5..])?;
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        mine.assign(agreed)?;
         Ok(Communicator::new_inter(
             Arc::clone(&self.shared),
             agreed,
@@ -156,11 +156,8 @@ impl Communicator {
                 "merge needs an inter-communicator".into(),
             ));
         };
-        let mut mine = self
-            .shared
-            .with(|e| Ok(e.next_context()))?
-            .to_le_bytes()
-            .to_vec();
+        let proposal = Proposal::new(&self.shared)?;
+        let mut mine = proposal.value().to_le_bytes().to_vec();
         mine.push(high as u8);
         let t = self.swap_tables(&mine)?;
         let agreed = t.agreed_context()?;
@@ -179,8 +176,7 @@ impl Communicator {
             true => remote.members(),
             false => local.members(),
         });
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        proposal.assign(agreed)?;
         Ok(Communicator::new(
             Arc::clone(&self.shared),
             agreed,
@@ -191,11 +187,10 @@ impl Communicator {
 
     /// [`Communicator::dup`] of an inter-communicator: the same groups on a new context.
     pub(crate) fn inter_dup(&self) -> Result<Communicator> {
-        let mine = self.shared.with(|e| Ok(e.next_context()))?;
-        let t = self.swap_tables(&mine.to_le_bytes())?;
+        let proposal = Proposal::new(&self.shared)?;
+        let t = self.swap_tables(&proposal.value().to_le_bytes())?;
         let agreed = t.agreed_context()?;
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        proposal.assign(agreed)?;
         Ok(self.inter_on(agreed, self.group(), self.remote_members(), self.rank))
     }
 
@@ -203,17 +198,13 @@ impl Communicator {
     /// same color, ordered by key then rank, joined to those of the other group with that
     /// color; `None` for [`UNDEFINED`] or a color the other group does not have.
     pub(crate) fn inter_split(&self, color: i32, key: i32) -> Result<Option<Communicator>> {
-        let mut mine = self
-            .shared
-            .with(|e| Ok(e.next_context()))?
-            .to_le_bytes()
-            .to_vec();
+        let proposal = Proposal::new(&self.shared)?;
+        let mut mine = proposal.value().to_le_bytes().to_vec();
         mine.extend_from_slice(&color.to_le_bytes());
         mine.extend_from_slice(&key.to_le_bytes());
         let t = self.swap_tables(&mine)?;
         let agreed = t.agreed_context()?;
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        proposal.assign(agreed)?;
         if color == UNDEFINED {
             return Ok(None);
         }
@@ -228,18 +219,14 @@ impl Communicator {
     /// of its own group; the new inter-communicator joins the two subgroups. `None` for a
     /// process outside its group, or if either group is empty.
     pub(crate) fn inter_create(&self, group: &Group) -> Result<Option<Communicator>> {
-        let mut mine = self
-            .shared
-            .with(|e| Ok(e.next_context()))?
-            .to_le_bytes()
-            .to_vec();
+        let proposal = Proposal::new(&self.shared)?;
+        let mut mine = proposal.value().to_le_bytes().to_vec();
         if self.rank == 0 {
             mine.extend(group.members().iter().flat_map(|w| w.to_le_bytes()));
         }
         let t = self.swap_tables(&mine)?;
         let agreed = t.agreed_context()?;
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        proposal.assign(agreed)?;
         if !group.is_subset_of(&self.group()) {
             return Err(Error::InvalidGroup(format!(
                 "a group of {} processes that is not a subgroup of the local group's {}",

@@ -53,7 +53,7 @@
 //   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
 //   top           request, comm, message, typed, equivalence, collective, collective_custom,
-//                 collective_typed, intercomm, newcomm, custom, runtime, serde_api
+//                 collective_typed, intercomm, newcomm, session, custom, runtime, serde_api
 mod bootstrap;
 pub mod collective;
 pub mod collective_custom;
@@ -80,6 +80,7 @@ mod runtime;
 pub mod schedule;
 #[cfg(feature = "serde")]
 pub mod serde_api;
+pub mod session;
 pub mod status;
 mod tag;
 pub mod topology;
@@ -95,7 +96,7 @@ pub use error::{Error, Result};
 pub use group::{Comparison, Group, RankRange};
 pub use info::Info;
 pub use message::Message;
-pub use newcomm::SplitType;
+pub use newcomm::{PendingComm, SplitType};
 pub use plan::derived::{
     Basic, Constructor, Datatype, Distribution, Order, TypedBuf, DISTRIBUTE_DFLT_DARG,
 };
@@ -103,9 +104,10 @@ pub use request::{
     scope, test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some,
     Request, Scope,
 };
-pub use runtime::{init, is_finalized, is_initialized, Runtime};
+pub use runtime::{init, is_finalized, is_initialized, restart, Runtime};
 #[cfg(feature = "serde")]
 pub use serde_api::{MessageSerdeExt, SerdeExt};
+pub use session::Session;
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
 

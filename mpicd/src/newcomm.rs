@@ -1,5 +1,6 @@
-//! New communicators from existing ones: [`Communicator::dup`], [`Communicator::split`],
-//! [`Communicator::split_type`], [`Communicator::create`] and [`Communicator::create_group`].
+//! New communicators from existing ones: [`Communicator::dup`], [`Communicator::idup`],
+//! [`Communicator::split`], [`Communicator::split_type`], [`Communicator::create`] and
+//! [`Communicator::create_group`].
 //!
 //! A new communicator needs a context id unused by every member: each process keeps the next
 //! id it has never used, the members take the largest of theirs, and each then marks the ids up
@@ -9,15 +10,90 @@
 //! create agree through collectives on the parent, so this sits above [`crate::collective`];
 //! create_group, which only the new group's members call, agrees by point-to-point among them
 //! on the parent's third context, under the caller's tag. Dup, split and create of an
-//! inter-communicator agree across its two groups ([`crate::intercomm`]).
+//! inter-communicator agree across its two groups ([`crate::intercomm`]). Idup agrees without
+//! blocking, in rounds the engine runs (`engine::agree`), and every blocking agreement keeps
+//! its [`Proposal`] registered while it runs, so that the two never end on the same id.
 
-use crate::comm::Communicator;
+use crate::comm::{Communicator, Sides};
+use crate::engine::Shared;
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::liveness::Identity;
-use crate::route::CONTEXTS_PER_COMM;
+use crate::request::Request;
+use crate::route::{Route, CONTEXTS_PER_COMM};
 use crate::{TAG_UB, UNDEFINED};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+
+/// This process's proposal for a blocking agreement on a context id, from the moment it is
+/// made until the agreement ends ([`Proposal::assign`]) or fails (dropped): meanwhile no
+/// non-blocking agreement takes an id it may end on (see [`crate::route::ContextIds`]).
+pub(crate) struct Proposal {
+    shared: Arc<Shared>,
+    value: u32,
+    open: bool,
+}
+
+impl Proposal {
+    pub(crate) fn new(shared: &Arc<Shared>) -> Result<Proposal> {
+        let value = shared.with(|e| Ok(e.contexts().propose()))?;
+        Ok(Proposal {
+            shared: Arc::clone(shared),
+            value,
+            open: true,
+        })
+    }
+
+    pub(crate) fn value(&self) -> u32 {
+        self.value
+    }
+
+    /// The agreement ended on `agreed`: this process gives it to the new communicator.
+    pub(crate) fn assign(mut self, agreed: u32) -> Result<()> {
+        self.open = false;
+        self.shared
+            .with(|e| e.contexts().assign(self.value, agreed))
+    }
+}
+
+impl Drop for Proposal {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.shared.with(|e| {
+                e.contexts().withdraw(self.value);
+                Ok(())
+            });
+        }
+    }
+}
+
+/// A communicator [`Communicator::idup`] is making: it exists once its request completed.
+pub struct PendingComm {
+    shared: Arc<Shared>,
+    agreed: Arc<OnceLock<u32>>,
+    shape: Shape,
+}
+
+/// The groups of a communicator being made, and this process's rank.
+enum Shape {
+    Intra(Group, i32),
+    Inter(Group, Group, i32),
+}
+
+impl PendingComm {
+    /// The new communicator, once the request of [`Communicator::idup`] has completed
+    /// successfully; `None` before (each call makes a new handle on the same communicator).
+    pub fn get(&self) -> Option<Communicator> {
+        let context = *self.agreed.get()?;
+        let shared = Arc::clone(&self.shared);
+        Some(match &self.shape {
+            Shape::Intra(group, rank) => Communicator::new(shared, context, group.clone(), *rank),
+            Shape::Inter(local, remote, rank) => {
+                Communicator::new_inter(shared, context, local.clone(), remote.clone(), *rank)
+            }
+        })
+    }
+}
 
 /// How [`Communicator::split_type`] groups the processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +116,54 @@ impl Communicator {
         }
         let context = self.agree_on_context()?;
         Ok(self.with_context(context, self.group(), self.rank))
+    }
+
+    /// Starts a [`Communicator::dup`] that never blocks (`MPI_Comm_idup`): the new
+    /// communicator comes from the [`PendingComm`] once the request has completed. Every
+    /// member starts it in the same order as its other collectives on this communicator.
+    pub fn idup(&self) -> Result<(PendingComm, Request<'static>)> {
+        let tag = self.next_coll_tag();
+        // The members of both groups agree, in one order both groups see alike.
+        let (route, rank, shape) = match &self.sides {
+            Sides::Intra => (
+                self.coll.clone(),
+                self.rank,
+                Shape::Intra(self.group(), self.rank),
+            ),
+            Sides::Inter { local } => {
+                let remote = &self.route.group;
+                let local_first = local.world_rank(0)? < remote.world_rank(0)?;
+                let (first, second, rank) = match local_first {
+                    true => (local, remote, self.rank),
+                    false => (remote, local, remote.size() + self.rank),
+                };
+                let mut members = first.members();
+                members.extend(second.members());
+                let route = Route {
+                    context: self.coll.context,
+                    group: Arc::new(Group::from_members(members)),
+                };
+                let shape = Shape::Inter((**local).clone(), (**remote).clone(), self.rank);
+                (route, rank, shape)
+            }
+        };
+        if !self.members_watched.swap(true, Ordering::Relaxed) {
+            let members = self.coll.group.members();
+            self.shared.with(|e| {
+                e.watch_members(&members);
+                Ok(())
+            })?;
+        }
+        let agreed = Arc::new(OnceLock::new());
+        let posted = self
+            .shared
+            .with(|e| e.start_agreement(route, rank, tag, Arc::clone(&agreed)))?;
+        let pending = PendingComm {
+            shared: Arc::clone(&self.shared),
+            agreed,
+            shape,
+        };
+        Ok((pending, Request::posted(&self.shared, posted)))
     }
 
     /// Splits by `color` (processes with the same color form a communicator, ordered by `key`
@@ -162,15 +286,14 @@ impl Communicator {
             group.clone(),
             rank,
         );
-        let mine = self.shared.with(|e| Ok(e.next_context()))?;
-        let agreed = side.max_among_members(mine, tag)?;
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        let mine = Proposal::new(&self.shared)?;
+        let agreed = side.max_among_members(&[mine.value()], tag)?[0];
+        mine.assign(agreed)?;
         Ok(Some(self.with_context(agreed, group.clone(), rank)))
     }
 
     /// A communicator on the same engine with `context`, `group` and this process's `rank`.
-    fn with_context(&self, context: u32, group: Group, rank: i32) -> Communicator {
+    pub(crate) fn with_context(&self, context: u32, group: Group, rank: i32) -> Communicator {
         Communicator::new(Arc::clone(&self.shared), context, group, rank)
     }
 
@@ -193,42 +316,42 @@ impl Communicator {
 
     /// Agrees with the other members on a context id unused by all of them.
     fn agree_on_context(&self) -> Result<u32> {
-        let mine = self.shared.with(|e| Ok(e.next_context()))?;
-        let all = crate::collective::allgather_bytes(self, &mine.to_le_bytes())?;
+        let mine = Proposal::new(&self.shared)?;
+        let all = crate::collective::allgather_bytes(self, &mine.value().to_le_bytes())?;
         let mut agreed = 0u32;
         for entry in all {
             agreed = agreed.max(read_i32(&entry, 0)? as u32);
         }
-        self.shared
-            .with(|e| e.claim_contexts(agreed + CONTEXTS_PER_COMM))?;
+        mine.assign(agreed)?;
         Ok(agreed)
     }
 
-    /// The largest of the members' `value`s, on every member: a binomial reduction to rank 0
-    /// and a binomial broadcast back, by point-to-point under `tag` (messages go to lower
-    /// ranks in the first half and to higher ones in the second, so they never meet).
-    fn max_among_members(&self, value: u32, tag: i32) -> Result<u32> {
+    /// The largest of the members' `values`, element by element, on every member: a binomial
+    /// reduction to rank 0 and a binomial broadcast back, by point-to-point under `tag`
+    /// (messages go to lower ranks in the first half and to higher ones in the second, so they
+    /// never meet). Every member passes as many values.
+    pub(crate) fn max_among_members(&self, values: &[u32], tag: i32) -> Result<Vec<u32>> {
         let (rank, size) = (self.rank, self.size());
-        let mut value = value;
+        let mut value = values.to_vec();
+        let mut theirs = vec![0u32; values.len()];
         let mut mask = 1;
         while mask < size {
             if rank & mask != 0 {
-                self.send(&[value], rank - mask, tag)?;
+                self.send(&value, rank - mask, tag)?;
                 break;
             }
             if rank + mask < size {
-                let mut theirs = [0u32];
                 self.recv(&mut theirs, rank + mask, tag)?;
-                value = value.max(theirs[0]);
+                for (v, t) in value.iter_mut().zip(&theirs) {
+                    *v = (*v).max(*t);
+                }
             }
             mask <<= 1;
         }
         let mut mask = 1;
         while mask < size {
             if rank & mask != 0 {
-                let mut agreed = [0u32];
-                self.recv(&mut agreed, rank - mask, tag)?;
-                value = agreed[0];
+                self.recv(&mut value, rank - mask, tag)?;
                 break;
             }
             mask <<= 1;
@@ -236,7 +359,7 @@ impl Communicator {
         mask >>= 1;
         while mask > 0 {
             if rank + mask < size {
-                self.send(&[value], rank + mask, tag)?;
+                self.send(&value, rank + mask, tag)?;
             }
             mask >>= 1;
         }

@@ -1,8 +1,11 @@
 //! [`Route`]: where a message goes or comes from, a communicator's context id and its group;
-//! and the context ids every process reserves. Below the operations and the engine, which
-//! address messages with it, and above nothing but groups.
+//! the context ids every process reserves, and [`ContextIds`], the ids this process has
+//! given to communicators. Below the operations and the engine, which address messages with
+//! it, and above nothing but groups.
 
+use crate::error::{Error, Result};
 use crate::group::Group;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Context ids each communicator reserves: its id for point-to-point, the next one for
@@ -13,12 +16,133 @@ pub(crate) const CONTEXTS_PER_COMM: u32 = 3;
 pub(crate) const WORLD_CONTEXT: u32 = 0;
 /// The context of `MPI_COMM_SELF`.
 pub(crate) const SELF_CONTEXT: u32 = WORLD_CONTEXT + CONTEXTS_PER_COMM;
+/// The contexts of the calls that make a communicator from a group alone
+/// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`): their members talk
+/// there, addressed by world rank, under a tag made of the caller's string tag.
+pub(crate) const FROM_GROUP_CONTEXT: u32 = SELF_CONTEXT + CONTEXTS_PER_COMM;
 /// The first context id a new communicator may get.
-pub(crate) const FIRST_FREE_CONTEXT: u32 = SELF_CONTEXT + CONTEXTS_PER_COMM;
+pub(crate) const FIRST_FREE_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]
 pub(crate) struct Route {
     pub context: u32,
     pub group: Arc<Group>,
+}
+
+/// The context ids of this process: the next one never used, the bases of those given to
+/// communicators (ids are never reused), and the proposals of the blocking agreements in
+/// flight.
+///
+/// Blocking agreements (dup, split, create...) take the largest of the members' next ids: it
+/// is at least this process's, so it is free here. A non-blocking one (`MPI_Comm_idup`) cannot
+/// know its outcome when it starts, and other agreements complete meanwhile; so each member
+/// checks the outcome when it arrives ([`ContextIds::try_hold`]): it holds it if no
+/// communicator has it and no blocking agreement in flight here may end on it, and the members
+/// then learn whether all of them held it (if not, they try again with new proposals).
+pub(crate) struct ContextIds {
+    next: u32,
+    taken: BTreeSet<u32>,
+    /// The proposals of blocking agreements in flight (one entry each).
+    floors: Vec<u32>,
+}
+
+impl Default for ContextIds {
+    fn default() -> Self {
+        ContextIds {
+            next: FIRST_FREE_CONTEXT,
+            taken: BTreeSet::new(),
+            floors: Vec::new(),
+        }
+    }
+}
+
+impl ContextIds {
+    /// A blocking agreement's proposal: the next id never used. Until [`ContextIds::assign`]
+    /// or [`ContextIds::withdraw`], no non-blocking agreement holds an id from there up.
+    pub(crate) fn propose(&mut self) -> u32 {
+        self.floors.push(self.next);
+        self.next
+    }
+
+    /// Forgets a blocking agreement's proposal (the agreement failed).
+    pub(crate) fn withdraw(&mut self, proposal: u32) {
+        if let Some(i) = self.floors.iter().position(|&f| f == proposal) {
+            self.floors.swap_remove(i);
+        }
+    }
+
+    /// Ends a blocking agreement that proposed `proposal`: its communicator has `agreed`.
+    pub(crate) fn assign(&mut self, proposal: u32, agreed: u32) -> Result<()> {
+        self.withdraw(proposal);
+        self.take(agreed)
+    }
+
+    /// A non-blocking agreement's proposal, reserved at once.
+    pub(crate) fn reserve(&mut self) -> Result<u32> {
+        let proposal = self.next;
+        Self::check_room(proposal)?;
+        self.next += CONTEXTS_PER_COMM;
+        Ok(proposal)
+    }
+
+    /// Holds `candidate` for a non-blocking agreement if nothing here has or may take it;
+    /// false if it cannot.
+    pub(crate) fn try_hold(&mut self, candidate: u32) -> bool {
+        let end = candidate.saturating_add(CONTEXTS_PER_COMM);
+        let overlaps = self
+            .taken
+            .range(candidate.saturating_sub(CONTEXTS_PER_COMM - 1)..end)
+            .next()
+            .is_some();
+        let blocked = self.floors.iter().any(|&f| f < end);
+        if overlaps || blocked || candidate < FIRST_FREE_CONTEXT {
+            return false;
+        }
+        self.take(candidate).is_ok()
+    }
+
+    /// Lets go of a candidate held by [`ContextIds::try_hold`] that not every member held.
+    pub(crate) fn release(&mut self, candidate: u32) {
+        self.taken.remove(&candidate);
+    }
+
+    fn take(&mut self, base: u32) -> Result<()> {
+        Self::check_room(base)?;
+        self.next = self.next.max(base + CONTEXTS_PER_COMM);
+        self.taken.insert(base);
+        Ok(())
+    }
+
+    fn check_room(base: u32) -> Result<()> {
+        if base + CONTEXTS_PER_COMM > crate::tag::MAX_CONTEXTS {
+            return Err(Error::InvalidCommunicator);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_ids_are_not_taken_twice() {
+        let mut ids = ContextIds::default();
+        let a = ids.reserve().unwrap();
+        assert!(ids.try_hold(a));
+        assert!(!ids.try_hold(a), "held once");
+        let b = ids.propose();
+        assert!(b > a);
+        // A blocking agreement in flight from b: nothing from b up may be held.
+        assert!(!ids.try_hold(b + 30));
+        ids.assign(b, b + 30).unwrap();
+        assert!(!ids.try_hold(b + 30), "assigned");
+        assert!(ids.try_hold(b + 60));
+        ids.release(b + 60);
+        assert!(ids.try_hold(b + 60), "released");
+        let c = ids.propose();
+        ids.withdraw(c);
+        assert!(ids.try_hold(c));
+    }
 }

@@ -1,12 +1,14 @@
-//! The runtime handle: init, the predefined communicators, finalize and abort. One runtime per
-//! process, as in MPI: a second `init` fails, and nothing works after `finalize`.
+//! The runtime handle: init, the predefined communicators, finalize and abort. One runtime at
+//! a time per process, as in MPI: a second `init` fails, and nothing made by a runtime works
+//! after its `finalize`. A new runtime may start after that one ended ([`restart`], for MPI's
+//! sessions model, which may initialize again), with new handles.
 
 use crate::comm::Communicator;
 use crate::engine::{Engine, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::route::{SELF_CONTEXT, WORLD_CONTEXT};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 
 const UNINITIALIZED: u8 = 0;
@@ -15,6 +17,8 @@ const FINALIZED: u8 = 2;
 
 /// Where this process is in the MPI lifecycle.
 static LIFECYCLE: AtomicU8 = AtomicU8::new(UNINITIALIZED);
+/// How many runtimes this process started.
+static STARTED: AtomicU32 = AtomicU32::new(0);
 
 /// The running MPI environment of this process.
 pub struct Runtime {
@@ -25,13 +29,27 @@ pub struct Runtime {
 
 /// Starts mpicd: connects to the launcher (or runs as a singleton) and the transport.
 pub fn init() -> Result<Runtime> {
-    match LIFECYCLE.compare_exchange(UNINITIALIZED, ACTIVE, Ordering::AcqRel, Ordering::Acquire) {
+    start_from(UNINITIALIZED)
+}
+
+/// Starts a new runtime after the last one was finalized (MPI's sessions model may initialize
+/// again): every process of the job must do it as many times (they exchange their addresses
+/// again). Fails while a runtime runs, and before any did ([`init`] starts the first).
+pub fn restart() -> Result<Runtime> {
+    start_from(FINALIZED)
+}
+
+fn start_from(state: u8) -> Result<Runtime> {
+    match LIFECYCLE.compare_exchange(state, ACTIVE, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => {}
         Err(ACTIVE) => return Err(Error::AlreadyInitialized),
+        Err(UNINITIALIZED) => return Err(Error::NotInitialized),
         Err(_) => return Err(Error::Finalized),
     }
-    match Engine::start() {
+    let generation = STARTED.load(Ordering::Acquire);
+    match Engine::start(generation) {
         Ok(engine) => {
+            STARTED.fetch_add(1, Ordering::AcqRel);
             let (rank, size) = (engine.rank(), engine.size());
             Ok(Runtime {
                 shared: Shared::new(engine),
@@ -40,7 +58,7 @@ pub fn init() -> Result<Runtime> {
             })
         }
         Err(e) => {
-            LIFECYCLE.store(UNINITIALIZED, Ordering::Release);
+            LIFECYCLE.store(state, Ordering::Release);
             Err(e)
         }
     }
@@ -75,6 +93,15 @@ impl Runtime {
             Group::from_members(vec![self.rank]),
             0,
         )
+    }
+
+    /// A handle for MPI's sessions model: process sets and communicators made from groups.
+    pub fn session(&self) -> crate::session::Session {
+        crate::session::Session {
+            shared: Arc::clone(&self.shared),
+            rank: self.rank,
+            size: self.size,
+        }
     }
 
     /// True when the program runs without a launcher (a job of one process).

@@ -88,7 +88,7 @@ enum Predefined {
 
 fn predefined(keyval: c_int) -> CResult<Predefined> {
     let at = |v: Option<&'static c_int>| v.map_or(Predefined::Unset, |v| Predefined::At(v));
-    let world_size = || crate::comms::get(MPI_COMM_WORLD).map(|w| w.size() as usize);
+    let world_size = || crate::env::world_size().map(|n| n as usize);
     Ok(match keyval {
         MPI_TAG_UB => Predefined::At(&TAG_UB_VALUE),
         MPI_HOST => Predefined::At(&HOST_VALUE),

@@ -116,8 +116,8 @@ impl Work {
 /// Progresses the engine once (for waits on work the engine does not know).
 pub(crate) fn progress() -> CResult<()> {
     sweep_detached();
-    let world = crate::comms::get(MPI_COMM_WORLD)?;
-    world.progress().map_err(Into::into)
+    // The runtime's, not MPI_COMM_WORLD's: a sessions-only program has none.
+    crate::env::core_session()?.progress().map_err(Into::into)
 }
 
 /// The outcome of a failure.

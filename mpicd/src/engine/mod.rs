@@ -8,11 +8,13 @@
 //! - [`contiguous`]: contiguous sends and receives, probes, matched messages;
 //! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
 //! - [`progress`]: the progress loop, peer failures, tests and cancels;
-//! - [`schedule`]: runs of collective plans.
+//! - [`schedule`]: runs of collective plans;
+//! - [`agree`]: non-blocking agreements on a new communicator's context id.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
 
+mod agree;
 mod contiguous;
 mod custom;
 mod progress;
@@ -37,6 +39,16 @@ use std::time::Duration;
 const ADDRESS_KEY: &str = "mpicd.ucx.address";
 const IDENTITY_KEY: &str = "mpicd.identity";
 
+/// The launcher key of `base` for the runtime of `generation` (the first runtime of a process
+/// is 0; a runtime started again after a finalize publishes under new keys, which no process
+/// can confuse with the old ones).
+fn launch_key(base: &str, generation: u32) -> String {
+    match generation {
+        0 => base.to_string(),
+        g => format!("{base}.{g}"),
+    }
+}
+
 /// The engine state.
 pub(crate) struct Engine {
     // Field order matters: operations are released before the endpoints and the worker.
@@ -50,6 +62,8 @@ pub(crate) struct Engine {
     noticed: Vec<usize>,
     /// Collective plans being run (after the table: their messages point into them).
     schedules: Vec<(OpId, Box<schedule::Run>)>,
+    /// Non-blocking context agreements (each runs plans of its own, in `schedules`).
+    agreements: Vec<(OpId, agree::Agreement)>,
     /// Give the core away when progress finds nothing to do (`MPICD_WAIT`).
     yield_when_idle: bool,
     /// Progress calls, for the periodic poll of every custom op.
@@ -68,7 +82,9 @@ struct Net {
     size: u32,
     next_seq: u64,
     custom: CustomConfig,
-    next_context: u32,
+    contexts: crate::route::ContextIds,
+    /// Which runtime of this process this is (see [`launch_key`]).
+    generation: u32,
     identity: Identity,
     watch: Watch,
 }
@@ -84,15 +100,16 @@ struct Peer {
 }
 
 impl Engine {
-    /// Starts the transport and publishes this process's address through the launcher.
-    pub(crate) fn start() -> Result<Engine> {
+    /// Starts the transport and publishes this process's address through the launcher, for
+    /// the runtime of `generation` (see [`launch_key`]).
+    pub(crate) fn start(generation: u32) -> Result<Engine> {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
         crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
-        let mut boot = Bootstrap::init()?;
+        let mut boot = Bootstrap::acquire()?;
         if boot.size() > crate::tag::MAX_PROCESSES {
             return Err(Error::Launch(format!(
                 "{} processes exceed the limit of {}",
@@ -105,8 +122,11 @@ impl Engine {
             lead_capacity: LEAD_MAX,
             header_keep: HEADER_BYTES,
         })?;
-        boot.put(ADDRESS_KEY, &worker.address()?)?;
-        boot.put(IDENTITY_KEY, &Identity::current().encode())?;
+        boot.put(&launch_key(ADDRESS_KEY, generation), &worker.address()?)?;
+        boot.put(
+            &launch_key(IDENTITY_KEY, generation),
+            &Identity::current().encode(),
+        )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
         let yield_when_idle = match config.wait {
@@ -127,6 +147,7 @@ impl Engine {
             custom_active: Vec::new(),
             noticed: Vec::new(),
             schedules: Vec::new(),
+            agreements: Vec::new(),
             yield_when_idle,
             progress_calls: 0,
             net: Net {
@@ -145,7 +166,8 @@ impl Engine {
                 size,
                 next_seq: 0,
                 custom,
-                next_context: crate::route::FIRST_FREE_CONTEXT,
+                contexts: crate::route::ContextIds::default(),
+                generation,
                 identity: Identity::current(),
                 watch: Watch::new(),
             },
@@ -162,18 +184,9 @@ impl Engine {
         self.net.size
     }
 
-    /// The next unused context id on this process (agreed on collectively by `comm`).
-    pub(crate) fn next_context(&self) -> u32 {
-        self.net.next_context
-    }
-
-    /// Marks contexts below `next` as used.
-    pub(crate) fn claim_contexts(&mut self, next: u32) -> Result<()> {
-        if next >= crate::tag::MAX_CONTEXTS {
-            return Err(Error::InvalidCommunicator);
-        }
-        self.net.next_context = self.net.next_context.max(next);
-        Ok(())
+    /// The context ids of this process (see [`crate::route::ContextIds`]).
+    pub(crate) fn contexts(&mut self) -> &mut crate::route::ContextIds {
+        &mut self.net.contexts
     }
 
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
@@ -212,6 +225,8 @@ impl Engine {
         for ep in endpoints {
             net.worker.close(ep, Duration::from_secs(2));
         }
+        // The launcher connection stays for a runtime started later (see `Bootstrap::park`).
+        std::mem::replace(&mut net.boot, Bootstrap::detached()).park();
         fence?;
         if pending > 0 {
             return Err(Error::PendingOperations(pending));
@@ -253,7 +268,9 @@ impl Net {
             return Err(Error::ProcFailed { rank: peer as i32 });
         }
         if p.endpoint.is_none() {
-            let address = self.boot.get(peer, ADDRESS_KEY)?;
+            let address = self
+                .boot
+                .get(peer, &launch_key(ADDRESS_KEY, self.generation))?;
             self.identify(peer)?;
             let remote = self.peers[peer as usize].local_pid.is_none();
             let ep = self.worker.connect(&address, peer, remote)?;
@@ -269,7 +286,8 @@ impl Net {
             Some(p) if !p.identified => {}
             _ => return Ok(()),
         }
-        let identity = Identity::decode(&self.boot.get(peer, IDENTITY_KEY)?)
+        let key = launch_key(IDENTITY_KEY, self.generation);
+        let identity = Identity::decode(&self.boot.get(peer, &key)?)
             .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
         let p = &mut self.peers[peer as usize];
         p.local_pid = (identity.node == self.identity.node).then_some(identity.pid);

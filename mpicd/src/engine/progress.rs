@@ -40,6 +40,9 @@ impl Engine {
         if !self.schedules.is_empty() {
             self.advance_schedules();
         }
+        if !self.agreements.is_empty() {
+            self.advance_agreements();
+        }
         if !active && self.yield_when_idle {
             // More processes than cores on this node: the peer this one waits for may need
             // this core to make its progress.

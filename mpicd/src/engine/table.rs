@@ -48,8 +48,9 @@ pub(crate) enum Op {
     },
     CustomSend(Box<SendOp>),
     CustomRecv(Box<RecvOp>),
-    /// A collective's plan being run; the run itself is in the engine's list of runs (see
-    /// [`super::schedule`]), which advances it without moving it in and out of the table.
+    /// A collective's plan being run, or a non-blocking context agreement; the run itself is
+    /// in the engine's list of runs (see [`super::schedule`]) or of agreements (see
+    /// [`super::agree`]), which advances it without moving it in and out of the table.
     Schedule,
     /// An operation that finished during progress, its outcome kept for the test that reports
     /// it (a custom op's state is already freed).
