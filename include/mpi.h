@@ -376,6 +376,8 @@ typedef int64_t MPI_Count;
 
 typedef MPI_ABI_Request *MPI_Request;
 
+typedef MPI_ABI_Session *MPI_Session;
+
 // Address-sized integer.
 typedef intptr_t MPI_Aint;
 
@@ -454,8 +456,6 @@ typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...
 typedef int MPI_Fint;
 
 typedef MPI_ABI_Message *MPI_Message;
-
-typedef MPI_ABI_Session *MPI_Session;
 
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
@@ -857,7 +857,7 @@ int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
 // Waits until the buffered sends from the process's buffer have completed.
 int MPI_Buffer_flush(void);
 
-// A request that completes once every buffered send has.
+// A request that completes once the buffered sends from the process's buffer have.
 int MPI_Buffer_iflush(MPI_Request *request);
 
 // Attaches `buffer` of `size` bytes for the buffered sends on `comm` (MPI 4.1).
@@ -876,8 +876,29 @@ int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
 // Waits until the buffered sends from `comm`'s buffer have completed.
 int MPI_Comm_flush_buffer(MPI_Comm comm);
 
-// A request that completes once every buffered send has.
+// A request that completes once the buffered sends from `comm`'s buffer have.
 int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+
+// Attaches `buffer` of `size` bytes (or MPI_BUFFER_AUTOMATIC) for the buffered sends on the
+// communicators deriving from `session` that have no buffer of their own (MPI 4.1).
+// MPI_ERR_BUFFER if the session has one already.
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+
+// [`MPI_Session_attach_buffer`] with an MPI_Count size.
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+
+// Waits for the buffered sends from `session`'s buffer, then detaches it: its address at
+// `*(void **)buffer_addr` and its size at `*size` (MPI_ERR_BUFFER if none is attached).
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+
+// [`MPI_Session_detach_buffer`] with an MPI_Count size.
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+
+// Waits until the buffered sends from `session`'s buffer have completed.
+int MPI_Session_flush_buffer(MPI_Session session);
+
+// A request that completes once the buffered sends from `session`'s buffer have.
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 
 // The root's buffer copied to every member.
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
@@ -3189,9 +3210,10 @@ int MPI_Isendrecv_replace_c(void *buf,
 // runtime ended, a new one starts, which every process of the job must then start too.
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
 
-// Ends a session and sets the handle to MPI_SESSION_NULL; the last user of the runtime
-// finalizes it (its pending operations are then reported as MPI_ERR_PENDING). Free the
-// session's communicators and groups first.
+// Ends a session and sets the handle to MPI_SESSION_NULL, once the buffered sends from its
+// buffer completed (the buffer is then detached); the last user of the runtime finalizes it
+// (its pending operations are then reported as MPI_ERR_PENDING). Free the session's
+// communicators and groups first.
 int MPI_Session_finalize(MPI_Session *session);
 
 // The number of process sets: 2 (`mpi://WORLD`, `mpi://SELF`). `info` (which may be

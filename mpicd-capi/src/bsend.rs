@@ -1,6 +1,7 @@
 //! Buffered mode: MPI_Buffer_attach/_detach/_flush/_iflush, the MPI 4.1 communicator buffers
 //! (MPI_Comm_attach_buffer and its kin), MPI_Bsend and MPI_Ibsend (MPI_Bsend_init is in
-//! [`crate::p2p_persistent`]), with their `_c` forms.
+//! [`crate::p2p_persistent`]), with their `_c` forms; the session buffers' calls are in
+//! [`crate::bsend_session`].
 //!
 //! A buffered send packs its message (any predefined or derived datatype; a custom one is
 //! MPI_ERR_TYPE, as for MPI_Pack) into space taken from the attached buffer, starts an ordinary
@@ -11,8 +12,10 @@
 //! progressed by every completion call (and every buffered send), and waited for by detach,
 //! flush and MPI_Finalize. With MPI_BUFFER_AUTOMATIC, each message gets its own heap copy.
 //!
-//! A send on a communicator uses the communicator's buffer if one is attached, else the
-//! process's. (Freeing a communicator does not detach its buffer: detach it first.)
+//! A send on a communicator uses the communicator's buffer if one is attached, else the buffer
+//! of the session the communicator derives from (`CommEntry::session`) if it has one, else the
+//! process's (MPI 4.1 section 3.6). (Freeing a communicator does not detach its buffer: detach
+//! it first. Finalizing a session does, after its sends completed.)
 
 use crate::abi::*;
 use crate::comms::{default_errh, errh, run_on};
@@ -31,10 +34,11 @@ pub(crate) use crate::types::pack::packable;
 /// Bytes of bookkeeping counted per message.
 const OVERHEAD: usize = MPI_BSEND_OVERHEAD as usize;
 
-/// Whose buffer: the process's, or a communicator's (by handle value).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Owner {
+/// Whose buffer: the process's, a session's or a communicator's (by handle value).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum Owner {
     Process,
+    Session(usize),
     Comm(usize),
 }
 
@@ -130,15 +134,15 @@ pub(crate) fn sweep() {
     }
 }
 
-/// True once no buffered send is pending (MPI_Buffer_iflush's request).
-pub(crate) fn flushed() -> bool {
+/// True once none of `owner`'s buffered sends is pending (the iflush calls' requests).
+pub(crate) fn flushed(owner: Owner) -> bool {
     let mut b = buffers();
     b.sweep();
-    b.pending.is_empty()
+    b.pending_of(owner) == 0
 }
 
 /// Waits until `owner`'s buffered sends (every one with `None`) have completed.
-fn flush(owner: Option<Owner>) {
+pub(crate) fn flush(owner: Option<Owner>) {
     loop {
         let mut b = buffers();
         b.sweep();
@@ -152,6 +156,12 @@ fn flush(owner: Option<Owner>) {
         drop(b);
         std::thread::yield_now();
     }
+}
+
+/// A session's end: waits for the buffered sends from its buffer, then forgets the buffer.
+pub(crate) fn release(owner: Owner) {
+    flush(Some(owner));
+    buffers().pools.remove(&owner);
 }
 
 /// Finalize: waits for every buffered send, then forgets the buffers.
@@ -178,12 +188,14 @@ pub(crate) unsafe fn bsend(
     if m.dest == MPI_PROC_NULL {
         return Ok(());
     }
+    let session = crate::comms::session_of(comm as MPI_Comm).map(Owner::Session);
     let mut b = buffers();
     b.sweep();
-    let owner = match b.pools.contains_key(&Owner::Comm(comm)) {
-        true => Owner::Comm(comm),
-        false => Owner::Process,
-    };
+    let owner = [Some(Owner::Comm(comm)), session]
+        .into_iter()
+        .flatten()
+        .find(|o| b.pools.contains_key(o))
+        .unwrap_or(Owner::Process);
     let pool = b
         .pools
         .get_mut(&owner)
@@ -324,7 +336,7 @@ pub unsafe extern "C" fn MPI_Ibsend_c(
 }
 
 /// Attaches `buffer` (`size` bytes, or MPI_BUFFER_AUTOMATIC) as `owner`'s.
-fn attach(owner: Owner, buffer: *mut c_void, size: i64) -> CResult<()> {
+pub(crate) fn attach(owner: Owner, buffer: *mut c_void, size: i64) -> CResult<()> {
     let automatic = buffer == MPI_BUFFER_AUTOMATIC;
     let size = usize::try_from(size)
         .map_err(|_| fail(MPI_ERR_ARG, format!("negative buffer size {size}")))?;
@@ -345,7 +357,7 @@ fn attach(owner: Owner, buffer: *mut c_void, size: i64) -> CResult<()> {
 }
 
 /// Detaches `owner`'s buffer once its buffered sends have completed: its address and size.
-fn detach(owner: Owner) -> CResult<(*mut c_void, usize)> {
+pub(crate) fn detach(owner: Owner) -> CResult<(*mut c_void, usize)> {
     if !buffers().pools.contains_key(&owner) {
         return Err(fail(MPI_ERR_BUFFER, "no buffer is attached"));
     }
@@ -361,7 +373,7 @@ fn detach(owner: Owner) -> CResult<(*mut c_void, usize)> {
 }
 
 /// Writes a detached buffer's address at `buffer_addr` (a `void **` in disguise) and its size.
-fn report<T: TryFrom<usize>>(
+pub(crate) fn report<T: TryFrom<usize>>(
     (addr, size): (*mut c_void, usize),
     buffer_addr: *mut c_void,
     out_size: *mut T,
@@ -422,13 +434,14 @@ pub unsafe extern "C" fn MPI_Buffer_flush() -> c_int {
     })
 }
 
-/// A request that completes once every buffered send has.
+/// A request that completes once the buffered sends from the process's buffer have.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Buffer_iflush(request: *mut MPI_Request) -> c_int {
     run("Buffer_iflush", default_errh(), |_| {
         check_live()?;
         require(request, "request pointer")?;
-        out(request, insert_work(Work::Flush, default_errh(), None))
+        let work = Work::Flush(Owner::Process);
+        out(request, insert_work(work, default_errh(), None))
     })
 }
 
@@ -490,7 +503,7 @@ pub unsafe extern "C" fn MPI_Comm_flush_buffer(comm: MPI_Comm) -> c_int {
     })
 }
 
-/// A request that completes once every buffered send has.
+/// A request that completes once the buffered sends from `comm`'s buffer have.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_iflush_buffer(
     comm: MPI_Comm,
@@ -498,6 +511,7 @@ pub unsafe extern "C" fn MPI_Comm_iflush_buffer(
 ) -> c_int {
     run_on("Comm_iflush_buffer", comm, |_| {
         require(request, "request pointer")?;
-        out(request, insert_work(Work::Flush, errh(comm), None))
+        let work = Work::Flush(Owner::Comm(comm as usize));
+        out(request, insert_work(work, errh(comm), None))
     })
 }

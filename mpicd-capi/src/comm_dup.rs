@@ -37,6 +37,7 @@ struct Pending {
     errh: Errh,
     topo: Option<Arc<Topology>>,
     info: Info,
+    session: Option<usize>,
 }
 
 static PENDING: Mutex<BTreeMap<usize, Pending>> = Mutex::new(BTreeMap::new());
@@ -62,6 +63,7 @@ pub(crate) fn materialize(h: MPI_Comm) -> CResult<Arc<Communicator>> {
     let mut made = CommEntry::new(Arc::clone(&comm), entry.errh);
     made.topo = entry.topo;
     made.info = entry.info;
+    made.session = entry.session;
     COMMS.insert_at(h as usize, made);
     Ok(comm)
 }
@@ -71,6 +73,11 @@ pub(crate) fn pending_errh(h: MPI_Comm) -> Option<Errh> {
     pending()
         .get(&(h as usize))
         .map(|p| p.errh.bound_to(h as usize))
+}
+
+/// The session an idup's handle not in the table yet derives from.
+pub(crate) fn pending_session(h: MPI_Comm) -> Option<Option<usize>> {
+    pending().get(&(h as usize)).map(|p| p.session)
 }
 
 /// Forgets the idups never used (finalize).
@@ -121,7 +128,7 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(
         require(newcomm, "newcomm")?;
         let hints = hints_of(info)?;
         let dup = c.dup()?;
-        let made = insert_with(dup, errh(comm), inherited(comm).0);
+        let made = insert_with(dup, comm, inherited(comm).0);
         COMMS.with(made as usize, |e| e.info = hints);
         if let Err(e) = crate::attrs::comm::inherit(comm, made) {
             let _ = out(newcomm, MPI_COMM_NULL);
@@ -189,6 +196,7 @@ fn idup(
                 errh: handler,
                 topo,
                 info: hints,
+                session: crate::comms::session_of(comm),
             },
         );
         out(newcomm, h as MPI_Comm)?;

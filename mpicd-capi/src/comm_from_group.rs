@@ -5,7 +5,7 @@
 //! they take handles their own errors and is the new communicator's.
 
 use crate::abi::*;
-use crate::comms::{insert, COMMS};
+use crate::comms::{insert_new, COMMS};
 use crate::env::{core_session, out, require};
 use crate::errhandlers::{resolve_for, ObjKind};
 use crate::errors::{run, CResult, Errh};
@@ -24,10 +24,16 @@ fn stringtag_arg(stringtag: *const c_char) -> CResult<String> {
     unsafe { string_arg(stringtag, MPI_MAX_STRINGTAG_LEN, "stringtag") }
 }
 
-/// A new communicator's handle, with the hints of `info`.
-fn insert_with_hints(comm: mpicd::Communicator, errh: Errh, info: MPI_Info) -> CResult<MPI_Comm> {
+/// A new communicator's handle, with the hints of `info`, deriving from the session of
+/// `group` (if it has one).
+fn insert_with_hints(
+    comm: mpicd::Communicator,
+    errh: Errh,
+    info: MPI_Info,
+    group: MPI_Group,
+) -> CResult<MPI_Comm> {
     let hints = crate::comm_dup::hints_of(info)?;
-    let made = insert(comm, errh);
+    let made = insert_new(comm, errh, crate::groups::session_of(group), None);
     COMMS.with(made as usize, |e| e.info = hints);
     Ok(made)
 }
@@ -51,7 +57,7 @@ pub unsafe extern "C" fn MPI_Comm_create_from_group(
         let g = crate::groups::get(group)?;
         crate::comm_dup::hints_of(info)?;
         let made = match core_session()?.create_from_group(&g, &tag)? {
-            Some(comm) => insert_with_hints(comm, handler, info)?,
+            Some(comm) => insert_with_hints(comm, handler, info, group)?,
             None => MPI_COMM_NULL,
         };
         out(newcomm, made)
@@ -90,7 +96,10 @@ pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(
                 remote_leader,
                 &tag,
             )?;
-            out(newintercomm, insert_with_hints(comm, handler, info)?)
+            out(
+                newintercomm,
+                insert_with_hints(comm, handler, info, local_group)?,
+            )
         },
     )
 }

@@ -12,13 +12,17 @@ use std::ffi::{c_char, c_int, CStr};
 use std::sync::Arc;
 
 /// A live communicator, its error handler, the name MPI_Comm_set_name gave it, its process
-/// topology (`topo.rs`) and its info hints (`comm_dup.rs`).
+/// topology (`topo.rs`), its info hints (`comm_dup.rs`) and the session it derives from.
 pub(crate) struct CommEntry {
     pub comm: Arc<Communicator>,
     pub errh: Errh,
     pub name: Option<String>,
     pub topo: Option<Arc<Topology>>,
     pub info: Info,
+    /// The session (its handle value) whose group made this communicator, or the communicator
+    /// it was made from; none in the world model. Buffered sends use that session's buffer
+    /// when the communicator has none (`bsend.rs`).
+    pub session: Option<usize>,
 }
 
 impl CommEntry {
@@ -29,6 +33,7 @@ impl CommEntry {
             name: None,
             topo: None,
             info: Info::new(),
+            session: None,
         }
     }
 }
@@ -73,16 +78,41 @@ pub(crate) fn run_on(
     run(name, errh(comm), |_| body(get(comm)?))
 }
 
-pub(crate) fn insert(comm: Communicator, errh: Errh) -> MPI_Comm {
-    insert_with(comm, errh, None)
+/// The handle of a communicator made from `parent`: it takes `parent`'s error handler and
+/// the session `parent` derives from (every constructor with a parent comes here).
+pub(crate) fn insert(comm: Communicator, parent: MPI_Comm) -> MPI_Comm {
+    insert_with(comm, parent, None)
 }
 
-/// A new communicator's handle, with its topology.
-pub(crate) fn insert_with(comm: Communicator, errh: Errh, topo: Option<Arc<Topology>>) -> MPI_Comm {
+/// [`insert`], with the new communicator's topology.
+pub(crate) fn insert_with(
+    comm: Communicator,
+    parent: MPI_Comm,
+    topo: Option<Arc<Topology>>,
+) -> MPI_Comm {
+    insert_new(comm, errh(parent), session_of(parent), topo)
+}
+
+/// The handle of a new communicator with error handler `errh`, deriving from `session`.
+pub(crate) fn insert_new(
+    comm: Communicator,
+    errh: Errh,
+    session: Option<usize>,
+    topo: Option<Arc<Topology>>,
+) -> MPI_Comm {
     let mut entry = CommEntry::new(Arc::new(comm), errh);
     entry.topo = topo;
+    entry.session = session;
     crate::errhandlers::retain(errh); // the new communicator uses its handler
     COMMS.insert(entry) as MPI_Comm
+}
+
+/// The session `comm` derives from (see [`CommEntry::session`]).
+pub(crate) fn session_of(comm: MPI_Comm) -> Option<usize> {
+    COMMS
+        .with(comm as usize, |e| e.session)
+        .or_else(|| crate::comm_dup::pending_session(comm))
+        .flatten()
 }
 
 /// This process's rank in `comm`.
@@ -108,7 +138,7 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) ->
         let (topo, info) = COMMS
             .with(comm as usize, |e| (e.topo.clone(), e.info.clone()))
             .unwrap_or_default();
-        let made = insert_with(dup, errh(comm), topo);
+        let made = insert_with(dup, comm, topo);
         COMMS.with(made as usize, |e| e.info = info);
         // Attributes (attrs/comm.rs): the copy callbacks; a failed one frees `made`.
         if let Err(e) = crate::attrs::comm::inherit(comm, made) {
@@ -140,7 +170,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
             color
         };
         let made = match c.split(color, key)? {
-            Some(split) => insert(split, errh(comm)),
+            Some(split) => insert(split, comm),
             None => MPI_COMM_NULL,
         };
         out(newcomm, made)
@@ -185,7 +215,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
                     // The standard asks to say which resource the split followed.
                     let _ = crate::info::with_mut(info, |i| i.set(HW_RESOURCE_TYPE, SHARED_MEMORY));
                 }
-                insert(split, errh(comm))
+                insert(split, comm)
             }
             None => MPI_COMM_NULL,
         };
@@ -213,7 +243,7 @@ pub unsafe extern "C" fn MPI_Comm_create(
         require(newcomm, "newcomm")?;
         let g = crate::groups::get(group)?;
         let made = match c.create(&g)? {
-            Some(created) => insert(created, errh(comm)),
+            Some(created) => insert(created, comm),
             None => MPI_COMM_NULL,
         };
         out(newcomm, made)
@@ -234,7 +264,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
         require(newcomm, "newcomm")?;
         let g = crate::groups::get(group)?;
         let made = match c.create_group(&g, tag)? {
-            Some(created) => insert(created, errh(comm)),
+            Some(created) => insert(created, comm),
             None => MPI_COMM_NULL,
         };
         out(newcomm, made)

@@ -2,6 +2,8 @@
 //! and the group calls, which are local: size, rank, translation and comparison, the set
 //! operations, inclusion and exclusion by ranks and by ranges, free, and `MPI_Comm_group`.
 //! The group logic is the core's ([`mpicd::Group`]); an empty result is `MPI_GROUP_EMPTY`.
+//! A group remembers the session it comes from (`MPI_Group_from_session_pset`, or a group or
+//! communicator deriving from one), which a communicator made from it derives from.
 
 use crate::abi::*;
 use crate::comms::{default_errh, run_on};
@@ -12,7 +14,13 @@ use mpicd::{Comparison, Group, RankRange};
 use std::ffi::c_int;
 use std::sync::Arc;
 
-static GROUPS: Table<Arc<Group>> = Table::new(GROUP_BASE);
+/// A live group and the session (its handle value) it derives from, if any.
+struct GroupEntry {
+    group: Arc<Group>,
+    session: Option<usize>,
+}
+
+static GROUPS: Table<GroupEntry> = Table::new(GROUP_BASE);
 
 /// The group of a handle.
 pub(crate) fn get(h: MPI_Group) -> CResult<Arc<Group>> {
@@ -23,16 +31,24 @@ pub(crate) fn get(h: MPI_Group) -> CResult<Arc<Group>> {
         return Err(fail(MPI_ERR_GROUP, "MPI_GROUP_NULL is not a group"));
     }
     GROUPS
-        .with(h as usize, |g| Arc::clone(g))
+        .with(h as usize, |g| Arc::clone(&g.group))
         .ok_or_else(|| fail(MPI_ERR_GROUP, "unknown or freed group"))
 }
 
-/// A handle for `group`: `MPI_GROUP_EMPTY` if it has no members.
-pub(crate) fn insert(group: Group) -> MPI_Group {
+/// The session group `h` derives from (none for an invalid handle).
+pub(crate) fn session_of(h: MPI_Group) -> Option<usize> {
+    GROUPS.with(h as usize, |g| g.session).flatten()
+}
+
+/// A handle for `group`, deriving from `session`: `MPI_GROUP_EMPTY` if it has no members.
+pub(crate) fn insert(group: Group, session: Option<usize>) -> MPI_Group {
     if group.is_empty() {
         MPI_GROUP_EMPTY
     } else {
-        GROUPS.insert(Arc::new(group)) as MPI_Group
+        GROUPS.insert(GroupEntry {
+            group: Arc::new(group),
+            session,
+        }) as MPI_Group
     }
 }
 
@@ -68,7 +84,7 @@ fn run_group(name: &'static str, body: impl FnOnce() -> CResult<()>) -> c_int {
 pub unsafe extern "C" fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     run_on("Comm_group", comm, |c| {
         require(group, "group")?;
-        out(group, insert(c.group()))
+        out(group, insert(c.group(), crate::comms::session_of(comm)))
     })
 }
 
@@ -141,7 +157,8 @@ fn combine(
     run_group(name, || {
         let (a, b) = (get(group1)?, get(group2)?);
         require(newgroup, "newgroup")?;
-        out(newgroup, insert(f(&a, &b)))
+        let session = session_of(group1).or_else(|| session_of(group2));
+        out(newgroup, insert(f(&a, &b), session))
     })
 }
 
@@ -208,7 +225,7 @@ fn by_ranks(
             ));
         }
         require(newgroup, "newgroup")?;
-        out(newgroup, insert(f(&g, ranks)?))
+        out(newgroup, insert(f(&g, ranks)?, session_of(group)))
     })
 }
 
@@ -254,7 +271,7 @@ fn by_ranges(
             unsafe { std::slice::from_raw_parts(ranges, len) }
         };
         require(newgroup, "newgroup")?;
-        out(newgroup, insert(f(&g, ranges)?))
+        out(newgroup, insert(f(&g, ranges)?, session_of(group)))
     })
 }
 

@@ -5,7 +5,7 @@
 //! compare, free) and the collectives take either kind.
 
 use crate::abi::*;
-use crate::comms::{errh, get, insert, run_on};
+use crate::comms::{get, insert, run_on};
 use crate::env::{out, require};
 use crate::errors::{fail, CResult};
 use mpicd::{Communicator, Group};
@@ -46,7 +46,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
             false => None,
         };
         let inter = c.intercomm_create(local_leader, peer.as_deref(), remote_leader, tag)?;
-        out(newintercomm, insert(inter, errh(local_comm)))
+        out(newintercomm, insert(inter, local_comm))
     })
 }
 
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
         require(newintracomm, "newintracomm")?;
         remote_group(&c, "MPI_Intercomm_merge")?;
         let merged = c.merge(high != 0)?;
-        out(newintracomm, insert(merged, errh(intercomm)))
+        out(newintracomm, insert(merged, intercomm))
     })
 }
 
@@ -89,6 +89,9 @@ pub unsafe extern "C" fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_G
     run_on("Comm_remote_group", comm, |c| {
         require(group, "group")?;
         let remote = remote_group(&c, "MPI_Comm_remote_group")?;
-        out(group, crate::groups::insert(remote))
+        out(
+            group,
+            crate::groups::insert(remote, crate::comms::session_of(comm)),
+        )
     })
 }

@@ -10,6 +10,7 @@ pub mod abi;
 pub mod attrs;
 mod blocks;
 pub mod bsend;
+pub mod bsend_session;
 pub mod coll;
 pub mod comm_dup;
 pub mod comm_from_group;

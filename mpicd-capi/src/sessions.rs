@@ -44,7 +44,7 @@ pub(crate) fn forget_all() {
     }
 }
 
-fn invalid() -> crate::errors::Fail {
+pub(crate) fn invalid() -> crate::errors::Fail {
     fail(
         MPI_ERR_SESSION,
         "MPI_SESSION_NULL, or an unknown or finalized session",
@@ -52,14 +52,14 @@ fn invalid() -> crate::errors::Fail {
 }
 
 /// The error handler of session `h` (the default one for an invalid handle).
-fn errh(h: MPI_Session) -> Errh {
+pub(crate) fn errh(h: MPI_Session) -> Errh {
     SESSIONS
         .with(h as usize, |s| s.errh.bound_to(h as usize))
         .unwrap_or_else(default_errh)
 }
 
 /// Runs a call on session `h` under its error handler, with its runtime handle.
-fn run_on(
+pub(crate) fn run_on(
     name: &'static str,
     h: MPI_Session,
     body: impl FnOnce(&mpicd::Session) -> CResult<()>,
@@ -142,9 +142,10 @@ pub unsafe extern "C" fn MPI_Session_init(
     )
 }
 
-/// Ends a session and sets the handle to MPI_SESSION_NULL; the last user of the runtime
-/// finalizes it (its pending operations are then reported as MPI_ERR_PENDING). Free the
-/// session's communicators and groups first.
+/// Ends a session and sets the handle to MPI_SESSION_NULL, once the buffered sends from its
+/// buffer completed (the buffer is then detached); the last user of the runtime finalizes it
+/// (its pending operations are then reported as MPI_ERR_PENDING). Free the session's
+/// communicators and groups first.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Session_finalize(session: *mut MPI_Session) -> c_int {
     let h = if session.is_null() {
@@ -154,6 +155,8 @@ pub unsafe extern "C" fn MPI_Session_finalize(session: *mut MPI_Session) -> c_in
         unsafe { *session }
     };
     run("Session_finalize", errh(h), |_| {
+        SESSIONS.with(h as usize, |_| ()).ok_or_else(invalid)?;
+        crate::bsend::release(crate::bsend::Owner::Session(h as usize));
         let entry = SESSIONS.remove(h as usize).ok_or_else(invalid)?;
         errhandlers::release(entry.errh);
         out(session, MPI_SESSION_NULL)?;
@@ -254,7 +257,10 @@ pub unsafe extern "C" fn MPI_Group_from_session_pset(
     run_on("Group_from_session_pset", session, |core| {
         require(newgroup, "newgroup")?;
         let group = pset_group(core, pset_name)?;
-        out(newgroup, crate::groups::insert(group))
+        out(
+            newgroup,
+            crate::groups::insert(group, Some(session as usize)),
+        )
     })
 }
 

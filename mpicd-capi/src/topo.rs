@@ -6,7 +6,7 @@
 //! topology's size get MPI_COMM_NULL.
 
 use crate::abi::*;
-use crate::comms::{self, errh, insert_with, run_on, COMMS};
+use crate::comms::{self, insert_with, run_on, COMMS};
 use crate::env::{out, require};
 use crate::errors::{fail, run, CResult};
 use mpicd::topology::{dims_create, Cart, Neighbor, Topology};
@@ -78,7 +78,7 @@ pub(crate) fn require_intra(c: &Communicator, call: &str) -> CResult<()> {
 pub(crate) fn make(c: &Communicator, old: MPI_Comm, n: i32, topo: Topology) -> CResult<MPI_Comm> {
     let color = if c.rank() < n { 0 } else { mpicd::UNDEFINED };
     Ok(match c.split(color, c.rank())? {
-        Some(made) => insert_with(made, errh(old), Some(Arc::new(topo))),
+        Some(made) => insert_with(made, old, Some(Arc::new(topo))),
         None => MPI_COMM_NULL,
     })
 }
@@ -314,7 +314,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
         let (color, key) = g.sub_color_key(c.rank(), &keep);
         let sub = Topology::Cart(g.sub(&keep));
         let made = match c.split(color, key)? {
-            Some(s) => insert_with(s, errh(comm), Some(Arc::new(sub))),
+            Some(s) => insert_with(s, comm, Some(Arc::new(sub))),
             None => MPI_COMM_NULL,
         };
         out(newcomm, made)

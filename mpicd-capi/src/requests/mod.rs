@@ -52,8 +52,8 @@ pub(crate) enum Work {
     General(Arc<Greq>),
     /// A started partitioned operation, whose state MPI_Pready and MPI_Parrived share.
     Partitioned(Arc<Parts>),
-    /// MPI_Buffer_iflush: done once no buffered send is pending.
-    Flush,
+    /// MPI_Buffer_iflush and its kin: done once none of the owner's buffered sends is pending.
+    Flush(crate::bsend::Owner),
     /// MPI_Isendrecv(_replace): a receive and a send, done when both are.
     Pair(Box<crate::sendrecv::Pair>),
 }
@@ -79,7 +79,7 @@ impl Work {
             },
             Work::General(g) => g.test(),
             Work::Partitioned(p) => p.test(),
-            Work::Flush => crate::bsend::flushed().then(|| (status::empty(), None)),
+            Work::Flush(owner) => crate::bsend::flushed(*owner).then(|| (status::empty(), None)),
             Work::Pair(p) => p.test(),
         }
     }
@@ -107,7 +107,7 @@ impl Work {
             Work::Core(r) => r.cancel().map_err(Into::into),
             Work::General(g) => g.cancel(),
             Work::Partitioned(p) => p.cancel(),
-            Work::Flush => Ok(()),
+            Work::Flush(_) => Ok(()),
             Work::Pair(p) => p.cancel(),
         }
     }
