@@ -53,7 +53,8 @@ build: deps
 # tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
 # ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, and
 # the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy),
-# and a smoke run of every benchmark (tiny sizes, data checked, nothing timed).
+# the real mpi4py's own suite at 1-3 ranks (tests/run-mpi4py.sh, see test-mpi4py), and a smoke run
+# of every benchmark (tiny sizes, data checked, nothing timed).
 test: build
 	$(CARGO) test --release --workspace
 	bash tests/run-mpi-tests.sh
@@ -63,11 +64,12 @@ test: build
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh
 	bash python/run-tests.sh
+	bash tests/run-mpi4py.sh
 	bash bench/run-all.sh --smoke
 
 # test-mpi4py: the real mpi4py (4.1.2 from PyPI) built with our mpicc, and its own test suite at
 # 1-3 ranks over shm and tcp (tests/run-mpi4py.sh; about 5 minutes to build it the first time
-# and after mpi.h changes, then about 4 minutes of runs). Part of `make test`.
+# and after mpi.h changes, then about 3 minutes of runs). Also part of `make test`.
 test-mpi4py: build
 	bash tests/run-mpi4py.sh
 

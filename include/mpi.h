@@ -2399,7 +2399,8 @@ int MPI_Add_error_code(int errorclass, int *errorcode);
 // most MPI_MAX_ERROR_STRING - 1 bytes); a second call replaces it.
 int MPI_Add_error_string(int errorcode, const char *string);
 
-// Removes an error class the program added; its codes must have been removed first.
+// Removes an error class the program added; its codes and its string must have been removed
+// first.
 int MPI_Remove_error_class(int errorclass);
 
 // Removes an error code the program added; its string must have been removed first.
@@ -3623,8 +3624,9 @@ int MPI_Pack_external_size_c(const char *datarep,
 
 // The predefined datatype of `typeclass` (MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX) whose
 // values have `size` bytes: one of the size-specific Fortran types (`MPI_INTEGER4`,
-// `MPI_REAL8`, `MPI_COMPLEX16`, ...), which must not be freed. Half precision is not offered
-// (gfortran has none); an unknown class or size is MPI_ERR_ARG.
+// `MPI_REAL8`, `MPI_COMPLEX16`, ...), which must not be freed; half precision gives `MPI_REAL2`
+// and `MPI_COMPLEX4` (valid handles that no reduction takes); an unknown class or size is
+// MPI_ERR_ARG.
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 
 // The predefined datatype of a Fortran REAL with at least `p` decimal digits and exponent

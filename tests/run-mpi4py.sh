@@ -69,6 +69,10 @@ if [[ ! -x $VENV/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
     echo "$want" >"$stamp"
 fi
 
+# What mpi4py's tests use when present (NumPy buffers, cffi and dill interop, YAML).
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check numpy cffi dill pyyaml \
+    >>"$DIR/build.log" 2>&1 || echo "run-mpi4py: numpy/cffi/dill/pyyaml not installed: their tests skip" >&2
+
 cd "$DIR" || exit 1
 failed=0
 for run in $RUNS; do

@@ -80,6 +80,14 @@ pub(crate) fn pending_session(h: MPI_Comm) -> Option<Option<usize>> {
     pending().get(&(h as usize)).map(|p| p.session)
 }
 
+/// Gives an idup's handle not in the table yet the error handler `new`; the one it had, or
+/// `None` if `h` is no such handle.
+pub(crate) fn replace_pending_errh(h: MPI_Comm, new: Errh) -> Option<Errh> {
+    pending()
+        .get_mut(&(h as usize))
+        .map(|p| std::mem::replace(&mut p.errh, new))
+}
+
 /// Forgets the idups never used (finalize).
 pub(crate) fn forget_pending() {
     for (_, p) in std::mem::take(&mut *pending()) {

@@ -191,7 +191,8 @@ pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c
     })
 }
 
-/// Removes an error class the program added; its codes must have been removed first.
+/// Removes an error class the program added; its codes and its string must have been removed
+/// first.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Remove_error_class(errorclass: c_int) -> c_int {
     run("Remove_error_class", default_errh(), |_| {
@@ -206,6 +207,10 @@ pub unsafe extern "C" fn MPI_Remove_error_class(errorclass: c_int) -> c_int {
             Some(a) if a.codes > 0 => Err(fail(
                 MPI_ERR_ARG,
                 format!("error class {errorclass} still has {} codes", a.codes),
+            )),
+            Some(a) if a.string.is_some() => Err(fail(
+                MPI_ERR_ARG,
+                format!("error class {errorclass} still has a string"),
             )),
             _ => {
                 added.remove(&errorclass);

@@ -197,10 +197,15 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(
     comm: MPI_Comm,
     errhandler: MPI_Errhandler,
 ) -> c_int {
-    run_on("Comm_set_errhandler", comm, |_| {
+    // Not `run_on`: this local call also works on the handle of an MPI_Comm_idup in flight.
+    run("Comm_set_errhandler", comms::errh(comm), |_| {
+        check_live()?;
         let new = resolve_for(errhandler, ObjKind::Comm)?;
         retain(new);
-        let Some(old) = COMMS.with(comm as usize, |e| std::mem::replace(&mut e.errh, new)) else {
+        let old = COMMS
+            .with(comm as usize, |e| std::mem::replace(&mut e.errh, new))
+            .or_else(|| crate::comm_dup::replace_pending_errh(comm, new));
+        let Some(old) = old else {
             release(new);
             return Err(fail(MPI_ERR_COMM, "unknown or freed communicator"));
         };
@@ -221,7 +226,13 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(
     comm: MPI_Comm,
     errhandler: *mut MPI_Errhandler,
 ) -> c_int {
-    run_on("Comm_get_errhandler", comm, |_| {
+    run("Comm_get_errhandler", comms::errh(comm), |_| {
+        check_live()?;
+        if COMMS.with(comm as usize, |_| ()).is_none()
+            && crate::comm_dup::pending_errh(comm).is_none()
+        {
+            return Err(fail(MPI_ERR_COMM, "unknown or freed communicator"));
+        }
         if errhandler.is_null() {
             return Err(fail(MPI_ERR_ARG, "null errhandler"));
         }

@@ -54,6 +54,12 @@ static void idups_with_traffic(int rank, int size, int keyval) {
         CHECK(dups[i] != MPI_COMM_NULL);
     }
     CHECK(copies == NIDUP); /* the attributes were copied at the call */
+    /* The error handler of a communicator in flight may be set and read (mpi4py does). */
+    MPI_Errhandler pending_e;
+    OK(MPI_Comm_set_errhandler(dups[0], MPI_ERRORS_ARE_FATAL));
+    OK(MPI_Comm_get_errhandler(dups[0], &pending_e));
+    CHECK(pending_e == MPI_ERRORS_ARE_FATAL);
+    OK(MPI_Comm_set_errhandler(dups[0], MPI_ERRORS_RETURN));
     /* Traffic and a non-blocking collective on the parent while the idups are in flight. */
     OK(MPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 9, MPI_COMM_WORLD, &reqs[NIDUP]));
     OK(MPI_Iallreduce(&one, &bsum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &reqs[NIDUP + 1]));

@@ -194,7 +194,7 @@ static void codes(int size) {
     memset(longtext, 'x', MPI_MAX_ERROR_STRING);
     FAILS(MPI_Add_error_string(code, longtext), MPI_ERR_ARG);
 
-    /* removal (MPI 4.1): strings before codes, codes before classes */
+    /* removal (MPI 4.1): strings before their code or class, codes before their class */
     FAILS(MPI_Remove_error_code(code), MPI_ERR_ARG);   /* has a string */
     FAILS(MPI_Remove_error_class(cls), MPI_ERR_ARG);   /* has a code */
     FAILS(MPI_Remove_error_class(code), MPI_ERR_ARG);  /* not a class */
@@ -207,7 +207,9 @@ static void codes(int size) {
     OK(MPI_Remove_error_code(code));
     OK(MPI_Remove_error_code(code2));
     FAILS(MPI_Error_class(code, &other), MPI_ERR_ARG);
-    OK(MPI_Remove_error_class(cls)); /* its string goes with it */
+    FAILS(MPI_Remove_error_class(cls), MPI_ERR_ARG); /* has a string */
+    OK(MPI_Remove_error_string(cls));
+    OK(MPI_Remove_error_class(cls));
     FAILS(MPI_Error_class(cls, &other), MPI_ERR_ARG);
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
     CHECK(*last == before);

@@ -167,6 +167,8 @@ int main(int argc, char **argv) {
     CHECK(m == MPI_INTEGER4);
     OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &m));
     CHECK(m == MPI_INTEGER8);
+    OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 2, &m));
+    CHECK(m == MPI_REAL2);
     OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, (int)sizeof(double), &m));
     CHECK(m == MPI_REAL8);
     OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 4, &m));

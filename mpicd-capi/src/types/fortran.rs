@@ -89,8 +89,18 @@ fn match_size(typeclass: c_int, size: c_int) -> Option<MPI_Datatype> {
             (8, MPI_INTEGER8),
             (16, MPI_INTEGER16),
         ],
-        MPI_TYPECLASS_REAL => &[(4, MPI_REAL4), (8, MPI_REAL8), (16, MPI_REAL16)],
-        MPI_TYPECLASS_COMPLEX => &[(8, MPI_COMPLEX8), (16, MPI_COMPLEX16), (32, MPI_COMPLEX32)],
+        MPI_TYPECLASS_REAL => &[
+            (2, MPI_REAL2),
+            (4, MPI_REAL4),
+            (8, MPI_REAL8),
+            (16, MPI_REAL16),
+        ],
+        MPI_TYPECLASS_COMPLEX => &[
+            (4, MPI_COMPLEX4),
+            (8, MPI_COMPLEX8),
+            (16, MPI_COMPLEX16),
+            (32, MPI_COMPLEX32),
+        ],
         MPIX_TYPECLASS_LOGICAL => &[
             (1, MPI_LOGICAL1),
             (2, MPI_LOGICAL2),
@@ -105,8 +115,9 @@ fn match_size(typeclass: c_int, size: c_int) -> Option<MPI_Datatype> {
 
 /// The predefined datatype of `typeclass` (MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX) whose
 /// values have `size` bytes: one of the size-specific Fortran types (`MPI_INTEGER4`,
-/// `MPI_REAL8`, `MPI_COMPLEX16`, ...), which must not be freed. Half precision is not offered
-/// (gfortran has none); an unknown class or size is MPI_ERR_ARG.
+/// `MPI_REAL8`, `MPI_COMPLEX16`, ...), which must not be freed; half precision gives `MPI_REAL2`
+/// and `MPI_COMPLEX4` (valid handles that no reduction takes); an unknown class or size is
+/// MPI_ERR_ARG.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_match_size(
     typeclass: c_int,
