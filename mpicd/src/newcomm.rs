@@ -221,7 +221,9 @@ impl Communicator {
         if self.is_inter() {
             let color = match kind {
                 SplitType::Undefined => UNDEFINED,
-                SplitType::Shared | SplitType::SharedStrict => node_color(&Identity::current().node),
+                SplitType::Shared | SplitType::SharedStrict => {
+                    node_color(&Identity::current().node)
+                }
             };
             return self.inter_split(color, key);
         }
