@@ -328,7 +328,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(match_size(MPI_TYPECLASS_REAL, 2), None);
+        assert_eq!(match_size(MPI_TYPECLASS_REAL, 2), Some(MPI_REAL2));
         assert_eq!(match_size(MPI_TYPECLASS_REAL, 10), None);
         assert_eq!(match_size(0, 4), None);
     }
