@@ -2395,6 +2395,10 @@ int MPI_Is_thread_main(int *flag);
 // The MPI version this library's header follows.
 int MPI_Get_version(int *version, int *subversion);
 
+// The version of the MPI standard ABI this library follows (`MPI_ABI_VERSION`.`MPI_ABI_SUBVERSION`,
+// 1.0 for MPI-5.0). Callable at any time, from any thread.
+int MPI_Abi_get_version(int *abi_major, int *abi_minor);
+
 // "mpicd <version> ...".
 int MPI_Get_library_version(char *version, int *resultlen);
 
@@ -2621,6 +2625,11 @@ int MPI_Info_create(MPI_Info *info);
 // type mpicd can tell, `mpi_hw_resource_type` = `mpi_shared_memory` (the node, which
 // `MPI_Comm_split_type` splits by).
 int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+
+// A new info object describing the standard ABI of this library: `mpi_aint_size`,
+// `mpi_count_size` and `mpi_offset_size`, the bytes of `MPI_Aint`, `MPI_Count` and
+// `MPI_Offset` (the keys Open MPI gives). Callable at any time, from any thread.
+int MPI_Abi_get_info(MPI_Info *info);
 
 // A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
 // `argv` is null).
