@@ -37,6 +37,20 @@
 
 #define MPI_SUBVERSION 0
 
+// The version of the standard ABI this header follows (MPI-5.0's first).
+#define MPI_ABI_VERSION 1
+
+#define MPI_ABI_SUBVERSION 0
+
+// `MPI_Status` as Fortran 77 INTEGERs: its size and the indices of the public fields.
+#define MPI_F_STATUS_SIZE 8
+
+#define MPI_F_SOURCE 0
+
+#define MPI_F_TAG 1
+
+#define MPI_F_ERROR 2
+
 #define MPI_MAX_ERROR_STRING 512
 
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
@@ -44,6 +58,12 @@
 #define MPI_MAX_PROCESSOR_NAME 256
 
 #define MPI_MAX_OBJECT_NAME 128
+
+// Bytes of a data representation name (I/O; mpicd has no files, the size is the standard's).
+#define MPI_MAX_DATAREP_STRING 128
+
+// Bytes of a port name (dynamic processes; mpicd has no ports, the size is the standard's).
+#define MPI_MAX_PORT_NAME 1024
 
 // Bytes of a C buffer that holds any info key and its NUL (keys have at most 255 bytes).
 #define MPI_MAX_INFO_KEY 256
@@ -60,29 +80,29 @@
 
 #define MPI_ANY_SOURCE (-1)
 
-#define MPI_PROC_NULL (-2)
+#define MPI_ANY_TAG (-2)
 
-#define MPI_ROOT (-3)
+#define MPI_PROC_NULL (-3)
 
-#define MPI_ANY_TAG (-31)
+#define MPI_ROOT (-4)
 
 #define MPI_UNDEFINED (-32766)
 
 #define MPI_THREAD_SINGLE 0
 
-#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_FUNNELED 1024
 
-#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_SERIALIZED 2048
 
-#define MPI_THREAD_MULTIPLE 7
+#define MPI_THREAD_MULTIPLE 4096
 
-#define MPI_IDENT 101
+#define MPI_IDENT 201
 
-#define MPI_CONGRUENT 102
+#define MPI_CONGRUENT 202
 
-#define MPI_SIMILAR 103
+#define MPI_SIMILAR 203
 
-#define MPI_UNEQUAL 104
+#define MPI_UNEQUAL 204
 
 #define MPI_COMM_TYPE_SHARED 221
 
@@ -98,22 +118,22 @@
 
 #define MPI_DIST_GRAPH 213
 
-#define MPI_TAG_UB 10001
+#define MPI_TAG_UB 501
 
-#define MPI_IO 10002
+#define MPI_IO 502
 
-#define MPI_HOST 10003
+#define MPI_HOST 503
 
-#define MPI_WTIME_IS_GLOBAL 10004
+#define MPI_WTIME_IS_GLOBAL 504
 
-#define MPI_APPNUM 10005
+#define MPI_APPNUM 505
 
-#define MPI_LASTUSEDCODE 10006
+#define MPI_LASTUSEDCODE 506
 
-#define MPI_UNIVERSE_SIZE 10007
+#define MPI_UNIVERSE_SIZE 507
 
-// The value a freed keyval handle is set to (the mpi-abi-stubs draft of the keys above).
-#define MPI_KEYVAL_INVALID (-127)
+// The value a freed keyval handle is set to (user keyvals are never 0).
+#define MPI_KEYVAL_INVALID 0
 
 // `MPI_Type_create_subarray` / `_darray`: row-major arrays.
 #define MPI_ORDER_C 12
@@ -255,11 +275,7 @@
 
 #define MPI_ERR_PORT 43
 
-// 44 in the standard ABI, where the early-draft `MPI_ERR_PROC_ABORTED` still sits: kept
-// apart until the constants are renumbered to the standard's values.
-#define MPI_ERR_QUOTA 63
-
-#define MPI_ERR_PROC_ABORTED 44
+#define MPI_ERR_QUOTA 44
 
 #define MPI_ERR_READ_ONLY 45
 
@@ -281,11 +297,14 @@
 
 #define MPI_ERR_UNSUPPORTED_DATAREP 54
 
+#define MPI_ERR_UNSUPPORTED_OPERATION 55
+
 #define MPI_ERR_WIN 56
 
 #define MPI_ERR_RMA_FLAVOR 57
 
-#define MPI_ERR_UNSUPPORTED_OPERATION 58
+// A process aborted (MPI-4.0).
+#define MPI_ERR_PROC_ABORTED 58
 
 #define MPI_ERR_VALUE_TOO_LARGE 59
 
@@ -555,9 +574,9 @@ typedef int64_t MPI_Offset;
 
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)321)
 
-#define MPI_ERRORS_RETURN ((MPI_Errhandler)322)
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)322)
 
-#define MPI_ERRORS_ABORT ((MPI_Errhandler)323)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)323)
 
 #define MPI_REQUEST_NULL ((MPI_Request)384)
 
@@ -2376,6 +2395,10 @@ int MPI_Is_thread_main(int *flag);
 // The MPI version this library's header follows.
 int MPI_Get_version(int *version, int *subversion);
 
+// The version of the MPI standard ABI this library follows (`MPI_ABI_VERSION`.`MPI_ABI_SUBVERSION`,
+// 1.0 for MPI-5.0). Callable at any time, from any thread.
+int MPI_Abi_get_version(int *abi_major, int *abi_minor);
+
 // "mpicd <version> ...".
 int MPI_Get_library_version(char *version, int *resultlen);
 
@@ -2602,6 +2625,11 @@ int MPI_Info_create(MPI_Info *info);
 // type mpicd can tell, `mpi_hw_resource_type` = `mpi_shared_memory` (the node, which
 // `MPI_Comm_split_type` splits by).
 int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+
+// A new info object describing the standard ABI of this library: `mpi_aint_size`,
+// `mpi_count_size` and `mpi_offset_size`, the bytes of `MPI_Aint`, `MPI_Count` and
+// `MPI_Offset` (the keys Open MPI gives). Callable at any time, from any thread.
+int MPI_Abi_get_info(MPI_Info *info);
 
 // A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
 // `argv` is null).

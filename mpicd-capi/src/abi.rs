@@ -2,7 +2,8 @@
 //! `mpi_abi.h`): handles are pointers to incomplete structs, predefined handles are small
 //! integer constants cast to those pointers, integer constants use the standard values.
 //!
-//! cbindgen turns this module into the type and constant part of `include/mpi.h`.
+//! cbindgen turns this module into the type and constant part of `include/mpi.h`;
+//! `tests/abi_constants.rs` checks every value against the MPI Forum's `mpi-abi-stubs`.
 
 // The sentinels stay `N as *mut T` casts: cbindgen turns those into C casts.
 #![allow(clippy::zero_ptr, clippy::manual_dangling_ptr)]
@@ -153,8 +154,8 @@ pub const MPI_INFO_ENV: MPI_Info = 0x131 as MPI_Info;
 
 pub const MPI_ERRHANDLER_NULL: MPI_Errhandler = 0x140 as MPI_Errhandler;
 pub const MPI_ERRORS_ARE_FATAL: MPI_Errhandler = 0x141 as MPI_Errhandler;
-pub const MPI_ERRORS_RETURN: MPI_Errhandler = 0x142 as MPI_Errhandler;
-pub const MPI_ERRORS_ABORT: MPI_Errhandler = 0x143 as MPI_Errhandler;
+pub const MPI_ERRORS_ABORT: MPI_Errhandler = 0x142 as MPI_Errhandler;
+pub const MPI_ERRORS_RETURN: MPI_Errhandler = 0x143 as MPI_Errhandler;
 
 pub const MPI_REQUEST_NULL: MPI_Request = 0x180 as MPI_Request;
 
@@ -265,10 +266,23 @@ pub const MPI_BSEND_OVERHEAD: c_int = 512;
 
 pub const MPI_VERSION: c_int = 5;
 pub const MPI_SUBVERSION: c_int = 0;
+/// The version of the standard ABI this header follows (MPI-5.0's first).
+pub const MPI_ABI_VERSION: c_int = 1;
+pub const MPI_ABI_SUBVERSION: c_int = 0;
+
+/// `MPI_Status` as Fortran 77 INTEGERs: its size and the indices of the public fields.
+pub const MPI_F_STATUS_SIZE: c_int = 8;
+pub const MPI_F_SOURCE: c_int = 0;
+pub const MPI_F_TAG: c_int = 1;
+pub const MPI_F_ERROR: c_int = 2;
 pub const MPI_MAX_ERROR_STRING: c_int = 512;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: c_int = 8192;
 pub const MPI_MAX_PROCESSOR_NAME: c_int = 256;
 pub const MPI_MAX_OBJECT_NAME: c_int = 128;
+/// Bytes of a data representation name (I/O; mpicd has no files, the size is the standard's).
+pub const MPI_MAX_DATAREP_STRING: c_int = 128;
+/// Bytes of a port name (dynamic processes; mpicd has no ports, the size is the standard's).
+pub const MPI_MAX_PORT_NAME: c_int = 1024;
 /// Bytes of a C buffer that holds any info key and its NUL (keys have at most 255 bytes).
 pub const MPI_MAX_INFO_KEY: c_int = 256;
 /// Bytes of a C buffer that holds any info value and its NUL (values have at most 1023 bytes).
@@ -282,20 +296,20 @@ pub const MPI_MAX_PSET_NAME_LEN: c_int = 1024;
 // ----- rank, tag and other sentinels -----
 
 pub const MPI_ANY_SOURCE: c_int = -1;
-pub const MPI_PROC_NULL: c_int = -2;
-pub const MPI_ROOT: c_int = -3;
-pub const MPI_ANY_TAG: c_int = -31;
+pub const MPI_ANY_TAG: c_int = -2;
+pub const MPI_PROC_NULL: c_int = -3;
+pub const MPI_ROOT: c_int = -4;
 pub const MPI_UNDEFINED: c_int = -32766;
 
 pub const MPI_THREAD_SINGLE: c_int = 0;
-pub const MPI_THREAD_FUNNELED: c_int = 1;
-pub const MPI_THREAD_SERIALIZED: c_int = 2;
-pub const MPI_THREAD_MULTIPLE: c_int = 7;
+pub const MPI_THREAD_FUNNELED: c_int = 1024;
+pub const MPI_THREAD_SERIALIZED: c_int = 2048;
+pub const MPI_THREAD_MULTIPLE: c_int = 4096;
 
-pub const MPI_IDENT: c_int = 101;
-pub const MPI_CONGRUENT: c_int = 102;
-pub const MPI_SIMILAR: c_int = 103;
-pub const MPI_UNEQUAL: c_int = 104;
+pub const MPI_IDENT: c_int = 201;
+pub const MPI_CONGRUENT: c_int = 202;
+pub const MPI_SIMILAR: c_int = 203;
+pub const MPI_UNEQUAL: c_int = 204;
 
 // `MPI_Comm_split_type` kinds (MPI-5.0 values of the mpi-abi-stubs, as the combiners below).
 pub const MPI_COMM_TYPE_SHARED: c_int = 221;
@@ -308,19 +322,17 @@ pub const MPI_CART: c_int = 211;
 pub const MPI_GRAPH: c_int = 212;
 pub const MPI_DIST_GRAPH: c_int = 213;
 
-pub const MPI_TAG_UB: c_int = 10001;
-pub const MPI_IO: c_int = 10002;
-pub const MPI_HOST: c_int = 10003;
-pub const MPI_WTIME_IS_GLOBAL: c_int = 10004;
-pub const MPI_APPNUM: c_int = 10005;
-pub const MPI_LASTUSEDCODE: c_int = 10006;
-pub const MPI_UNIVERSE_SIZE: c_int = 10007;
-/// The value a freed keyval handle is set to (the mpi-abi-stubs draft of the keys above).
-pub const MPI_KEYVAL_INVALID: c_int = -127;
+pub const MPI_TAG_UB: c_int = 501;
+pub const MPI_IO: c_int = 502;
+pub const MPI_HOST: c_int = 503;
+pub const MPI_WTIME_IS_GLOBAL: c_int = 504;
+pub const MPI_APPNUM: c_int = 505;
+pub const MPI_LASTUSEDCODE: c_int = 506;
+pub const MPI_UNIVERSE_SIZE: c_int = 507;
+/// The value a freed keyval handle is set to (user keyvals are never 0).
+pub const MPI_KEYVAL_INVALID: c_int = 0;
 
-// ----- datatype constructors and decoding (the MPI Forum's mpi-abi-stubs, mpi.h at e5f65c7:
-// the values of MPI-5.0; the constants above follow an earlier draft of those stubs, where the
-// combiners were 301..317, and are kept as they are) -----
+// ----- datatype constructors and decoding -----
 
 /// `MPI_Type_create_subarray` / `_darray`: row-major arrays.
 pub const MPI_ORDER_C: c_int = 12;
@@ -400,10 +412,7 @@ pub const MPI_ERR_NOT_SAME: c_int = 40;
 pub const MPI_ERR_NO_SPACE: c_int = 41;
 pub const MPI_ERR_NO_SUCH_FILE: c_int = 42;
 pub const MPI_ERR_PORT: c_int = 43;
-/// 44 in the standard ABI, where the early-draft `MPI_ERR_PROC_ABORTED` still sits: kept
-/// apart until the constants are renumbered to the standard's values.
-pub const MPI_ERR_QUOTA: c_int = 63;
-pub const MPI_ERR_PROC_ABORTED: c_int = 44;
+pub const MPI_ERR_QUOTA: c_int = 44;
 pub const MPI_ERR_READ_ONLY: c_int = 45;
 pub const MPI_ERR_RMA_ATTACH: c_int = 46;
 pub const MPI_ERR_RMA_CONFLICT: c_int = 47;
@@ -414,9 +423,11 @@ pub const MPI_ERR_SERVICE: c_int = 51;
 pub const MPI_ERR_SIZE: c_int = 52;
 pub const MPI_ERR_SPAWN: c_int = 53;
 pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 54;
+pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_WIN: c_int = 56;
 pub const MPI_ERR_RMA_FLAVOR: c_int = 57;
-pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 58;
+/// A process aborted (MPI-4.0).
+pub const MPI_ERR_PROC_ABORTED: c_int = 58;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
 /// An invalid session handle (MPI-4.0).
 pub const MPI_ERR_SESSION: c_int = 60;

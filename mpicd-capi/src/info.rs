@@ -131,6 +131,25 @@ pub unsafe extern "C" fn MPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> c_i
     })
 }
 
+/// A new info object describing the standard ABI of this library: `mpi_aint_size`,
+/// `mpi_count_size` and `mpi_offset_size`, the bytes of `MPI_Aint`, `MPI_Count` and
+/// `MPI_Offset` (the keys Open MPI gives). Callable at any time, from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Abi_get_info(info: *mut MPI_Info) -> c_int {
+    run_info("Abi_get_info", || {
+        require(info, "info")?;
+        let mut abi = Info::new();
+        for (key, size) in [
+            ("mpi_aint_size", size_of::<MPI_Aint>()),
+            ("mpi_count_size", size_of::<MPI_Count>()),
+            ("mpi_offset_size", size_of::<MPI_Offset>()),
+        ] {
+            abi.set(key, size.to_string())?;
+        }
+        out(info, INFOS.insert(abi) as MPI_Info)
+    })
+}
+
 /// A new info object like MPI_INFO_ENV, for the command line `argv` (the process's own when
 /// `argv` is null).
 #[no_mangle]

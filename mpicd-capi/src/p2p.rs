@@ -27,7 +27,14 @@ pub(crate) fn send_tag(tag: c_int) -> CResult<c_int> {
     Ok(tag)
 }
 
-/// The core tag of a receive tag (MPI_ANY_TAG is -31 in the ABI, -1 in the core).
+// Ranks pass between the C layer and the core unchanged: the core's sentinels are the ABI's.
+const _: () = assert!(
+    MPI_PROC_NULL == mpicd::PROC_NULL
+        && MPI_ANY_SOURCE == mpicd::ANY_SOURCE
+        && MPI_UNDEFINED == mpicd::UNDEFINED
+);
+
+/// The core tag of a receive tag (MPI_ANY_TAG is -2 in the ABI, -1 in the core).
 pub(crate) fn recv_tag(tag: c_int) -> CResult<c_int> {
     match tag {
         MPI_ANY_TAG => Ok(mpicd::ANY_TAG),

@@ -85,8 +85,8 @@ fn mpi_h_is_up_to_date() {
 #[test]
 fn touches_are_applied() {
     assert_eq!(
-        touch_line("#define MPI_ANY_TAG -31"),
-        "#define MPI_ANY_TAG (-31)"
+        touch_line("#define MPI_ANY_TAG -2"),
+        "#define MPI_ANY_TAG (-2)"
     );
     assert_eq!(
         touch_line("#define MPI_COMM_WORLD (MPI_Comm)257"),

@@ -106,7 +106,7 @@ pub mod class {
     pub const ERR_INFO_NOKEY: i32 = 32;
     pub const ERR_INFO_VALUE: i32 = 33;
     pub const ERR_NO_MEM: i32 = 39;
-    pub const ERR_PROC_ABORTED: i32 = 44;
+    pub const ERR_PROC_ABORTED: i32 = 58;
     /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h.
     pub const ERR_PROC_FAILED: i32 = 75;
     /// Not in the standard ABI: `MPIX_ERR_NOT_INITIALIZED` in mpi.h.

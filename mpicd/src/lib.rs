@@ -115,7 +115,8 @@ pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
 pub const ANY_SOURCE: i32 = -1;
 /// Receive with any tag.
 pub const ANY_TAG: i32 = -1;
-/// The null process: operations with it complete at once and move nothing.
-pub const PROC_NULL: i32 = -2;
+/// The null process: operations with it complete at once and move nothing. (The value of
+/// `MPI_PROC_NULL` in the MPI-5 standard ABI, so that the C layer passes ranks through.)
+pub const PROC_NULL: i32 = -3;
 /// "No color" in [`Communicator::split`]; "not a member" in [`Group::translate`].
 pub const UNDEFINED: i32 = -32766;

@@ -8,7 +8,7 @@ from mpicd import MPI
 
 
 def test_constants():
-    assert MPI.ANY_SOURCE == -1 and MPI.ANY_TAG == -31 and MPI.PROC_NULL == -2
+    assert MPI.ANY_SOURCE == -1 and MPI.ANY_TAG == -2 and MPI.PROC_NULL == -3
     assert MPI.UNDEFINED == -32766
     assert MPI.SUCCESS == 0 and MPI.ERR_TRUNCATE == 15
     assert repr(MPI.IN_PLACE) == "IN_PLACE"

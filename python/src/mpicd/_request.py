@@ -10,7 +10,7 @@ import ctypes
 from . import _pickled
 from ._errors import Exception as MPIException
 from ._errors import check
-from ._libmpi import MESSAGE_NO_PROC, MESSAGE_NULL, REQUEST_NULL, MPI_Status, lib
+from ._libmpi import ANY_TAG, MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL, REQUEST_NULL, MPI_Status, lib
 from ._status import Status
 
 # Buffers of requests freed while pending: kept until MPI_Finalize, since libmpi may still be
@@ -65,7 +65,7 @@ class Request:
         if self._active():
             return False
         if status is not None:
-            status._fill(MPI_Status(-2, -31, 0))
+            status._fill(MPI_Status(PROC_NULL, ANY_TAG, 0))
         return True
 
     def Wait(self, status=None):

@@ -19,7 +19,7 @@ class Status:
             ctypes.pointer(self.ob_mpi)[0] = status.ob_mpi
         else:
             self.ob_mpi.MPI_SOURCE = -1  # MPI_ANY_SOURCE, as mpi4py's fresh Status
-            self.ob_mpi.MPI_TAG = -31  # MPI_ANY_TAG
+            self.ob_mpi.MPI_TAG = -2  # MPI_ANY_TAG
 
     def Get_source(self):
         return self.ob_mpi.MPI_SOURCE
