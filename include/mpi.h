@@ -37,11 +37,6 @@
 
 #define MPI_SUBVERSION 0
 
-// The version of the standard ABI this header follows (MPI-5.0's first).
-#define MPI_ABI_VERSION 1
-
-#define MPI_ABI_SUBVERSION 0
-
 // `MPI_Status` as Fortran 77 INTEGERs: its size and the indices of the public fields.
 #define MPI_F_STATUS_SIZE 8
 
@@ -2395,8 +2390,8 @@ int MPI_Is_thread_main(int *flag);
 // The MPI version this library's header follows.
 int MPI_Get_version(int *version, int *subversion);
 
-// The version of the MPI standard ABI this library follows (`MPI_ABI_VERSION`.`MPI_ABI_SUBVERSION`,
-// 1.0 for MPI-5.0). Callable at any time, from any thread.
+// The version of the MPI standard ABI this library follows (1.0, MPI-5.0's). Callable at any
+// time, from any thread.
 int MPI_Abi_get_version(int *abi_major, int *abi_minor);
 
 // "mpicd <version> ...".

@@ -266,9 +266,11 @@ pub const MPI_BSEND_OVERHEAD: c_int = 512;
 
 pub const MPI_VERSION: c_int = 5;
 pub const MPI_SUBVERSION: c_int = 0;
-/// The version of the standard ABI this header follows (MPI-5.0's first).
-pub const MPI_ABI_VERSION: c_int = 1;
-pub const MPI_ABI_SUBVERSION: c_int = 0;
+/// The version of the standard ABI this library follows (MPI-5.0's first), which
+/// `MPI_Abi_get_version` answers. Not the header's `MPI_ABI_VERSION` macros yet: clients read
+/// those as "every name of the ABI is here" (see `tests/abi_constants.rs`).
+pub(crate) const ABI_VERSION: c_int = 1;
+pub(crate) const ABI_SUBVERSION: c_int = 0;
 
 /// `MPI_Status` as Fortran 77 INTEGERs: its size and the indices of the public fields.
 pub const MPI_F_STATUS_SIZE: c_int = 8;

@@ -348,16 +348,16 @@ pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c
     })
 }
 
-/// The version of the MPI standard ABI this library follows (`MPI_ABI_VERSION`.`MPI_ABI_SUBVERSION`,
-/// 1.0 for MPI-5.0). Callable at any time, from any thread.
+/// The version of the MPI standard ABI this library follows (1.0, MPI-5.0's). Callable at any
+/// time, from any thread.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Abi_get_version(
     abi_major: *mut c_int,
     abi_minor: *mut c_int,
 ) -> c_int {
     run("Abi_get_version", Errh::Return, |_| {
-        out(abi_major, MPI_ABI_VERSION)?;
-        out(abi_minor, MPI_ABI_SUBVERSION)
+        out(abi_major, ABI_VERSION)?;
+        out(abi_minor, ABI_SUBVERSION)
     })
 }
 

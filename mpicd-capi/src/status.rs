@@ -65,14 +65,29 @@ pub(crate) fn from_core(s: &mpicd::Status, custom_count: Option<i64>) -> MPI_Sta
     }
 }
 
-/// Writes a status unless the caller passed MPI_STATUS_IGNORE.
+/// Writes the status of a single-completion call unless the caller passed MPI_STATUS_IGNORE.
+/// Its `MPI_ERROR` stays as the caller left it (only the calls that complete arrays of
+/// requests set that field; the others return the code, as MPICH and Open MPI do), except in
+/// the standard's empty status (any source, any tag), which is written whole.
 ///
 /// # Safety
 /// `out` is null or points to a writable `MPI_Status`.
 pub(crate) unsafe fn store(out: *mut MPI_Status, status: MPI_Status) {
-    if !out.is_null() {
-        // SAFETY: non-null and writable per the caller.
-        unsafe { out.write(status) };
+    if out.is_null() {
+        return;
+    }
+    let is_empty = status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG;
+    // SAFETY: non-null, readable and writable per the caller.
+    unsafe {
+        let error = if is_empty {
+            status.MPI_ERROR
+        } else {
+            (*out).MPI_ERROR
+        };
+        out.write(MPI_Status {
+            MPI_ERROR: error,
+            ..status
+        });
     }
 }
 

@@ -13,7 +13,7 @@ static void check_abi_queries(void) {
     char v[MPI_MAX_INFO_VAL], want[32];
     MPI_Info info = MPI_INFO_NULL;
     OK(MPI_Abi_get_version(&major, &minor));
-    CHECK(major == MPI_ABI_VERSION && minor == MPI_ABI_SUBVERSION && major == 1 && minor == 0);
+    CHECK(major == 1 && minor == 0);
     OK(MPI_Abi_get_info(&info));
     CHECK(info != MPI_INFO_NULL);
     const char *keys[3] = {"mpi_aint_size", "mpi_count_size", "mpi_offset_size"};

@@ -92,6 +92,7 @@ int main(int argc, char **argv) {
     OK(MPI_Irsend_c(out, N, MPI_INT, next, 8, MPI_COMM_WORLD, &two[1]));
     OK(MPI_Waitall(2, two, MPI_STATUSES_IGNORE));
     if (size > 1) {
+        s.MPI_ERROR = MPI_ERR_DIMS; /* a single-completion call leaves it alone */
         if (rank % 2 == 0) {
             OK(MPI_Send_c(out, N, MPI_INT, next, 9, MPI_COMM_WORLD));
             OK(MPI_Recv_c(in, N, MPI_INT, prev, 9, MPI_COMM_WORLD, &s));
@@ -99,6 +100,7 @@ int main(int argc, char **argv) {
             OK(MPI_Recv_c(in, N, MPI_INT, prev, 9, MPI_COMM_WORLD, &s));
             OK(MPI_Ssend_c(out, N, MPI_INT, next, 9, MPI_COMM_WORLD));
         }
+        CHECK(s.MPI_ERROR == MPI_ERR_DIMS && s.MPI_SOURCE == prev);
         MPI_Count cc;
         OK(MPI_Get_count_c(&s, MPI_INT, &cc));
         CHECK(cc == N && in[1] == prev + 1);
