@@ -10,7 +10,7 @@ use crate::env::{out, read_arg, require};
 use crate::errors::{fail, run, CResult, Errh};
 use crate::handles::{Table, MESSAGE_BASE};
 use crate::p2p::{check_buf, count_of, recv_tag};
-use crate::requests::{complete_now, insert};
+use crate::requests::{complete_now, insert, insert_complete};
 use crate::status;
 use crate::types::{self, byte_len, Dtype};
 use mpicd::{Message, Request};
@@ -218,14 +218,8 @@ unsafe fn imrecv(
         let started = unsafe { start_mrecv(buf, count, datatype, message) }?;
         let h = match started {
             Some((req, cc, e)) => insert(req, e, cc),
-            None => {
-                let world = crate::comms::get(MPI_COMM_SELF)?;
-                // SAFETY: a zero-byte receive from MPI_PROC_NULL completes at once.
-                let req = unsafe {
-                    world.irecv_raw(std::ptr::null_mut(), 0, mpicd::PROC_NULL, mpicd::ANY_TAG)
-                }?;
-                insert(req, default_errh(), None)
-            }
+            // MPI_MESSAGE_NO_PROC: a receive from MPI_PROC_NULL, complete at once.
+            None => insert_complete(status::proc_null(), default_errh()),
         };
         out(request, h)
     })

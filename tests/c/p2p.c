@@ -80,6 +80,13 @@ static void probes(MPI_Comm comm) {
     OK(MPI_Mprobe(prev, 11, comm, &m, &s));
     CHECK(m != MPI_MESSAGE_NULL);
     OK(MPI_Mrecv(in, 5, MPI_INT, &m, &s));
+    OK(MPI_Mprobe(MPI_PROC_NULL, 1, comm, &m, &s));
+    OK(MPI_Imrecv(in, 5, MPI_INT, &m, &r));
+    CHECK(m == MPI_MESSAGE_NULL);
+    OK(MPI_Wait(&r, &s));
+    CHECK(s.MPI_SOURCE == MPI_PROC_NULL && s.MPI_TAG == MPI_ANY_TAG);
+    OK(MPI_Get_count(&s, MPI_INT, &count));
+    CHECK(count == 0);
     CHECK(m == MPI_MESSAGE_NULL);
     for (int i = 0; i < 5; i++) CHECK(in[i] == prev + i);
     OK(MPI_Wait(&r, MPI_STATUS_IGNORE));

@@ -85,6 +85,16 @@ static void psets(MPI_Session s, int *rank, int *size) {
 static void from_groups(MPI_Session s, int rank, int size) {
     MPI_Comm world = world_of(s, "mpi://WORLD", "sessions.world");
     MPI_Comm self = world_of(s, "mpi://SELF", "sessions.self");
+    /* A matched probe of MPI_PROC_NULL and its receive, even without MPI_COMM_SELF. */
+    MPI_Message msg;
+    MPI_Request req;
+    MPI_Status st;
+    int flag = 0, x = 7;
+    OK(MPI_Improbe(MPI_PROC_NULL, 0, world, &flag, &msg, &st));
+    CHECK(flag == 1 && msg == MPI_MESSAGE_NO_PROC);
+    OK(MPI_Imrecv(&x, 1, MPI_INT, &msg, &req));
+    OK(MPI_Wait(&req, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && x == 7);
     int r = -1, n = -1;
     OK(MPI_Comm_rank(world, &r));
     OK(MPI_Comm_size(world, &n));

@@ -222,6 +222,17 @@ pub(crate) fn insert_work(work: Work, errh: Errh, custom_count: Option<i64>) -> 
     }) as MPI_Request
 }
 
+/// Makes a handle for an operation complete at its start, with `status` (a receive from
+/// MPI_PROC_NULL).
+pub(crate) fn insert_complete(status: MPI_Status, errh: Errh) -> MPI_Request {
+    REQUESTS.insert(ReqEntry {
+        slot: Slot::Done((status, None)),
+        errh,
+        custom_count: None,
+        kind: Kind::Once,
+    }) as MPI_Request
+}
+
 /// Makes a handle for a persistent core operation, inactive until MPI_Start.
 pub(crate) fn insert_persistent(starter: Starter, errh: Errh) -> MPI_Request {
     let start: WorkStarter = Box::new(move || starter().map(Work::core).map_err(Into::into));
