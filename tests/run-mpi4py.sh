@@ -18,6 +18,8 @@
 #   MPI4PY_RUNS          runs as "ranks:mode" words (default "1:shm 2:shm 3:shm 1:tcp 2:tcp 3:tcp")
 #   MPI4PY_TIMEOUT       seconds per run (default 900)
 #   MPI4PY_DIR           where the venv, sdist and logs go (default target/mpi4py)
+#   MPI4PY_MPICC         the compiler wrapper to build with (default bin/mpicc; e.g. mpicc.openmpi
+#                        with another MPI4PY_DIR runs the same suite on Open MPI, for comparison)
 # Needs target/release/libmpi.so and bin/mpicc (make build).
 set -uo pipefail
 
@@ -30,6 +32,7 @@ SDIST_SHA256=56860286dc45f20e8821e93cb06669e30462348bf866f685553fa4b712d58d02
 RUNS=${MPI4PY_RUNS:-1:shm 2:shm 3:shm 1:tcp 2:tcp 3:tcp}
 TIMEOUT=${MPI4PY_TIMEOUT:-900}
 DIR=${MPI4PY_DIR:-$ROOT/target/mpi4py}
+MPICC_USED=${MPI4PY_MPICC:-$ROOT/bin/mpicc}
 SRC=$DIR/mpi4py-$VERSION
 VENV=$DIR/venv
 EXCLUDE=(-e test_rma -e test_win -e test_util_sync -e test_io -e test_file -e test_dynproc -e test_spawn
@@ -51,16 +54,16 @@ fi
 
 # Build (about 4 minutes on 2 cores) when the header changed since the last build.
 stamp=$DIR/built-against
-want=$(sha256sum "$ROOT/include/mpi.h" | cut -d' ' -f1)
+want=$(sha256sum "$ROOT/include/mpi.h" | cut -d' ' -f1)-$MPICC_USED
 if [[ ! -x $VENV/bin/python || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-    echo "== mpi4py: building mpi4py $VERSION with $ROOT/bin/mpicc (log: $DIR/build.log)"
+    echo "== mpi4py: building mpi4py $VERSION with $MPICC_USED (log: $DIR/build.log)"
     # A fresh source tree: mpi4py caches its configure results in its build directory.
     rm -rf "$VENV" "$SRC"
     tar -xzf "$sdist" -C "$DIR" || exit 1
     "$PYTHON" -m venv "$VENV" || exit 1
     if ! { "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         "setuptools>=61" wheel "cython>=3" &&
-        env MPICC="$ROOT/bin/mpicc" "$VENV/bin/python" -m pip install --no-build-isolation \
+        env MPICC="$MPICC_USED" "$VENV/bin/python" -m pip install --no-build-isolation \
             --disable-pip-version-check --no-deps --no-cache-dir "$SRC"; } >"$DIR/build.log" 2>&1; then
         tail -20 "$DIR/build.log"
         echo "run-mpi4py: mpi4py failed to build (log: $DIR/build.log)" >&2
