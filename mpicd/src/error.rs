@@ -78,7 +78,27 @@ pub enum Error {
     PendingOperations(usize),
     /// Memory could not be allocated.
     NoMemory,
+    /// A one-sided communication error of class `.0` (see [`RmaError`]).
+    Rma(RmaError, String),
 }
+
+/// The classes of one-sided errors, as MPI names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RmaError {
+    /// `MPI_ERR_RMA_RANGE`: outside the target's window.
+    Range,
+    /// `MPI_ERR_RMA_SYNC`: outside an epoch, or a synchronization call out of order.
+    Sync,
+    /// `MPI_ERR_RMA_ATTACH`: a memory region that cannot be attached or detached.
+    Attach,
+    /// `MPI_ERR_RMA_SHARED`: memory that cannot be shared.
+    Shared,
+    /// `MPI_ERR_RMA_FLAVOR`: the call does not suit the window's flavor.
+    Flavor,
+    /// `MPI_ERR_LOCKTYPE`.
+    LockType,
+}
+
 
 /// MPI error classes (numbering of the MPI standard ABI) that errors map onto.
 pub mod class {
@@ -102,6 +122,13 @@ pub mod class {
     pub const ERR_INTERN: i32 = 17;
     pub const ERR_PENDING: i32 = 18;
     pub const ERR_IN_STATUS: i32 = 19;
+    pub const ERR_LOCKTYPE: i32 = 37;
+    pub const ERR_RMA_ATTACH: i32 = 46;
+    pub const ERR_RMA_RANGE: i32 = 48;
+    pub const ERR_RMA_SHARED: i32 = 49;
+    pub const ERR_RMA_SYNC: i32 = 50;
+    pub const ERR_WIN: i32 = 56;
+    pub const ERR_RMA_FLAVOR: i32 = 57;
     pub const ERR_INFO_KEY: i32 = 31;
     pub const ERR_INFO_NOKEY: i32 = 32;
     pub const ERR_INFO_VALUE: i32 = 33;
@@ -139,6 +166,14 @@ impl Error {
             Error::Launch(_) | Error::Transport(_) => ERR_INTERN,
             Error::PendingOperations(_) => ERR_PENDING,
             Error::NoMemory => ERR_NO_MEM,
+            Error::Rma(kind, _) => match kind {
+                RmaError::Range => ERR_RMA_RANGE,
+                RmaError::Sync => ERR_RMA_SYNC,
+                RmaError::Attach => ERR_RMA_ATTACH,
+                RmaError::Shared => ERR_RMA_SHARED,
+                RmaError::Flavor => ERR_RMA_FLAVOR,
+                RmaError::LockType => ERR_LOCKTYPE,
+            },
         }
     }
 }
@@ -204,6 +239,7 @@ impl fmt::Display for Error {
             Error::Transport(why) => write!(f, "transport (UCX) error: {why}"),
             Error::PendingOperations(n) => write!(f, "{n} operations were still pending"),
             Error::NoMemory => write!(f, "out of memory"),
+            Error::Rma(_, why) => write!(f, "one-sided communication: {why}"),
         }
     }
 }

@@ -53,7 +53,8 @@
 //   operations    ops (send and receive state machines), schedule (collective plans)
 //   engine        engine (request table, progress)
 //   top           request, comm, message, typed, equivalence, collective, collective_custom,
-//                 collective_typed, intercomm, newcomm, session, custom, runtime, serde_api
+//                 collective_typed, intercomm, newcomm, session, custom, runtime, serde_api,
+//                 window (one-sided communication)
 mod bootstrap;
 pub mod collective;
 pub mod collective_custom;
@@ -84,6 +85,7 @@ pub mod session;
 pub mod status;
 mod tag;
 pub mod topology;
+pub mod window;
 mod transport;
 mod typed;
 mod wire;
@@ -110,6 +112,7 @@ pub use serde_api::{MessageSerdeExt, SerdeExt};
 pub use session::Session;
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
+pub use window::{AccumulateOp, Flavor, LockKind, Window};
 
 /// Receive from any source.
 pub const ANY_SOURCE: i32 = -1;

@@ -10,6 +10,7 @@
 //! - [`progress`]: the progress loop, peer failures, tests and cancels;
 //! - [`schedule`]: runs of collective plans;
 //! - [`agree`]: non-blocking agreements on a new communicator's context id.
+//! - [`rma`]: what windows use: the worker and peers' endpoints.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
@@ -18,6 +19,7 @@ mod agree;
 mod contiguous;
 mod custom;
 mod progress;
+mod rma;
 mod schedule;
 mod table;
 

@@ -53,6 +53,11 @@
 //! Worker::lead_buffer() -> Vec<u8> / recycle_lead(Vec<u8>)
 //! StreamPort(*mut dyn StreamEnd) / StreamPort::detach(port, length) -> DetachedPort
 //! OwnedPort::new(Box<dyn StreamEnd>) / .port() -> *StreamPort / .detach() -> DetachedPort
+//! unsafe Worker::mem_map(addr, len) -> MemRegion / mem_unmap(MemRegion)
+//! Worker::rkey_pack(&MemRegion) -> Vec<u8> / rkey_unpack(ep, bytes) -> RemoteKey
+//! unsafe Worker::put(ep, buf, len, remote, rkey) / get(...) -> Option<req>
+//! unsafe Worker::atomic(ep, AtomicOp, width, value, reply, remote, rkey) -> Option<req>
+//! Worker::flush_endpoint(ep) / flush_worker() -> Option<req>
 //! ```
 //!
 //! The files, each importing only those listed before it: [`collect`] (receive buffers as UCX's
@@ -60,13 +65,15 @@
 //! [`failures`] (the log of peers lost, and UCX's endpoint error callback), [`notices`]
 //! (completions of custom operations' requests), [`worker`] (context and worker, UCX settings,
 //! progress, request parameters, spare buffers), [`request`] (testing and cancelling requests),
-//! [`endpoint`] (connecting and closing), [`tagged`] (tag sends, receives and probes).
+//! [`endpoint`] (connecting and closing), [`tagged`] (tag sends, receives and probes), [`rma`] (registered memory, remote keys,
+//! puts, gets, atomics and flushes).
 
 mod collect;
 mod endpoint;
 mod failures;
 pub(crate) mod notices;
 mod request;
+mod rma;
 mod stream;
 mod tagged;
 mod worker;
@@ -74,6 +81,7 @@ mod worker;
 pub(crate) use collect::{Collector, RecvTarget};
 pub(crate) use endpoint::Endpoint;
 pub(crate) use request::{RecvInfo, UcxRequest};
+pub(crate) use rma::{AtomicOp, MemRegion, RemoteKey};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;
 pub(crate) use worker::{Worker, WorkerSettings};

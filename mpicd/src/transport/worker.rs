@@ -40,7 +40,7 @@ pub(crate) struct WorkerSettings {
 
 /// A UCP context and one worker on it, with the generic datatypes mpicd uses.
 pub(crate) struct Worker {
-    context: ucx::ucp_context_h,
+    pub(super) context: ucx::ucp_context_h,
     pub(super) worker: ucx::ucp_worker_h,
     pub(super) collect_dt: ucx::ucp_datatype_t,
     pub(super) sink_dt: ucx::ucp_datatype_t,
@@ -67,7 +67,7 @@ pub(crate) struct Worker {
 unsafe impl Send for Worker {}
 
 impl Worker {
-    /// Creates the UCP context (tag feature) and a serialized worker.
+    /// Creates the UCP context (tag, RMA and atomic features) and a serialized worker.
     pub(crate) fn new(settings: WorkerSettings) -> Result<Worker> {
         // The UCX settings of the configuration table, unless the user set them.
         let unset = UCX_SETTINGS
@@ -99,7 +99,11 @@ impl Worker {
         let mut params: ucx::ucp_params_t = unsafe { std::mem::zeroed() };
         params.field_mask =
             (ucx::UCP_PARAM_FIELD_FEATURES | ucx::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
-        params.features = ucx::UCP_FEATURE_TAG as u64;
+        // RMA and 32/64-bit atomics serve one-sided communication (crate::window).
+        params.features = (ucx::UCP_FEATURE_TAG
+            | ucx::UCP_FEATURE_RMA
+            | ucx::UCP_FEATURE_AMO32
+            | ucx::UCP_FEATURE_AMO64) as u64;
         params.mt_workers_shared = 0;
         let mut context: ucx::ucp_context_h = ptr::null_mut();
         // SAFETY: params and config are valid; context is an out pointer.

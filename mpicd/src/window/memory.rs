@@ -1,0 +1,233 @@
+//! The memory a window exposes and the memory it keeps for its own synchronization: the
+//! user's memory ([`Exposed::User`]), memory the window allocated ([`Exposed::Owned`]), a
+//! piece of a node's shared segment ([`SharedSegment`], a POSIX shared memory object that the
+//! first rank creates and the others map), and the [`Control`] block every rank registers so
+//! that the others can take its locks and count its PSCW epochs with remote atomics, and the
+//! [`Directory`] of the regions attached to a dynamic window.
+
+use crate::error::{Error, Result};
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Alignment of memory the window allocates (enough for any element and for atomics).
+const ALIGN: usize = 64;
+
+/// Memory the window allocated (`MPI_Win_allocate`), zeroed, freed with the window.
+pub(crate) struct OwnedMemory {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: plain heap memory; access is the application's and the transport's, as MPI says.
+unsafe impl Send for OwnedMemory {}
+// SAFETY: as above.
+unsafe impl Sync for OwnedMemory {}
+
+impl OwnedMemory {
+    /// `len` zeroed bytes aligned to [`ALIGN`] (a zero-length window still gets a unique
+    /// address, as MPI lets it).
+    pub(crate) fn new(len: usize) -> Result<OwnedMemory> {
+        let layout = Layout::from_size_align(len.max(1), ALIGN).map_err(|_| Error::NoMemory)?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(Error::NoMemory);
+        }
+        Ok(OwnedMemory { ptr, len })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for OwnedMemory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this very layout, freed once.
+        unsafe {
+            dealloc(
+                self.ptr,
+                Layout::from_size_align_unchecked(self.len.max(1), ALIGN),
+            )
+        }
+    }
+}
+
+/// A POSIX shared memory segment mapped into this process (`MPI_Win_allocate_shared`).
+pub(crate) struct SharedSegment {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: a mapping; access is the application's, as MPI says.
+unsafe impl Send for SharedSegment {}
+// SAFETY: as above.
+unsafe impl Sync for SharedSegment {}
+
+impl SharedSegment {
+    /// Creates (`create`) or opens the segment `name` of `len` bytes and maps it.
+    pub(crate) fn map(name: &str, len: usize, create: bool) -> Result<SharedSegment> {
+        let len = len.max(1);
+        let cname = CString::new(name).map_err(|_| Error::InvalidArgument(name.into()))?;
+        let flags = if create {
+            libc::O_CREAT | libc::O_EXCL | libc::O_RDWR
+        } else {
+            libc::O_RDWR
+        };
+        // SAFETY: cname is NUL-terminated; the flags and mode are plain values.
+        let fd = unsafe { libc::shm_open(cname.as_ptr(), flags, 0o600) };
+        if fd < 0 {
+            return Err(Error::Transport(format!(
+                "shm_open {name}: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: fd is an open descriptor of this process.
+        if create && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: fd is open; the name was created here.
+            unsafe {
+                libc::close(fd);
+                libc::shm_unlink(cname.as_ptr());
+            }
+            return Err(Error::Transport(format!("ftruncate {name}: {e}")));
+        }
+        // SAFETY: a new shared read-write mapping of the descriptor; no address is imposed.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        // SAFETY: fd is open and no longer needed (the mapping keeps the object).
+        unsafe { libc::close(fd) };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::Transport(format!(
+                "mmap {name}: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(SharedSegment {
+            ptr: ptr as *mut u8,
+            len,
+        })
+    }
+
+    /// Removes the segment's name (the mappings stay).
+    pub(crate) fn unlink(name: &str) {
+        if let Ok(c) = CString::new(name) {
+            // SAFETY: c is NUL-terminated.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+        }
+    }
+
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for SharedSegment {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made in `map` with this length and is unmapped once.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// What a window exposes to the others (held only to be freed with the window).
+#[allow(dead_code)]
+pub(crate) enum Exposed {
+    /// The user's memory (`MPI_Win_create`), or none (`MPI_Win_create_dynamic`).
+    User,
+    Owned(OwnedMemory),
+    Shared(SharedSegment),
+}
+
+/// The words of a rank's control block, at these byte offsets; every remote access to them
+/// is a UCX atomic on a 64-bit word.
+pub(crate) mod word {
+    /// The passive-target lock: shared holders counted in the low bits, [`super::EXCLUSIVE`]
+    /// added by the exclusive holder.
+    pub const LOCK: u64 = 0;
+    /// The accumulate lock: 0, or 1 + the world rank of the holder.
+    pub const ACCUMULATE: u64 = 8;
+    /// Posts (`MPI_Win_post`) this rank received as an origin, ever.
+    pub const POSTS: u64 = 16;
+    /// Completions (`MPI_Win_complete`) this rank received as a target, ever.
+    pub const COMPLETES: u64 = 24;
+}
+
+/// The lock word's value for an exclusive holder.
+pub(crate) const EXCLUSIVE: u64 = 1 << 40;
+
+/// A rank's control block.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub(crate) struct Control {
+    words: [AtomicU64; 8],
+}
+
+impl Control {
+    /// The word at byte offset `at` ([`word`]), read locally.
+    pub(crate) fn load(&self, at: u64) -> u64 {
+        self.words[(at / 8) as usize].load(Ordering::Acquire)
+    }
+}
+
+/// Regions a dynamic window's directory lists at most.
+pub(crate) const DIRECTORY_SLOTS: usize = 64;
+/// Bytes of a packed remote key a directory entry holds at most.
+pub(crate) const DIRECTORY_KEY_BYTES: usize = 232;
+
+/// One attached region of a dynamic window: where it is and its packed remote key.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct DirectoryEntry {
+    pub base: u64,
+    pub len: u64,
+    pub key_len: u64,
+    pub key: [u8; DIRECTORY_KEY_BYTES],
+}
+
+/// The regions attached to a dynamic window, readable by the others with one get.
+#[repr(C, align(64))]
+pub(crate) struct Directory {
+    pub entries: [DirectoryEntry; DIRECTORY_SLOTS],
+}
+
+impl Directory {
+    pub(crate) fn empty() -> Box<Directory> {
+        Box::new(Directory {
+            entries: [DirectoryEntry {
+                base: 0,
+                len: 0,
+                key_len: 0,
+                key: [0; DIRECTORY_KEY_BYTES],
+            }; DIRECTORY_SLOTS],
+        })
+    }
+
+    /// The directory's bytes as another rank reads them.
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Vec<DirectoryEntry> {
+        let n = std::mem::size_of::<DirectoryEntry>();
+        bytes
+            .chunks_exact(n)
+            .map(|c| {
+                let word = |i: usize| u64::from_ne_bytes(c[i * 8..i * 8 + 8].try_into().unwrap_or_default());
+                let mut key = [0u8; DIRECTORY_KEY_BYTES];
+                key.copy_from_slice(&c[24..24 + DIRECTORY_KEY_BYTES]);
+                DirectoryEntry {
+                    base: word(0),
+                    len: word(1),
+                    key_len: word(2),
+                    key,
+                }
+            })
+            .filter(|e| e.len > 0)
+            .collect()
+    }
+}

@@ -1,0 +1,284 @@
+//! The communication calls: put and get (one UCX operation per contiguous run of the target
+//! datatype; a non-contiguous origin is packed before a put and unpacked after the flush that
+//! completes a get), and the accumulate family (accumulate, get-accumulate, fetch-and-op,
+//! compare-and-swap), which all run under the target's accumulate lock: read, combine
+//! locally, write back, flush, release. Every accumulate-class operation takes that path, so
+//! all of them are atomic with respect to each other, per element and more, whatever the type
+//! and op.
+
+use super::access::{key_of, Deferred, Located, State};
+use super::{packed_len, Window};
+use crate::error::{Error, Result};
+use crate::reduction::CombineFn;
+use crate::transport::{Endpoint, RemoteKey, Worker};
+use crate::{TypedBuf, PROC_NULL};
+use std::sync::Arc;
+
+/// What an accumulate does with the target's elements.
+#[derive(Clone)]
+pub enum AccumulateOp {
+    /// `MPI_REPLACE`: the origin's elements replace them.
+    Replace,
+    /// `MPI_NO_OP`: they stay (get-accumulate then only reads them, atomically).
+    NoOp,
+    /// A predefined reduction: `combine(target, origin)` sets the target's packed elements.
+    Combine(Arc<CombineFn>),
+}
+
+/// Posts one UCX operation per contiguous run of `target` (base 0, at remote `addr`), each
+/// with the next bytes of the packed stream at `local`; `put` chooses the direction.
+///
+/// # Safety
+/// `local` must hold the packed size of `target` (readable for a put, writable for a get)
+/// until a flush of the endpoint completes.
+unsafe fn each_run(
+    w: &Worker,
+    ep: &Endpoint,
+    key: &RemoteKey,
+    addr: u64,
+    target: &TypedBuf,
+    local: *mut u8,
+    put: bool,
+) -> Result<()> {
+    let post = |at: usize, len: usize, pos: usize| -> Result<()> {
+        let remote = addr.wrapping_add(at as u64);
+        // SAFETY: `pos + len` stays within the packed size, which the caller's buffer holds.
+        let req = unsafe {
+            match put {
+                true => w.put(ep, local.add(pos), len, remote, key),
+                false => w.get(ep, local.add(pos), len, remote, key),
+            }
+        }?;
+        // Released now: UCX frees it once done, and the flush reports completion.
+        drop(req);
+        Ok(())
+    };
+    if let Some((at, len)) = target.contiguous() {
+        return post(at as usize, len, 0);
+    }
+    let (mut pos, mut outcome) = (0usize, Ok(()));
+    target.for_each_run(|at, len| {
+        if outcome.is_ok() && len > 0 {
+            outcome = post(at as usize, len, pos);
+        }
+        pos += len;
+    });
+    outcome
+}
+
+impl Window {
+    /// Checks the target rank and the epoch; `None` for `MPI_PROC_NULL`.
+    fn begin(&self, rank: i32) -> Result<Option<std::sync::MutexGuard<'_, State>>> {
+        if rank == PROC_NULL {
+            return Ok(None);
+        }
+        self.check_rank(rank)?;
+        let st = self.lock_state();
+        self.check_access(&st, rank as usize)?;
+        Ok(Some(st))
+    }
+
+    /// `MPI_Put`: writes the origin's data to `target` (a [`TypedBuf`] with base 0) at
+    /// displacement `disp` of member `rank`; complete at the next synchronization.
+    ///
+    /// # Safety
+    /// The origin's type map must stay readable and unchanged until the operation completes.
+    pub unsafe fn put(&self, origin: &TypedBuf, rank: i32, disp: i64, target: &TypedBuf) -> Result<()> {
+        let Some(mut st) = self.begin(rank)? else {
+            return Ok(());
+        };
+        let r = rank as usize;
+        same_size(origin, target)?;
+        let Some(loc) = self.locate(&mut st, r, disp, target)? else {
+            return Ok(());
+        };
+        let (src, packed) = match origin.contiguous() {
+            Some((p, _)) => (p, None),
+            None => {
+                let mut v = vec![0u8; packed_len(origin)?];
+                // SAFETY: the caller's promise: the origin is readable.
+                unsafe { origin.pack(0, &mut v) };
+                (v.as_mut_ptr(), Some(v))
+            }
+        };
+        self.on_target(&mut st, r, |w, ep, keys, dynamic| {
+            let key = key_of(keys, dynamic, loc.key)?;
+            // SAFETY: the origin (or its packed copy, kept in `deferred` below) stays valid
+            // until the flush that completes the put.
+            unsafe { each_run(w, ep, key, loc.addr, target, src, true) }
+        })?;
+        if let Some(v) = packed {
+            st.deferred.push(Deferred::Keep { rank: r, _buf: v });
+        }
+        Ok(())
+    }
+
+    /// `MPI_Get`: reads `target` at displacement `disp` of member `rank` into the origin;
+    /// the data is there after the next synchronization.
+    ///
+    /// # Safety
+    /// The origin's type map must stay writable and untouched until the operation completes.
+    pub unsafe fn get(&self, origin: &TypedBuf, rank: i32, disp: i64, target: &TypedBuf) -> Result<()> {
+        let Some(mut st) = self.begin(rank)? else {
+            return Ok(());
+        };
+        let r = rank as usize;
+        same_size(origin, target)?;
+        let Some(loc) = self.locate(&mut st, r, disp, target)? else {
+            return Ok(());
+        };
+        let (dst, staged) = match origin.contiguous() {
+            Some((p, _)) => (p, None),
+            None => {
+                let mut v = vec![0u8; packed_len(origin)?];
+                (v.as_mut_ptr(), Some(v))
+            }
+        };
+        self.on_target(&mut st, r, |w, ep, keys, dynamic| {
+            let key = key_of(keys, dynamic, loc.key)?;
+            // SAFETY: the origin (or the staging buffer, kept in `deferred` below) stays valid
+            // until the flush that completes the get.
+            unsafe { each_run(w, ep, key, loc.addr, target, dst, false) }
+        })?;
+        if let Some(buf) = staged {
+            st.deferred.push(Deferred::Unpack {
+                rank: r,
+                buf,
+                dest: origin.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `MPI_Accumulate` (`result` `None`) and `MPI_Get_accumulate`: combines `origin` (the
+    /// packed origin elements; empty for [`AccumulateOp::NoOp`]) into `target` at `disp` of
+    /// member `rank`, atomically with every other accumulate; with `result`, the target's
+    /// previous elements land there. Complete (at the target too) when it returns.
+    ///
+    /// # Safety
+    /// `result`'s type map must be writable.
+    pub unsafe fn accumulate(
+        &self,
+        origin: &[u8],
+        result: Option<&TypedBuf>,
+        rank: i32,
+        disp: i64,
+        target: &TypedBuf,
+        op: &AccumulateOp,
+    ) -> Result<()> {
+        let Some(mut st) = self.begin(rank)? else {
+            return Ok(());
+        };
+        let r = rank as usize;
+        let len = packed_len(target)?;
+        if !matches!(op, AccumulateOp::NoOp) && origin.len() != len {
+            return Err(Error::Truncated {
+                message_bytes: origin.len() as u64,
+                buffer_bytes: len as u64,
+            });
+        }
+        if let Some(res) = result {
+            same_size(res, target)?;
+        }
+        let Some(loc) = self.locate(&mut st, r, disp, target)? else {
+            return Ok(());
+        };
+        self.acquire_accumulate(&mut st, r)?;
+        let outcome = self.read_modify_write(&mut st, &loc, target, |old| {
+            if let Some(res) = result {
+                // SAFETY: the caller's promise: the result is writable.
+                unsafe { res.unpack(0, old) };
+            }
+            match op {
+                AccumulateOp::NoOp => Ok(false),
+                AccumulateOp::Replace => {
+                    old.copy_from_slice(origin);
+                    Ok(true)
+                }
+                AccumulateOp::Combine(f) => f(old, origin).map(|()| true),
+            }
+        });
+        let released = self.release_accumulate(&mut st, r);
+        outcome.and(released)
+    }
+
+    /// `MPI_Compare_and_swap` on one element of `origin.len()` bytes at `disp` of member
+    /// `rank`: the element's old value lands in `result`; it becomes `origin` if it equalled
+    /// `compare`. Atomic with every accumulate; complete when it returns.
+    pub fn compare_and_swap(
+        &self,
+        origin: &[u8],
+        compare: &[u8],
+        result: &mut [u8],
+        rank: i32,
+        disp: i64,
+        target: &TypedBuf,
+    ) -> Result<()> {
+        let Some(mut st) = self.begin(rank)? else {
+            return Ok(());
+        };
+        let r = rank as usize;
+        let n = packed_len(target)?;
+        if origin.len() != n || compare.len() != n || result.len() != n {
+            return Err(Error::InvalidArgument(
+                "compare-and-swap operands differ in size".into(),
+            ));
+        }
+        let Some(loc) = self.locate(&mut st, r, disp, target)? else {
+            return Ok(());
+        };
+        self.acquire_accumulate(&mut st, r)?;
+        let outcome = self.read_modify_write(&mut st, &loc, target, |old| {
+            result.copy_from_slice(old);
+            if old == compare {
+                old.copy_from_slice(origin);
+                return Ok(true);
+            }
+            Ok(false)
+        });
+        let released = self.release_accumulate(&mut st, r);
+        outcome.and(released)
+    }
+
+    /// Reads `target`'s elements, lets `f` change them (it says whether it did), writes them
+    /// back and flushes. The caller holds the target's accumulate lock.
+    fn read_modify_write(
+        &self,
+        st: &mut State,
+        loc: &Located,
+        target: &TypedBuf,
+        f: impl FnOnce(&mut [u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let mut tmp = vec![0u8; packed_len(target)?];
+        let p = tmp.as_mut_ptr();
+        let req = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
+            let key = key_of(keys, dynamic, loc.key)?;
+            // SAFETY: `tmp` lives until the flush below has completed.
+            unsafe { each_run(w, ep, key, loc.addr, target, p, false) }?;
+            w.flush_endpoint(ep)
+        })?;
+        self.wait_on(req, loc.rank)?;
+        if !f(&mut tmp)? {
+            return Ok(());
+        }
+        let p = tmp.as_mut_ptr();
+        let req = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
+            let key = key_of(keys, dynamic, loc.key)?;
+            // SAFETY: as above.
+            unsafe { each_run(w, ep, key, loc.addr, target, p, true) }?;
+            w.flush_endpoint(ep)
+        })?;
+        self.wait_on(req, loc.rank)
+    }
+}
+
+/// `Truncated` unless both sides move the same number of bytes.
+fn same_size(origin: &TypedBuf, target: &TypedBuf) -> Result<()> {
+    if origin.packed_size() != target.packed_size() {
+        return Err(Error::Truncated {
+            message_bytes: origin.packed_size(),
+            buffer_bytes: target.packed_size(),
+        });
+    }
+    Ok(())
+}
