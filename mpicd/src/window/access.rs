@@ -295,7 +295,6 @@ impl Window {
         })?;
         Ok(Some(Located {
             rank,
-            world: target.world,
             addr: disp as u64,
             key: KeyRef::Dynamic(i),
         }))
