@@ -319,6 +319,60 @@
 
 #define MPI_ERR_LASTCODE 16383
 
+// An exclusive passive-target lock (`MPI_Win_lock`).
+#define MPI_LOCK_EXCLUSIVE 301
+
+// A shared passive-target lock.
+#define MPI_LOCK_SHARED 302
+
+// A window made by `MPI_Win_create`.
+#define MPI_WIN_FLAVOR_CREATE 311
+
+// A window made by `MPI_Win_allocate`.
+#define MPI_WIN_FLAVOR_ALLOCATE 312
+
+// A window made by `MPI_Win_create_dynamic`.
+#define MPI_WIN_FLAVOR_DYNAMIC 313
+
+// A window made by `MPI_Win_allocate_shared`.
+#define MPI_WIN_FLAVOR_SHARED 314
+
+// The unified memory model (public and private copies are the same memory): mpicd's.
+#define MPI_WIN_UNIFIED 321
+
+// The separate memory model.
+#define MPI_WIN_SEPARATE 322
+
+// Window attribute: the base address (the value itself is the `void *`).
+#define MPI_WIN_BASE 601
+
+// Window attribute: a pointer to the displacement unit (`int`).
+#define MPI_WIN_DISP_UNIT 602
+
+// Window attribute: a pointer to the size in bytes (`MPI_Aint`).
+#define MPI_WIN_SIZE 603
+
+// Window attribute: a pointer to the flavor (`int`, `MPI_WIN_FLAVOR_*`).
+#define MPI_WIN_CREATE_FLAVOR 604
+
+// Window attribute: a pointer to the memory model (`int`, `MPI_WIN_UNIFIED`).
+#define MPI_WIN_MODEL 605
+
+// Assertion: no other process holds or tries to take a conflicting lock.
+#define MPI_MODE_NOCHECK 1024
+
+// Assertion: the fence completes no local operations.
+#define MPI_MODE_NOPRECEDE 2048
+
+// Assertion: the window is not updated by puts or accumulates in the epoch.
+#define MPI_MODE_NOPUT 4096
+
+// Assertion: the local window was not updated by stores since the last synchronization.
+#define MPI_MODE_NOSTORE 8192
+
+// Assertion: the fence starts no epoch.
+#define MPI_MODE_NOSUCCEED 16384
+
 typedef struct MPI_ABI_Comm MPI_ABI_Comm;
 
 typedef struct MPI_ABI_Datatype MPI_ABI_Datatype;
@@ -384,6 +438,22 @@ typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
                                              int type_keyval,
                                              void *attribute_val,
                                              void *extra_state);
+
+typedef MPI_ABI_Win *MPI_Win;
+
+// [`MPI_Comm_copy_attr_function`] for windows (windows are never duplicated: never called).
+typedef int (*MPI_Win_copy_attr_function)(MPI_Win oldwin,
+                                          int win_keyval,
+                                          void *extra_state,
+                                          void *attribute_val_in,
+                                          void *attribute_val_out,
+                                          int *flag);
+
+// [`MPI_Comm_delete_attr_function`] for windows (`MPI_Win_free`, `MPI_Win_delete_attr`).
+typedef int (*MPI_Win_delete_attr_function)(MPI_Win win,
+                                            int win_keyval,
+                                            void *attribute_val,
+                                            void *extra_state);
 
 // Element counts of the large-count (`_c`) interface and of custom datatypes.
 typedef int64_t MPI_Count;
@@ -504,7 +574,9 @@ typedef void (MPI_User_function_c)(void *invec,
                                     MPI_Count *len,
                                     MPI_Datatype *datatype);
 
-typedef MPI_ABI_Win *MPI_Win;
+// A user's error handler for windows (`MPI_Win_create_errhandler`): called with a pointer to
+// the window's handle and a pointer to the error code; mpicd passes no further arguments.
+typedef void (*MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
 
 typedef MPI_ABI_File *MPI_File;
 
@@ -753,6 +825,15 @@ typedef int64_t MPI_Offset;
 // [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
 
+// [`MPI_COMM_NULL_COPY_FN`] for windows.
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
+
+// [`MPI_COMM_DUP_FN`] for windows.
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function*)1)
+
+// [`MPI_COMM_NULL_DELETE_FN`] for windows.
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -823,6 +904,27 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 // Deletes attribute `type_keyval` of `datatype` (its delete callback runs; nothing happens if
 // it is not set).
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+
+// A new window keyval. `win_delete_attr_fn` runs when an attribute is deleted, overwritten,
+// or its window freed (MPI_WIN_NULL_DELETE_FN: nothing); windows are never copied.
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function win_copy_attr_fn,
+                          MPI_Win_delete_attr_function win_delete_attr_fn,
+                          int *win_keyval,
+                          void *extra_state);
+
+// Frees a window keyval and sets it to MPI_KEYVAL_INVALID.
+int MPI_Win_free_keyval(int *win_keyval);
+
+// Sets attribute `win_keyval` of `win` to `attribute_val` (an old value is deleted first).
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+
+// Attribute `win_keyval` of `win`: `*(void **)attribute_val` = its value and `*flag` = 1, or
+// `*flag` = 0. MPI_WIN_BASE gives the base address; the other predefined attributes give
+// pointers to their values (`MPI_Aint` for MPI_WIN_SIZE, `int` otherwise).
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+
+// Deletes attribute `win_keyval` of `win` (its delete callback runs).
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
 
 // Sends in buffered mode: the message is copied into the attached buffer and the call
 // returns at once (MPI_ERR_BUFFER if it does not fit).
@@ -2567,6 +2669,18 @@ MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
 // `MPI_Type_fromint` under its MPI-1 name.
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
 
+// The integer form of a MPI_Win handle.
+int MPI_Win_toint(MPI_Win win);
+
+// The MPI_Win handle of an integer from `MPI_Win_toint` (MPI_WIN_NULL if it was never given out).
+MPI_Win MPI_Win_fromint(int win);
+
+// `MPI_Win_toint` under its MPI-1 name.
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+
+// `MPI_Win_fromint` under its MPI-1 name.
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 
@@ -3835,6 +3949,286 @@ int MPI_Reduce_local_c(const void *inbuf,
                        MPI_Count count,
                        MPI_Datatype datatype,
                        MPI_Op op);
+
+// Creates a window over `size` bytes at `base` of every member of `comm`; `disp_unit` scales
+// target displacements. Collective.
+int MPI_Win_create(void *base,
+                   MPI_Aint size,
+                   int disp_unit,
+                   MPI_Info info,
+                   MPI_Comm comm,
+                   MPI_Win *win);
+
+// [`MPI_Win_create`] with an MPI_Aint displacement unit.
+int MPI_Win_create_c(void *base,
+                     MPI_Aint size,
+                     MPI_Aint disp_unit,
+                     MPI_Info info,
+                     MPI_Comm comm,
+                     MPI_Win *win);
+
+// Allocates `size` bytes (zeroed, 64-byte aligned) on every member and makes a window over
+// them; `*(void **)baseptr` is this process's memory. Collective.
+int MPI_Win_allocate(MPI_Aint size,
+                     int disp_unit,
+                     MPI_Info info,
+                     MPI_Comm comm,
+                     void *baseptr,
+                     MPI_Win *win);
+
+// [`MPI_Win_allocate`] with an MPI_Aint displacement unit.
+int MPI_Win_allocate_c(MPI_Aint size,
+                       MPI_Aint disp_unit,
+                       MPI_Info info,
+                       MPI_Comm comm,
+                       void *baseptr,
+                       MPI_Win *win);
+
+// Allocates every member's `size` bytes in one shared memory segment of the node (the
+// members must share a node), contiguous in rank order, and makes a window over them:
+// load/store access to the others' memory through `MPI_Win_shared_query`. Collective.
+int MPI_Win_allocate_shared(MPI_Aint size,
+                            int disp_unit,
+                            MPI_Info info,
+                            MPI_Comm comm,
+                            void *baseptr,
+                            MPI_Win *win);
+
+// [`MPI_Win_allocate_shared`] with an MPI_Aint displacement unit.
+int MPI_Win_allocate_shared_c(MPI_Aint size,
+                              MPI_Aint disp_unit,
+                              MPI_Info info,
+                              MPI_Comm comm,
+                              void *baseptr,
+                              MPI_Win *win);
+
+// Where member `rank`'s memory of a shared window is mapped in this process, its size and
+// displacement unit (`MPI_PROC_NULL`: the first member with a non-empty piece).
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+
+// [`MPI_Win_shared_query`] with an MPI_Aint displacement unit.
+int MPI_Win_shared_query_c(MPI_Win win,
+                           int rank,
+                           MPI_Aint *size,
+                           MPI_Aint *disp_unit,
+                           void *baseptr);
+
+// Makes a window with no memory; members expose memory with `MPI_Win_attach`, and target
+// displacements are addresses (`MPI_Get_address`). Collective.
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+
+// Exposes `size` bytes at `base` through a dynamic window (at most 64 regions at a time).
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+
+// Stops exposing the region attached at `base`.
+int MPI_Win_detach(MPI_Win win, const void *base);
+
+// Frees a window once every member has finished its epochs on it; deletes its attributes
+// (their delete callbacks run) and sets the handle to MPI_WIN_NULL. Collective.
+int MPI_Win_free(MPI_Win *win);
+
+// The group of the window's members (a new group handle).
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+
+// Names a window (for debuggers and error messages).
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+
+// The name MPI_Win_set_name gave the window (the empty string if none). `win_name` needs
+// MPI_MAX_OBJECT_NAME bytes.
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+
+// Replaces the window's info hints (mpicd keeps them and acts on none).
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+
+// A new info object with the window's hints.
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+
+// A new error handler for windows calling `win_errhandler_fn(&win, &code)`.
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function win_errhandler_fn,
+                              MPI_Errhandler *errhandler);
+
+// Attaches an error handler (predefined or made by `MPI_Win_create_errhandler`) to `win`.
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+
+// The error handler of `win` (a new reference: free it with MPI_Errhandler_free).
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+
+// Invokes the window's error handler with `errorcode`; returns MPI_SUCCESS when the handler
+// returns.
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+
+// Combines the origin's elements into the target's with `op` (a predefined op, MPI_REPLACE
+// or MPI_NO_OP), atomically per element with every other accumulate.
+int MPI_Accumulate(const void *origin_addr,
+                   int origin_count,
+                   MPI_Datatype origin_datatype,
+                   int target_rank,
+                   MPI_Aint target_disp,
+                   int target_count,
+                   MPI_Datatype target_datatype,
+                   MPI_Op op,
+                   MPI_Win win);
+
+// [`MPI_Accumulate`] with MPI_Count counts.
+int MPI_Accumulate_c(const void *origin_addr,
+                     MPI_Count origin_count,
+                     MPI_Datatype origin_datatype,
+                     int target_rank,
+                     MPI_Aint target_disp,
+                     MPI_Count target_count,
+                     MPI_Datatype target_datatype,
+                     MPI_Op op,
+                     MPI_Win win);
+
+// [`MPI_Accumulate`] that also returns the target's previous elements in the result buffer.
+int MPI_Get_accumulate(const void *origin_addr,
+                       int origin_count,
+                       MPI_Datatype origin_datatype,
+                       void *result_addr,
+                       int result_count,
+                       MPI_Datatype result_datatype,
+                       int target_rank,
+                       MPI_Aint target_disp,
+                       int target_count,
+                       MPI_Datatype target_datatype,
+                       MPI_Op op,
+                       MPI_Win win);
+
+// [`MPI_Get_accumulate`] with MPI_Count counts.
+int MPI_Get_accumulate_c(const void *origin_addr,
+                         MPI_Count origin_count,
+                         MPI_Datatype origin_datatype,
+                         void *result_addr,
+                         MPI_Count result_count,
+                         MPI_Datatype result_datatype,
+                         int target_rank,
+                         MPI_Aint target_disp,
+                         MPI_Count target_count,
+                         MPI_Datatype target_datatype,
+                         MPI_Op op,
+                         MPI_Win win);
+
+// Request-based [`MPI_Accumulate`]: the request is complete when the call returns.
+int MPI_Raccumulate(const void *origin_addr,
+                    int origin_count,
+                    MPI_Datatype origin_datatype,
+                    int target_rank,
+                    MPI_Aint target_disp,
+                    int target_count,
+                    MPI_Datatype target_datatype,
+                    MPI_Op op,
+                    MPI_Win win,
+                    MPI_Request *request);
+
+// [`MPI_Raccumulate`] with MPI_Count counts.
+int MPI_Raccumulate_c(const void *origin_addr,
+                      MPI_Count origin_count,
+                      MPI_Datatype origin_datatype,
+                      int target_rank,
+                      MPI_Aint target_disp,
+                      MPI_Count target_count,
+                      MPI_Datatype target_datatype,
+                      MPI_Op op,
+                      MPI_Win win,
+                      MPI_Request *request);
+
+// Request-based [`MPI_Get_accumulate`]: the request is complete when the call returns.
+int MPI_Rget_accumulate(const void *origin_addr,
+                        int origin_count,
+                        MPI_Datatype origin_datatype,
+                        void *result_addr,
+                        int result_count,
+                        MPI_Datatype result_datatype,
+                        int target_rank,
+                        MPI_Aint target_disp,
+                        int target_count,
+                        MPI_Datatype target_datatype,
+                        MPI_Op op,
+                        MPI_Win win,
+                        MPI_Request *request);
+
+// [`MPI_Rget_accumulate`] with MPI_Count counts.
+int MPI_Rget_accumulate_c(const void *origin_addr,
+                          MPI_Count origin_count,
+                          MPI_Datatype origin_datatype,
+                          void *result_addr,
+                          MPI_Count result_count,
+                          MPI_Datatype result_datatype,
+                          int target_rank,
+                          MPI_Aint target_disp,
+                          MPI_Count target_count,
+                          MPI_Datatype target_datatype,
+                          MPI_Op op,
+                          MPI_Win win,
+                          MPI_Request *request);
+
+// Combines one element at `origin_addr` into the target element with `op` and returns the
+// target's previous value in `result_addr`, atomically.
+int MPI_Fetch_and_op(const void *origin_addr,
+                     void *result_addr,
+                     MPI_Datatype datatype,
+                     int target_rank,
+                     MPI_Aint target_disp,
+                     MPI_Op op,
+                     MPI_Win win);
+
+// Replaces the target element with `*origin_addr` if it equals `*compare_addr`; its previous
+// value lands in `result_addr`. Atomic.
+int MPI_Compare_and_swap(const void *origin_addr,
+                         const void *compare_addr,
+                         void *result_addr,
+                         MPI_Datatype datatype,
+                         int target_rank,
+                         MPI_Aint target_disp,
+                         MPI_Win win);
+
+// Completes every one-sided operation on the window and waits for every member: an epoch
+// ends and (unless MPI_MODE_NOSUCCEED) the next starts. Collective.
+int MPI_Win_fence(int assert, MPI_Win win);
+
+// Starts a passive-target epoch on `rank` with a shared or exclusive lock; the target need
+// not call MPI. MPI_MODE_NOCHECK skips the lock itself.
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+
+// Completes the operations on `rank` (at the target too) and releases its lock.
+int MPI_Win_unlock(int rank, MPI_Win win);
+
+// Starts a passive-target epoch on every member with shared locks.
+int MPI_Win_lock_all(int assert, MPI_Win win);
+
+// Ends the epoch of MPI_Win_lock_all: completes every operation and releases the locks.
+int MPI_Win_unlock_all(MPI_Win win);
+
+// Completes the operations on `rank`, at the target too, inside a passive-target epoch.
+int MPI_Win_flush(int rank, MPI_Win win);
+
+// Completes the operations on every member, at the targets too.
+int MPI_Win_flush_all(MPI_Win win);
+
+// Completes the operations on `rank` locally (mpicd completes them at the target too).
+int MPI_Win_flush_local(int rank, MPI_Win win);
+
+// Completes the operations on every member locally (at the targets too, in mpicd).
+int MPI_Win_flush_local_all(MPI_Win win);
+
+// Synchronizes the public and private copies of the window (one memory in the unified
+// model: a memory barrier).
+int MPI_Win_sync(MPI_Win win);
+
+// Starts an exposure epoch for the members of `group`.
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+
+// Starts an access epoch on the members of `group`, once each has posted.
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+
+// Ends the access epoch of MPI_Win_start: its operations are complete at the targets.
+int MPI_Win_complete(MPI_Win win);
+
+// Ends the exposure epoch of MPI_Win_post once every origin has completed.
+int MPI_Win_wait(MPI_Win win);
+
+// MPI_Win_wait without blocking: `*flag` = 1 once the exposure epoch ended.
+int MPI_Win_test(MPI_Win win, int *flag);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -530,3 +530,76 @@ pub const MPI_NULL_COPY_FN: *mut MPI_Copy_function = 0 as *mut MPI_Copy_function
 pub const MPI_DUP_FN: *mut MPI_Copy_function = 1 as *mut MPI_Copy_function;
 /// [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
 pub const MPI_NULL_DELETE_FN: *mut MPI_Delete_function = 0 as *mut MPI_Delete_function;
+
+// ----- one-sided communication (`win/`): lock types, flavors, memory models, predefined
+// window attributes, assertions, and the callbacks of window keyvals and error handlers. -----
+
+/// An exclusive passive-target lock (`MPI_Win_lock`).
+pub const MPI_LOCK_EXCLUSIVE: c_int = 301;
+/// A shared passive-target lock.
+pub const MPI_LOCK_SHARED: c_int = 302;
+/// A window made by `MPI_Win_create`.
+pub const MPI_WIN_FLAVOR_CREATE: c_int = 311;
+/// A window made by `MPI_Win_allocate`.
+pub const MPI_WIN_FLAVOR_ALLOCATE: c_int = 312;
+/// A window made by `MPI_Win_create_dynamic`.
+pub const MPI_WIN_FLAVOR_DYNAMIC: c_int = 313;
+/// A window made by `MPI_Win_allocate_shared`.
+pub const MPI_WIN_FLAVOR_SHARED: c_int = 314;
+/// The unified memory model (public and private copies are the same memory): mpicd's.
+pub const MPI_WIN_UNIFIED: c_int = 321;
+/// The separate memory model.
+pub const MPI_WIN_SEPARATE: c_int = 322;
+/// Window attribute: the base address (the value itself is the `void *`).
+pub const MPI_WIN_BASE: c_int = 601;
+/// Window attribute: a pointer to the displacement unit (`int`).
+pub const MPI_WIN_DISP_UNIT: c_int = 602;
+/// Window attribute: a pointer to the size in bytes (`MPI_Aint`).
+pub const MPI_WIN_SIZE: c_int = 603;
+/// Window attribute: a pointer to the flavor (`int`, `MPI_WIN_FLAVOR_*`).
+pub const MPI_WIN_CREATE_FLAVOR: c_int = 604;
+/// Window attribute: a pointer to the memory model (`int`, `MPI_WIN_UNIFIED`).
+pub const MPI_WIN_MODEL: c_int = 605;
+/// Assertion: no other process holds or tries to take a conflicting lock.
+pub const MPI_MODE_NOCHECK: c_int = 1024;
+/// Assertion: the fence completes no local operations.
+pub const MPI_MODE_NOPRECEDE: c_int = 2048;
+/// Assertion: the window is not updated by puts or accumulates in the epoch.
+pub const MPI_MODE_NOPUT: c_int = 4096;
+/// Assertion: the local window was not updated by stores since the last synchronization.
+pub const MPI_MODE_NOSTORE: c_int = 8192;
+/// Assertion: the fence starts no epoch.
+pub const MPI_MODE_NOSUCCEED: c_int = 16384;
+
+/// A user's error handler for windows (`MPI_Win_create_errhandler`): called with a pointer to
+/// the window's handle and a pointer to the error code; mpicd passes no further arguments.
+pub type MPI_Win_errhandler_function =
+    Option<unsafe extern "C" fn(win: *mut MPI_Win, error_code: *mut c_int, ...)>;
+/// [`MPI_Comm_copy_attr_function`] for windows (windows are never duplicated: never called).
+pub type MPI_Win_copy_attr_function = Option<
+    unsafe extern "C" fn(
+        oldwin: MPI_Win,
+        win_keyval: c_int,
+        extra_state: *mut c_void,
+        attribute_val_in: *mut c_void,
+        attribute_val_out: *mut c_void,
+        flag: *mut c_int,
+    ) -> c_int,
+>;
+/// [`MPI_Comm_delete_attr_function`] for windows (`MPI_Win_free`, `MPI_Win_delete_attr`).
+pub type MPI_Win_delete_attr_function = Option<
+    unsafe extern "C" fn(
+        win: MPI_Win,
+        win_keyval: c_int,
+        attribute_val: *mut c_void,
+        extra_state: *mut c_void,
+    ) -> c_int,
+>;
+/// [`MPI_COMM_NULL_COPY_FN`] for windows.
+pub const MPI_WIN_NULL_COPY_FN: *mut MPI_Win_copy_attr_function =
+    0 as *mut MPI_Win_copy_attr_function;
+/// [`MPI_COMM_DUP_FN`] for windows.
+pub const MPI_WIN_DUP_FN: *mut MPI_Win_copy_attr_function = 1 as *mut MPI_Win_copy_attr_function;
+/// [`MPI_COMM_NULL_DELETE_FN`] for windows.
+pub const MPI_WIN_NULL_DELETE_FN: *mut MPI_Win_delete_attr_function =
+    0 as *mut MPI_Win_delete_attr_function;

@@ -13,8 +13,8 @@
 //!   for the programs written for it;
 //! - before `MPI_Init` and after `MPI_Finalize`: the initial handler, MPI_ERRORS_ARE_FATAL.
 //!
-//! Sessions have theirs (`sessions.rs`); windows and files, when they exist, get user handlers
-//! the same way: a [`UserFn`]
+//! Sessions have theirs (`sessions.rs`), windows theirs (`win/`); files, when they exist, get
+//! user handlers the same way: a [`UserFn`]
 //! variant for their `MPI_<X>_errhandler_function`, made by `MPI_<X>_create_errhandler`, checked
 //! by [`resolve_for`] when `MPI_<X>_set_errhandler` attaches it, and called by [`UserErrh::call`]
 //! with the object's handle.
@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub(crate) enum UserFn {
     Comm(unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)),
     Session(unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...)),
+    Win(unsafe extern "C" fn(*mut MPI_Win, *mut c_int, ...)),
 }
 
 /// The kinds of object a user error handler is made for.
@@ -39,6 +40,7 @@ pub(crate) enum UserFn {
 pub(crate) enum ObjKind {
     Comm,
     Session,
+    Win,
 }
 
 impl UserFn {
@@ -46,6 +48,7 @@ impl UserFn {
         match self {
             UserFn::Comm(_) => ObjKind::Comm,
             UserFn::Session(_) => ObjKind::Session,
+            UserFn::Win(_) => ObjKind::Win,
         }
     }
 }
@@ -75,6 +78,11 @@ impl UserErrh {
                 let mut session = self.obj as MPI_Session;
                 // SAFETY: as above, with MPI_Session_create_errhandler's function.
                 unsafe { f(&mut session, &mut code) }
+            }
+            UserFn::Win(f) => {
+                let mut win = self.obj as MPI_Win;
+                // SAFETY: as above, with MPI_Win_create_errhandler's function.
+                unsafe { f(&mut win, &mut code) }
             }
         }
     }

@@ -55,7 +55,7 @@ pub(crate) fn abi_class(core: i32) -> c_int {
         c if c == class::ERR_PROC_ABORTED => MPI_ERR_PROC_ABORTED,
         c if c == class::ERR_PROC_FAILED => MPIX_ERR_PROC_FAILED,
         c if c == class::ERR_NOT_INITIALIZED => MPIX_ERR_NOT_INITIALIZED,
-        c @ (0..=17 | 31..=33) => c,
+        c @ (0..=17 | 31..=33 | 37 | 46..=50 | 56 | 57) => c,
         _ => MPI_ERR_UNKNOWN,
     }
 }

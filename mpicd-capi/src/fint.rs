@@ -1,7 +1,7 @@
 //! Integer forms of handles: `MPI_<Kind>_toint` / `_fromint` (the MPI-5 standard ABI's
 //! conversions) and their older names `MPI_<Kind>_c2f` / `_f2c` (MPI_Fint is a C int here), for
-//! communicators, error handlers, groups, info objects, messages, ops, requests, sessions and
-//! datatypes. A predefined handle's integer is its handle value (all below 4096, as the
+//! communicators, error handlers, groups, info objects, messages, ops, requests, sessions,
+//! windows and datatypes. A predefined handle's integer is its handle value (all below 4096, as the
 //! standard ABI lays them out); another handle gets the next integer from 4096 up the first time
 //! it is converted, and keeps it. An integer never given out converts back to the kind's null
 //! handle.
@@ -275,6 +275,30 @@ pub extern "C" fn MPI_Type_f2c(datatype: MPI_Fint) -> MPI_Datatype {
     MPI_Type_fromint(datatype)
 }
 
+/// The integer form of a MPI_Win handle.
+#[no_mangle]
+pub extern "C" fn MPI_Win_toint(win: MPI_Win) -> c_int {
+    to_int(win as usize)
+}
+
+/// The MPI_Win handle of an integer from `MPI_Win_toint` (MPI_WIN_NULL if it was never given out).
+#[no_mangle]
+pub extern "C" fn MPI_Win_fromint(win: c_int) -> MPI_Win {
+    from_int(win, MPI_WIN_NULL as usize) as MPI_Win
+}
+
+/// `MPI_Win_toint` under its MPI-1 name.
+#[no_mangle]
+pub extern "C" fn MPI_Win_c2f(win: MPI_Win) -> MPI_Fint {
+    MPI_Win_toint(win)
+}
+
+/// `MPI_Win_fromint` under its MPI-1 name.
+#[no_mangle]
+pub extern "C" fn MPI_Win_f2c(win: MPI_Fint) -> MPI_Win {
+    MPI_Win_fromint(win)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,3 +317,4 @@ mod tests {
         assert_eq!(MPI_Type_fromint(-1), MPI_DATATYPE_NULL);
     }
 }
+

@@ -41,3 +41,4 @@ pub mod topo;
 pub mod topo_graph;
 pub mod types;
 pub mod userops;
+pub mod win;

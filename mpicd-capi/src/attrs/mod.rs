@@ -1,16 +1,17 @@
 //! Attribute caching (MPI 4.1 section 7.7): the keyvals with their copy and delete callbacks,
 //! and the attributes that objects carry, by keyval, in the order they were set. One store
-//! serves every kind of object ([`Kind`]: communicators, datatypes; windows when they exist):
+//! serves every kind of object ([`Kind`]: communicators, datatypes, windows):
 //! an object is named by its kind and handle value, which the handle tables never reuse.
 //!
 //! Keyvals are counted: each attribute using a keyval keeps it alive after
 //! `MPI_*_free_keyval`, until the last such attribute is deleted. Callbacks always run with no
 //! lock held, so they may call MPI, on the same object and keyval too (delete an attribute
 //! from a delete callback, free the keyval...). The C calls are in [`comm`] (with the
-//! predefined attributes and the deprecated MPI-1 forms) and [`types`].
+//! predefined attributes and the deprecated MPI-1 forms), [`types`] and [`win`].
 
 pub mod comm;
 pub mod types;
+pub mod win;
 
 use crate::abi::*;
 use crate::errors::{fail, CResult};
@@ -23,6 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 pub(crate) enum Kind {
     Comm,
     Datatype,
+    Win,
 }
 
 impl Kind {
@@ -30,6 +32,7 @@ impl Kind {
         match self {
             Kind::Comm => "communicator",
             Kind::Datatype => "datatype",
+            Kind::Win => "window",
         }
     }
 }
@@ -55,6 +58,13 @@ impl Object {
             handle: h as usize,
         }
     }
+
+    pub(crate) fn win(h: MPI_Win) -> Object {
+        Object {
+            kind: Kind::Win,
+            handle: h as usize,
+        }
+    }
 }
 
 type CommCopyFn = unsafe extern "C" fn(
@@ -75,6 +85,7 @@ type TypeCopyFn = unsafe extern "C" fn(
     *mut c_int,
 ) -> c_int;
 type TypeDeleteFn = unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int;
+type WinDeleteFn = unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void) -> c_int;
 
 /// The standard ABI's value of the `*_DUP_FN` callbacks (the `*_NULL_*_FN` ones are null).
 const DUP_FN_SENTINEL: usize = 1;
@@ -115,6 +126,7 @@ pub(crate) enum Deleter {
     Null,
     Comm(CommDeleteFn),
     Datatype(TypeDeleteFn),
+    Win(WinDeleteFn),
 }
 
 impl Deleter {
@@ -124,6 +136,10 @@ impl Deleter {
 
     pub(crate) fn datatype(f: MPI_Type_delete_attr_function) -> Deleter {
         f.map_or(Deleter::Null, Deleter::Datatype)
+    }
+
+    pub(crate) fn win(f: MPI_Win_delete_attr_function) -> Deleter {
+        f.map_or(Deleter::Null, Deleter::Win)
     }
 }
 
@@ -428,6 +444,8 @@ fn call_delete(deleter: Deleter, obj: Object, k: c_int, value: usize, extra: usi
         Deleter::Comm(f) => unsafe { f(obj.handle as MPI_Comm, k, value, extra) },
         // SAFETY: as above.
         Deleter::Datatype(f) => unsafe { f(obj.handle as MPI_Datatype, k, value, extra) },
+        // SAFETY: as above.
+        Deleter::Win(f) => unsafe { f(obj.handle as MPI_Win, k, value, extra) },
     };
     if code != MPI_SUCCESS {
         return Err(callback_failed("delete", k, code));
