@@ -442,7 +442,7 @@ typedef int (MPI_Type_delete_attr_function)(MPI_Datatype datatype,
 typedef MPI_ABI_Win *MPI_Win;
 
 // [`MPI_Comm_copy_attr_function`] for windows (windows are never duplicated: never called).
-typedef int (*MPI_Win_copy_attr_function)(MPI_Win oldwin,
+typedef int (MPI_Win_copy_attr_function)(MPI_Win oldwin,
                                           int win_keyval,
                                           void *extra_state,
                                           void *attribute_val_in,
@@ -450,7 +450,7 @@ typedef int (*MPI_Win_copy_attr_function)(MPI_Win oldwin,
                                           int *flag);
 
 // [`MPI_Comm_delete_attr_function`] for windows (`MPI_Win_free`, `MPI_Win_delete_attr`).
-typedef int (*MPI_Win_delete_attr_function)(MPI_Win win,
+typedef int (MPI_Win_delete_attr_function)(MPI_Win win,
                                             int win_keyval,
                                             void *attribute_val,
                                             void *extra_state);
@@ -576,7 +576,7 @@ typedef void (MPI_User_function_c)(void *invec,
 
 // A user's error handler for windows (`MPI_Win_create_errhandler`): called with a pointer to
 // the window's handle and a pointer to the error code; mpicd passes no further arguments.
-typedef void (*MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
+typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
 
 typedef MPI_ABI_File *MPI_File;
 
@@ -907,8 +907,8 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 
 // A new window keyval. `win_delete_attr_fn` runs when an attribute is deleted, overwritten,
 // or its window freed (MPI_WIN_NULL_DELETE_FN: nothing); windows are never copied.
-int MPI_Win_create_keyval(MPI_Win_copy_attr_function win_copy_attr_fn,
-                          MPI_Win_delete_attr_function win_delete_attr_fn,
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn,
                           int *win_keyval,
                           void *extra_state);
 
@@ -4044,7 +4044,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info);
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 
 // A new error handler for windows calling `win_errhandler_fn(&win, &code)`.
-int MPI_Win_create_errhandler(MPI_Win_errhandler_function win_errhandler_fn,
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                               MPI_Errhandler *errhandler);
 
 // Attaches an error handler (predefined or made by `MPI_Win_create_errhandler`) to `win`.
@@ -4181,6 +4181,95 @@ int MPI_Compare_and_swap(const void *origin_addr,
                          int target_rank,
                          MPI_Aint target_disp,
                          MPI_Win win);
+
+// Writes `origin_count` elements of `origin_datatype` to `target_count` elements of
+// `target_datatype` at displacement `target_disp` of `target_rank`'s window; complete at the
+// next synchronization.
+int MPI_Put(const void *origin_addr,
+            int origin_count,
+            MPI_Datatype origin_datatype,
+            int target_rank,
+            MPI_Aint target_disp,
+            int target_count,
+            MPI_Datatype target_datatype,
+            MPI_Win win);
+
+// [`MPI_Put`] with MPI_Count counts.
+int MPI_Put_c(const void *origin_addr,
+              MPI_Count origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              MPI_Count target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win);
+
+// Request-based [`MPI_Put`] (in a passive-target epoch): the request is complete when the
+// call returns.
+int MPI_Rput(const void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win,
+             MPI_Request *request);
+
+// [`MPI_Rput`] with MPI_Count counts.
+int MPI_Rput_c(const void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win,
+               MPI_Request *request);
+
+// Reads `target_count` elements of `target_datatype` at displacement `target_disp` of
+// `target_rank`'s window into the origin buffer; there after the next synchronization.
+int MPI_Get(void *origin_addr,
+            int origin_count,
+            MPI_Datatype origin_datatype,
+            int target_rank,
+            MPI_Aint target_disp,
+            int target_count,
+            MPI_Datatype target_datatype,
+            MPI_Win win);
+
+// [`MPI_Get`] with MPI_Count counts.
+int MPI_Get_c(void *origin_addr,
+              MPI_Count origin_count,
+              MPI_Datatype origin_datatype,
+              int target_rank,
+              MPI_Aint target_disp,
+              MPI_Count target_count,
+              MPI_Datatype target_datatype,
+              MPI_Win win);
+
+// Request-based [`MPI_Get`] (in a passive-target epoch): the request is complete when the
+// call returns.
+int MPI_Rget(void *origin_addr,
+             int origin_count,
+             MPI_Datatype origin_datatype,
+             int target_rank,
+             MPI_Aint target_disp,
+             int target_count,
+             MPI_Datatype target_datatype,
+             MPI_Win win,
+             MPI_Request *request);
+
+// [`MPI_Rget`] with MPI_Count counts.
+int MPI_Rget_c(void *origin_addr,
+               MPI_Count origin_count,
+               MPI_Datatype origin_datatype,
+               int target_rank,
+               MPI_Aint target_disp,
+               MPI_Count target_count,
+               MPI_Datatype target_datatype,
+               MPI_Win win,
+               MPI_Request *request);
 
 // Completes every one-sided operation on the window and waits for every member: an epoch
 // ends and (unless MPI_MODE_NOSUCCEED) the next starts. Collective.

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 20] = [
+const FUNCTION_TYPES: [&str; 23] = [
     "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
@@ -30,6 +30,9 @@ const FUNCTION_TYPES: [&str; 20] = [
     "MPI_Type_delete_attr_function",
     "MPI_Copy_function",
     "MPI_Delete_function",
+    "MPI_Win_errhandler_function",
+    "MPI_Win_copy_attr_function",
+    "MPI_Win_delete_attr_function",
 ];
 
 fn touch_line(line: &str) -> String {

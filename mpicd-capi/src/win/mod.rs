@@ -3,9 +3,10 @@
 //! (`MPI_Win_create`, `_allocate`, `_allocate_shared`, `_create_dynamic`, `_attach`,
 //! `_detach`, `_shared_query`, `_free`, `_get_group`, names, info, error handlers, and their
 //! `_c` forms). What a window does is [`mpicd::Window`]'s; the communication calls are in
-//! [`rma`], the synchronization calls in [`sync`], window attributes in
+//! [`rma`] and [`accumulate`], the synchronization calls in [`sync`], window attributes in
 //! [`crate::attrs::win`].
 
+pub mod accumulate;
 pub mod rma;
 pub mod sync;
 

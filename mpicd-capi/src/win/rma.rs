@@ -1,26 +1,22 @@
-//! The communication calls of windows: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
-//! MPI_Fetch_and_op, MPI_Compare_and_swap, the request-based MPI_Rput, MPI_Rget,
-//! MPI_Raccumulate and MPI_Rget_accumulate, and the `_c` forms. Datatypes become
-//! [`TypedBuf`]s (the target side with base 0: displacements from the target address), ops
-//! become [`AccumulateOp`]s over the reductions `MPI_Reduce` uses.
+//! The data-moving calls of windows: MPI_Put, MPI_Get, the request-based MPI_Rput and
+//! MPI_Rget, their `_c` forms, and what the accumulates ([`super::accumulate`]) share with
+//! them. Datatypes become [`TypedBuf`]s (the target side with base 0: displacements from the
+//! target address).
 //!
 //! A request-based operation completes (at the target too) before the call returns, so its
 //! request is complete from the start; Wait and Test treat it like any other.
 
 use super::{errh, run_on_win};
 use crate::abi::*;
-use crate::blocks::Elem;
 use crate::env::{out, require};
 use crate::errors::{fail, CResult};
 use crate::p2p::count_of;
-use crate::reductions::Reduction;
 use crate::types::{self, Dtype};
-use mpicd::{AccumulateOp, Datatype, TypedBuf, Window};
+use mpicd::{Datatype, TypedBuf, Window};
 use std::ffi::{c_int, c_void};
-use std::sync::Arc;
 
 /// The core datatype of a handle for a one-sided call (custom types are refused).
-fn rma_type(h: MPI_Datatype) -> CResult<Datatype> {
+pub(crate) fn rma_type(h: MPI_Datatype) -> CResult<Datatype> {
     match types::get(h)? {
         Dtype::Custom(_) => Err(fail(
             MPI_ERR_TYPE,
@@ -31,7 +27,7 @@ fn rma_type(h: MPI_Datatype) -> CResult<Datatype> {
 }
 
 /// `count` elements of `datatype` at `buf`.
-fn typed(buf: *const c_void, count: i64, datatype: MPI_Datatype) -> CResult<TypedBuf> {
+pub(crate) fn typed(buf: *const c_void, count: i64, datatype: MPI_Datatype) -> CResult<TypedBuf> {
     let count = count_of(count)? as u64;
     let t = rma_type(datatype)?;
     if buf.is_null() && count > 0 && t.size() > 0 {
@@ -41,53 +37,18 @@ fn typed(buf: *const c_void, count: i64, datatype: MPI_Datatype) -> CResult<Type
 }
 
 /// The target side: `count` elements of `datatype` with base 0.
-fn target(count: i64, datatype: MPI_Datatype) -> CResult<TypedBuf> {
+pub(crate) fn target(count: i64, datatype: MPI_Datatype) -> CResult<TypedBuf> {
     let count = count_of(count)? as u64;
     Ok(TypedBuf::new(std::ptr::null(), count, &rma_type(datatype)?))
-}
-
-/// A predefined reduction, shareable across threads.
-struct Shared(Reduction);
-
-// SAFETY: only predefined reductions are wrapped (user ops are refused before), and those hold
-// no handle or pointer that a thread could not use.
-unsafe impl Send for Shared {}
-// SAFETY: as above; `combine` only reads the reduction.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
-        self.0.combine(acc, inc)
-    }
-}
-
-/// What `op` does to elements of `datatype` in an accumulate.
-fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
-    if op == MPI_REPLACE {
-        return Ok(AccumulateOp::Replace);
-    }
-    if op == MPI_NO_OP {
-        return Ok(AccumulateOp::NoOp);
-    }
-    if crate::userops::user_op(op).is_some() || !Reduction::is_predefined(op) {
-        return Err(fail(
-            MPI_ERR_OP,
-            "accumulates take predefined operations only",
-        ));
-    }
-    let red = Shared(Reduction::of(op, datatype, &Elem::of(datatype)?)?);
-    Ok(AccumulateOp::Combine(Arc::new(move |acc, inc| {
-        red.combine(acc, inc)
-    })))
 }
 
 /// The C arguments of the target side.
 #[derive(Clone, Copy)]
 pub(crate) struct Target {
-    rank: c_int,
-    disp: MPI_Aint,
-    count: i64,
-    datatype: MPI_Datatype,
+    pub rank: c_int,
+    pub disp: MPI_Aint,
+    pub count: i64,
+    pub datatype: MPI_Datatype,
 }
 
 /// The body of MPI_Put (`put`) and MPI_Get.
@@ -111,35 +72,8 @@ unsafe fn put_get(
     .map_err(Into::into)
 }
 
-/// The body of MPI_Accumulate (`result` None) and MPI_Get_accumulate.
-unsafe fn accumulate(
-    w: &Window,
-    origin: (*const c_void, i64, MPI_Datatype),
-    result: Option<(*mut c_void, i64, MPI_Datatype)>,
-    t: Target,
-    op: MPI_Op,
-) -> CResult<()> {
-    let acc = accumulate_op(op, t.datatype)?;
-    let tt = target(t.count, t.datatype)?;
-    let data = match acc {
-        AccumulateOp::NoOp => Vec::new(),
-        _ => {
-            let e = Elem::of(origin.2)?;
-            // SAFETY: MPI's rules: the origin holds `count` elements.
-            unsafe { e.read(origin.0, count_of(origin.1)?) }?.into_owned()
-        }
-    };
-    let res = match result {
-        Some((p, n, d)) => Some(typed(p, n, d)?),
-        None => None,
-    };
-    // SAFETY: the result buffer is writable, per MPI's rules.
-    unsafe { w.accumulate(&data, res.as_ref(), t.rank, t.disp as i64, &tt, &acc) }
-        .map_err(Into::into)
-}
-
 /// A complete request for a request-based operation, after its flush.
-fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) -> CResult<()> {
+pub(crate) fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) -> CResult<()> {
     w.flush(rank)?;
     out(
         request,
@@ -147,179 +81,11 @@ fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) ->
     )
 }
 
-macro_rules! put_get_fns {
-    ($name:ident, $rname:ident, $cname:ident, $rcname:ident, $put:expr, $ptr:ty, $doc:literal) => {
-        #[doc = $doc]
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            origin_addr: $ptr,
-            origin_count: c_int,
-            origin_datatype: MPI_Datatype,
-            target_rank: c_int,
-            target_disp: MPI_Aint,
-            target_count: c_int,
-            target_datatype: MPI_Datatype,
-            win: MPI_Win,
-        ) -> c_int {
-            let t = Target {
-                rank: target_rank,
-                disp: target_disp,
-                count: target_count as i64,
-                datatype: target_datatype,
-            };
-            run_on_win(&stringify!($name)[4..], win, |w| {
-                // SAFETY: MPI's rules for the origin buffer.
-                unsafe {
-                    put_get(
-                        &w,
-                        $put,
-                        origin_addr as *mut c_void,
-                        origin_count as i64,
-                        origin_datatype,
-                        t,
-                    )
-                }
-            })
-        }
-
-        #[doc = $doc]
-        /// Request-based: the request is complete when the call returns.
-        #[no_mangle]
-        pub unsafe extern "C" fn $rname(
-            origin_addr: $ptr,
-            origin_count: c_int,
-            origin_datatype: MPI_Datatype,
-            target_rank: c_int,
-            target_disp: MPI_Aint,
-            target_count: c_int,
-            target_datatype: MPI_Datatype,
-            win: MPI_Win,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            let t = Target {
-                rank: target_rank,
-                disp: target_disp,
-                count: target_count as i64,
-                datatype: target_datatype,
-            };
-            run_on_win(&stringify!($rname)[4..], win, |w| {
-                require(request, "request")?;
-                w.check_passive(target_rank)?;
-                // SAFETY: MPI's rules for the origin buffer.
-                unsafe {
-                    put_get(
-                        &w,
-                        $put,
-                        origin_addr as *mut c_void,
-                        origin_count as i64,
-                        origin_datatype,
-                        t,
-                    )
-                }?;
-                finished(&w, target_rank, win, request)
-            })
-        }
-
-        #[doc = $doc]
-        /// Large-count form.
-        #[no_mangle]
-        pub unsafe extern "C" fn $cname(
-            origin_addr: $ptr,
-            origin_count: MPI_Count,
-            origin_datatype: MPI_Datatype,
-            target_rank: c_int,
-            target_disp: MPI_Aint,
-            target_count: MPI_Count,
-            target_datatype: MPI_Datatype,
-            win: MPI_Win,
-        ) -> c_int {
-            let t = Target {
-                rank: target_rank,
-                disp: target_disp,
-                count: target_count,
-                datatype: target_datatype,
-            };
-            run_on_win(&stringify!($cname)[4..], win, |w| {
-                // SAFETY: MPI's rules for the origin buffer.
-                unsafe {
-                    put_get(
-                        &w,
-                        $put,
-                        origin_addr as *mut c_void,
-                        origin_count,
-                        origin_datatype,
-                        t,
-                    )
-                }
-            })
-        }
-
-        #[doc = $doc]
-        /// Request-based large-count form.
-        #[no_mangle]
-        pub unsafe extern "C" fn $rcname(
-            origin_addr: $ptr,
-            origin_count: MPI_Count,
-            origin_datatype: MPI_Datatype,
-            target_rank: c_int,
-            target_disp: MPI_Aint,
-            target_count: MPI_Count,
-            target_datatype: MPI_Datatype,
-            win: MPI_Win,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            let t = Target {
-                rank: target_rank,
-                disp: target_disp,
-                count: target_count,
-                datatype: target_datatype,
-            };
-            run_on_win(&stringify!($rcname)[4..], win, |w| {
-                require(request, "request")?;
-                w.check_passive(target_rank)?;
-                // SAFETY: MPI's rules for the origin buffer.
-                unsafe {
-                    put_get(
-                        &w,
-                        $put,
-                        origin_addr as *mut c_void,
-                        origin_count,
-                        origin_datatype,
-                        t,
-                    )
-                }?;
-                finished(&w, target_rank, win, request)
-            })
-        }
-    };
-}
-
-put_get_fns!(
-    MPI_Put,
-    MPI_Rput,
-    MPI_Put_c,
-    MPI_Rput_c,
-    true,
-    *const c_void,
-    "Writes `origin_count` elements of `origin_datatype` to `target_count` elements of \
-     `target_datatype` at displacement `target_disp` of `target_rank`'s window; complete at \
-     the next synchronization."
-);
-put_get_fns!(
-    MPI_Get,
-    MPI_Rget,
-    MPI_Get_c,
-    MPI_Rget_c,
-    false,
-    *mut c_void,
-    "Reads `target_count` elements of `target_datatype` at displacement `target_disp` of \
-     `target_rank`'s window into the origin buffer; there after the next synchronization."
-);
-
-/// Combines the origin's elements into the target's with `op` (a predefined op, MPI_REPLACE
-/// or MPI_NO_OP), atomically per element with every other accumulate.
+/// Writes `origin_count` elements of `origin_datatype` to `target_count` elements of
+/// `target_datatype` at displacement `target_disp` of `target_rank`'s window; complete at the
+/// next synchronization.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Accumulate(
+pub unsafe extern "C" fn MPI_Put(
     origin_addr: *const c_void,
     origin_count: c_int,
     origin_datatype: MPI_Datatype,
@@ -327,28 +93,32 @@ pub unsafe extern "C" fn MPI_Accumulate(
     target_disp: MPI_Aint,
     target_count: c_int,
     target_datatype: MPI_Datatype,
-    op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    // SAFETY: MPI's rules for the buffers.
-    unsafe {
-        MPI_Accumulate_c(
-            origin_addr,
-            origin_count as MPI_Count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count as MPI_Count,
-            target_datatype,
-            op,
-            win,
-        )
-    }
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count as i64,
+        datatype: target_datatype,
+    };
+    run_on_win("Put", win, |w| {
+        // SAFETY: MPI's rules for the origin buffer.
+        unsafe {
+            put_get(
+                &w,
+                true,
+                origin_addr as *mut c_void,
+                origin_count as i64,
+                origin_datatype,
+                t,
+            )
+        }
+    })
 }
 
-/// [`MPI_Accumulate`] with MPI_Count counts.
+/// [`MPI_Put`] with MPI_Count counts.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Accumulate_c(
+pub unsafe extern "C" fn MPI_Put_c(
     origin_addr: *const c_void,
     origin_count: MPI_Count,
     origin_datatype: MPI_Datatype,
@@ -356,7 +126,6 @@ pub unsafe extern "C" fn MPI_Accumulate_c(
     target_disp: MPI_Aint,
     target_count: MPI_Count,
     target_datatype: MPI_Datatype,
-    op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
     let t = Target {
@@ -365,94 +134,25 @@ pub unsafe extern "C" fn MPI_Accumulate_c(
         count: target_count,
         datatype: target_datatype,
     };
-    run_on_win("Accumulate", win, |w| {
-        // SAFETY: MPI's rules for the buffers.
+    run_on_win("Put_c", win, |w| {
+        // SAFETY: MPI's rules for the origin buffer.
         unsafe {
-            accumulate(
+            put_get(
                 &w,
-                (origin_addr, origin_count, origin_datatype),
-                None,
+                true,
+                origin_addr as *mut c_void,
+                origin_count,
+                origin_datatype,
                 t,
-                op,
             )
         }
     })
 }
 
-/// [`MPI_Accumulate`] that also returns the target's previous elements in the result buffer.
+/// Request-based [`MPI_Put`] (in a passive-target epoch): the request is complete when the
+/// call returns.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Get_accumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: c_int,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> c_int {
-    // SAFETY: MPI's rules for the buffers.
-    unsafe {
-        MPI_Get_accumulate_c(
-            origin_addr,
-            origin_count as MPI_Count,
-            origin_datatype,
-            result_addr,
-            result_count as MPI_Count,
-            result_datatype,
-            target_rank,
-            target_disp,
-            target_count as MPI_Count,
-            target_datatype,
-            op,
-            win,
-        )
-    }
-}
-
-/// [`MPI_Get_accumulate`] with MPI_Count counts.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Get_accumulate_c(
-    origin_addr: *const c_void,
-    origin_count: MPI_Count,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: MPI_Count,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: MPI_Count,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Get_accumulate", win, |w| {
-        // SAFETY: MPI's rules for the buffers.
-        unsafe {
-            accumulate(
-                &w,
-                (origin_addr, origin_count, origin_datatype),
-                Some((result_addr, result_count, result_datatype)),
-                t,
-                op,
-            )
-        }
-    })
-}
-
-/// Request-based [`MPI_Accumulate`]: the request is complete when the call returns.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Raccumulate(
+pub unsafe extern "C" fn MPI_Rput(
     origin_addr: *const c_void,
     origin_count: c_int,
     origin_datatype: MPI_Datatype,
@@ -460,115 +160,43 @@ pub unsafe extern "C" fn MPI_Raccumulate(
     target_disp: MPI_Aint,
     target_count: c_int,
     target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: MPI's rules for the buffers.
-    unsafe {
-        MPI_Raccumulate_c(
-            origin_addr,
-            origin_count as MPI_Count,
-            origin_datatype,
-            target_rank,
-            target_disp,
-            target_count as MPI_Count,
-            target_datatype,
-            op,
-            win,
-            request,
-        )
-    }
-}
-
-/// [`MPI_Raccumulate`] with MPI_Count counts.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Raccumulate_c(
-    origin_addr: *const c_void,
-    origin_count: MPI_Count,
-    origin_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: MPI_Count,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
     let t = Target {
         rank: target_rank,
         disp: target_disp,
-        count: target_count,
+        count: target_count as i64,
         datatype: target_datatype,
     };
-    run_on_win("Raccumulate", win, |w| {
+    run_on_win("Rput", win, |w| {
         require(request, "request")?;
         w.check_passive(target_rank)?;
-        // SAFETY: MPI's rules for the buffers.
+        // SAFETY: MPI's rules for the origin buffer.
         unsafe {
-            accumulate(
+            put_get(
                 &w,
-                (origin_addr, origin_count, origin_datatype),
-                None,
+                true,
+                origin_addr as *mut c_void,
+                origin_count as i64,
+                origin_datatype,
                 t,
-                op,
             )
         }?;
         finished(&w, target_rank, win, request)
     })
 }
 
-/// Request-based [`MPI_Get_accumulate`]: the request is complete when the call returns.
+/// [`MPI_Rput`] with MPI_Count counts.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Rget_accumulate(
-    origin_addr: *const c_void,
-    origin_count: c_int,
-    origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: c_int,
-    result_datatype: MPI_Datatype,
-    target_rank: c_int,
-    target_disp: MPI_Aint,
-    target_count: c_int,
-    target_datatype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: MPI's rules for the buffers.
-    unsafe {
-        MPI_Rget_accumulate_c(
-            origin_addr,
-            origin_count as MPI_Count,
-            origin_datatype,
-            result_addr,
-            result_count as MPI_Count,
-            result_datatype,
-            target_rank,
-            target_disp,
-            target_count as MPI_Count,
-            target_datatype,
-            op,
-            win,
-            request,
-        )
-    }
-}
-
-/// [`MPI_Rget_accumulate`] with MPI_Count counts.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Rget_accumulate_c(
+pub unsafe extern "C" fn MPI_Rput_c(
     origin_addr: *const c_void,
     origin_count: MPI_Count,
     origin_datatype: MPI_Datatype,
-    result_addr: *mut c_void,
-    result_count: MPI_Count,
-    result_datatype: MPI_Datatype,
     target_rank: c_int,
     target_disp: MPI_Aint,
     target_count: MPI_Count,
     target_datatype: MPI_Datatype,
-    op: MPI_Op,
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
@@ -578,85 +206,163 @@ pub unsafe extern "C" fn MPI_Rget_accumulate_c(
         count: target_count,
         datatype: target_datatype,
     };
-    run_on_win("Rget_accumulate", win, |w| {
+    run_on_win("Rput_c", win, |w| {
         require(request, "request")?;
         w.check_passive(target_rank)?;
-        // SAFETY: MPI's rules for the buffers.
+        // SAFETY: MPI's rules for the origin buffer.
         unsafe {
-            accumulate(
+            put_get(
                 &w,
-                (origin_addr, origin_count, origin_datatype),
-                Some((result_addr, result_count, result_datatype)),
+                true,
+                origin_addr as *mut c_void,
+                origin_count,
+                origin_datatype,
                 t,
-                op,
             )
         }?;
         finished(&w, target_rank, win, request)
     })
 }
 
-/// Combines one element at `origin_addr` into the target element with `op` and returns the
-/// target's previous value in `result_addr`, atomically.
+/// Reads `target_count` elements of `target_datatype` at displacement `target_disp` of
+/// `target_rank`'s window into the origin buffer; there after the next synchronization.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Fetch_and_op(
-    origin_addr: *const c_void,
-    result_addr: *mut c_void,
-    datatype: MPI_Datatype,
+pub unsafe extern "C" fn MPI_Get(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
     target_rank: c_int,
     target_disp: MPI_Aint,
-    op: MPI_Op,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
     let t = Target {
         rank: target_rank,
         disp: target_disp,
-        count: 1,
-        datatype,
+        count: target_count as i64,
+        datatype: target_datatype,
     };
-    run_on_win("Fetch_and_op", win, |w| {
-        // SAFETY: MPI's rules for the buffers.
+    run_on_win("Get", win, |w| {
+        // SAFETY: MPI's rules for the origin buffer.
         unsafe {
-            accumulate(
+            put_get(
                 &w,
-                (origin_addr, 1, datatype),
-                Some((result_addr, 1, datatype)),
+                false,
+                origin_addr as *mut c_void,
+                origin_count as i64,
+                origin_datatype,
                 t,
-                op,
             )
         }
     })
 }
 
-/// Replaces the target element with `*origin_addr` if it equals `*compare_addr`; its previous
-/// value lands in `result_addr`. Atomic.
+/// [`MPI_Get`] with MPI_Count counts.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Compare_and_swap(
-    origin_addr: *const c_void,
-    compare_addr: *const c_void,
-    result_addr: *mut c_void,
-    datatype: MPI_Datatype,
+pub unsafe extern "C" fn MPI_Get_c(
+    origin_addr: *mut c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
     target_rank: c_int,
     target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    run_on_win("Compare_and_swap", win, |w| {
-        let b = types::basic(datatype).ok_or_else(|| {
-            fail(
-                MPI_ERR_TYPE,
-                "compare-and-swap takes a predefined integer, logical or byte type",
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Get_c", win, |w| {
+        // SAFETY: MPI's rules for the origin buffer.
+        unsafe {
+            put_get(
+                &w,
+                false,
+                origin_addr as *mut c_void,
+                origin_count,
+                origin_datatype,
+                t,
             )
-        })?;
-        let n = b.size;
-        // SAFETY: MPI requires one element of `datatype` at each address.
-        let (o, c, r) = unsafe {
-            (
-                crate::blocks::bytes(origin_addr, n)?,
-                crate::blocks::bytes(compare_addr, n)?,
-                crate::blocks::bytes_mut(result_addr, n)?,
-            )
-        };
-        let t = target(1, datatype)?;
-        w.compare_and_swap(o, c, r, target_rank, target_disp as i64, &t)
-            .map_err(Into::into)
+        }
     })
 }
+
+/// Request-based [`MPI_Get`] (in a passive-target epoch): the request is complete when the
+/// call returns.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget(
+    origin_addr: *mut c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count as i64,
+        datatype: target_datatype,
+    };
+    run_on_win("Rget", win, |w| {
+        require(request, "request")?;
+        w.check_passive(target_rank)?;
+        // SAFETY: MPI's rules for the origin buffer.
+        unsafe {
+            put_get(
+                &w,
+                false,
+                origin_addr as *mut c_void,
+                origin_count as i64,
+                origin_datatype,
+                t,
+            )
+        }?;
+        finished(&w, target_rank, win, request)
+    })
+}
+
+/// [`MPI_Rget`] with MPI_Count counts.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_c(
+    origin_addr: *mut c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Rget_c", win, |w| {
+        require(request, "request")?;
+        w.check_passive(target_rank)?;
+        // SAFETY: MPI's rules for the origin buffer.
+        unsafe {
+            put_get(
+                &w,
+                false,
+                origin_addr as *mut c_void,
+                origin_count,
+                origin_datatype,
+                t,
+            )
+        }?;
+        finished(&w, target_rank, win, request)
+    })
+}
+

@@ -1,0 +1,424 @@
+//! The accumulate calls of windows: MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op,
+//! MPI_Compare_and_swap, the request-based MPI_Raccumulate and MPI_Rget_accumulate, and the
+//! `_c` forms. Ops become [`AccumulateOp`]s over the reductions `MPI_Reduce` uses (every
+//! predefined op on every type it is defined for, MPI_REPLACE and MPI_NO_OP).
+
+use super::rma::{finished, target, typed, Target};
+use super::run_on_win;
+use crate::abi::*;
+use crate::blocks::Elem;
+use crate::env::require;
+use crate::errors::{fail, CResult};
+use crate::p2p::count_of;
+use crate::reductions::Reduction;
+use crate::types;
+use mpicd::{AccumulateOp, Window};
+use std::ffi::{c_int, c_void};
+use std::sync::Arc;
+
+/// A predefined reduction, shareable across threads.
+struct Shared(Reduction);
+
+// SAFETY: only predefined reductions are wrapped (user ops are refused before), and those hold
+// no handle or pointer that a thread could not use.
+unsafe impl Send for Shared {}
+// SAFETY: as above; `combine` only reads the reduction.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+        self.0.combine(acc, inc)
+    }
+}
+
+/// What `op` does to elements of `datatype` in an accumulate.
+fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
+    if op == MPI_REPLACE {
+        return Ok(AccumulateOp::Replace);
+    }
+    if op == MPI_NO_OP {
+        return Ok(AccumulateOp::NoOp);
+    }
+    if crate::userops::user_op(op).is_some() || !Reduction::is_predefined(op) {
+        return Err(fail(
+            MPI_ERR_OP,
+            "accumulates take predefined operations only",
+        ));
+    }
+    let red = Shared(Reduction::of(op, datatype, &Elem::of(datatype)?)?);
+    Ok(AccumulateOp::Combine(Arc::new(move |acc, inc| {
+        red.combine(acc, inc)
+    })))
+}
+
+/// The body of MPI_Accumulate (`result` None) and MPI_Get_accumulate.
+unsafe fn accumulate(
+    w: &Window,
+    origin: (*const c_void, i64, MPI_Datatype),
+    result: Option<(*mut c_void, i64, MPI_Datatype)>,
+    t: Target,
+    op: MPI_Op,
+) -> CResult<()> {
+    let acc = accumulate_op(op, t.datatype)?;
+    let tt = target(t.count, t.datatype)?;
+    let data = match acc {
+        AccumulateOp::NoOp => Vec::new(),
+        _ => {
+            let e = Elem::of(origin.2)?;
+            // SAFETY: MPI's rules: the origin holds `count` elements.
+            unsafe { e.read(origin.0, count_of(origin.1)?) }?.into_owned()
+        }
+    };
+    let res = match result {
+        Some((p, n, d)) => Some(typed(p, n, d)?),
+        None => None,
+    };
+    // SAFETY: the result buffer is writable, per MPI's rules.
+    unsafe { w.accumulate(&data, res.as_ref(), t.rank, t.disp as i64, &tt, &acc) }
+        .map_err(Into::into)
+}
+
+/// Combines the origin's elements into the target's with `op` (a predefined op, MPI_REPLACE
+/// or MPI_NO_OP), atomically per element with every other accumulate.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        MPI_Accumulate_c(
+            origin_addr,
+            origin_count as MPI_Count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count as MPI_Count,
+            target_datatype,
+            op,
+            win,
+        )
+    }
+}
+
+/// [`MPI_Accumulate`] with MPI_Count counts.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Accumulate", win, |w| {
+        // SAFETY: MPI's rules for the buffers.
+        unsafe {
+            accumulate(
+                &w,
+                (origin_addr, origin_count, origin_datatype),
+                None,
+                t,
+                op,
+            )
+        }
+    })
+}
+
+/// [`MPI_Accumulate`] that also returns the target's previous elements in the result buffer.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        MPI_Get_accumulate_c(
+            origin_addr,
+            origin_count as MPI_Count,
+            origin_datatype,
+            result_addr,
+            result_count as MPI_Count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count as MPI_Count,
+            target_datatype,
+            op,
+            win,
+        )
+    }
+}
+
+/// [`MPI_Get_accumulate`] with MPI_Count counts.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: MPI_Count,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Get_accumulate", win, |w| {
+        // SAFETY: MPI's rules for the buffers.
+        unsafe {
+            accumulate(
+                &w,
+                (origin_addr, origin_count, origin_datatype),
+                Some((result_addr, result_count, result_datatype)),
+                t,
+                op,
+            )
+        }
+    })
+}
+
+/// Request-based [`MPI_Accumulate`]: the request is complete when the call returns.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        MPI_Raccumulate_c(
+            origin_addr,
+            origin_count as MPI_Count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count as MPI_Count,
+            target_datatype,
+            op,
+            win,
+            request,
+        )
+    }
+}
+
+/// [`MPI_Raccumulate`] with MPI_Count counts.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Raccumulate", win, |w| {
+        require(request, "request")?;
+        w.check_passive(target_rank)?;
+        // SAFETY: MPI's rules for the buffers.
+        unsafe {
+            accumulate(
+                &w,
+                (origin_addr, origin_count, origin_datatype),
+                None,
+                t,
+                op,
+            )
+        }?;
+        finished(&w, target_rank, win, request)
+    })
+}
+
+/// Request-based [`MPI_Get_accumulate`]: the request is complete when the call returns.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate(
+    origin_addr: *const c_void,
+    origin_count: c_int,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: c_int,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: c_int,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        MPI_Rget_accumulate_c(
+            origin_addr,
+            origin_count as MPI_Count,
+            origin_datatype,
+            result_addr,
+            result_count as MPI_Count,
+            result_datatype,
+            target_rank,
+            target_disp,
+            target_count as MPI_Count,
+            target_datatype,
+            op,
+            win,
+            request,
+        )
+    }
+}
+
+/// [`MPI_Rget_accumulate`] with MPI_Count counts.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate_c(
+    origin_addr: *const c_void,
+    origin_count: MPI_Count,
+    origin_datatype: MPI_Datatype,
+    result_addr: *mut c_void,
+    result_count: MPI_Count,
+    result_datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    target_count: MPI_Count,
+    target_datatype: MPI_Datatype,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: target_count,
+        datatype: target_datatype,
+    };
+    run_on_win("Rget_accumulate", win, |w| {
+        require(request, "request")?;
+        w.check_passive(target_rank)?;
+        // SAFETY: MPI's rules for the buffers.
+        unsafe {
+            accumulate(
+                &w,
+                (origin_addr, origin_count, origin_datatype),
+                Some((result_addr, result_count, result_datatype)),
+                t,
+                op,
+            )
+        }?;
+        finished(&w, target_rank, win, request)
+    })
+}
+
+/// Combines one element at `origin_addr` into the target element with `op` and returns the
+/// target's previous value in `result_addr`, atomically.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Fetch_and_op(
+    origin_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    let t = Target {
+        rank: target_rank,
+        disp: target_disp,
+        count: 1,
+        datatype,
+    };
+    run_on_win("Fetch_and_op", win, |w| {
+        // SAFETY: MPI's rules for the buffers.
+        unsafe {
+            accumulate(
+                &w,
+                (origin_addr, 1, datatype),
+                Some((result_addr, 1, datatype)),
+                t,
+                op,
+            )
+        }
+    })
+}
+
+/// Replaces the target element with `*origin_addr` if it equals `*compare_addr`; its previous
+/// value lands in `result_addr`. Atomic.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    run_on_win("Compare_and_swap", win, |w| {
+        let b = types::basic(datatype).ok_or_else(|| {
+            fail(
+                MPI_ERR_TYPE,
+                "compare-and-swap takes a predefined integer, logical or byte type",
+            )
+        })?;
+        let n = b.size;
+        // SAFETY: MPI requires one element of `datatype` at each address.
+        let (o, c, r) = unsafe {
+            (
+                crate::blocks::bytes(origin_addr, n)?,
+                crate::blocks::bytes(compare_addr, n)?,
+                crate::blocks::bytes_mut(result_addr, n)?,
+            )
+        };
+        let t = target(1, datatype)?;
+        w.compare_and_swap(o, c, r, target_rank, target_disp as i64, &t)
+            .map_err(Into::into)
+    })
+}
