@@ -223,7 +223,12 @@ impl Window {
     pub(crate) fn wait_for(&self, req: Option<UcxRequest>, peers: &[u32]) -> Result<()> {
         let mut req = req;
         if req.is_none() {
-            return Ok(());
+            // Done at once; progress all the same, so that a loop of such calls (a spin lock
+            // on this process's own window) still serves the other processes' accesses.
+            return self.comm.shared.with(|e| {
+                e.progress();
+                Ok(())
+            });
         }
         let failed = |e: &Engine| peers.iter().find_map(|&p| e.rma_peer_alive(p).err());
         self.comm.shared.progress_until(|e| {
