@@ -45,7 +45,16 @@ fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
             "accumulates take predefined operations only",
         ));
     }
-    let red = Shared(Reduction::of(op, datatype, &Elem::of(datatype)?)?);
+    // A derived type made of one predefined type (pairs included) reduces as that type.
+    let elem = match types::get(datatype)? {
+        types::Dtype::Derived(t) => t
+            .homogeneous()
+            .map(|b| b.id as MPI_Datatype)
+            .filter(|&h| types::get(h).is_ok())
+            .unwrap_or(datatype),
+        _ => datatype,
+    };
+    let red = Shared(Reduction::of(op, elem, &Elem::of(elem)?)?);
     Ok(AccumulateOp::Combine(Arc::new(move |acc, inc| {
         red.combine(acc, inc)
     })))
@@ -59,8 +68,12 @@ unsafe fn accumulate(
     t: Target,
     op: MPI_Op,
 ) -> CResult<()> {
-    let acc = accumulate_op(op, t.datatype)?;
     let tt = target(t.count, t.datatype)?;
+    let acc = match tt.packed_size() {
+        // Nothing to combine (a type of size 0): the op is not even looked at by the target.
+        0 => AccumulateOp::NoOp,
+        _ => accumulate_op(op, t.datatype)?,
+    };
     let data = match acc {
         AccumulateOp::NoOp => Vec::new(),
         _ => {

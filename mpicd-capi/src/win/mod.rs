@@ -432,20 +432,24 @@ pub unsafe extern "C" fn MPI_Win_set_name(win: MPI_Win, win_name: *const c_char)
     })
 }
 
-/// The name MPI_Win_set_name gave the window (the empty string if none). `win_name` needs
-/// MPI_MAX_OBJECT_NAME bytes.
+/// The name MPI_Win_set_name gave the window (the empty string if none; "MPI_WIN_NULL" for
+/// MPI_WIN_NULL). `win_name` needs MPI_MAX_OBJECT_NAME bytes.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_name(
     win: MPI_Win,
     win_name: *mut c_char,
     resultlen: *mut c_int,
 ) -> c_int {
-    run_on_win("Win_get_name", win, |_| {
+    run("Win_get_name", errh(win), |_| {
+        check_live()?;
         require(win_name, "win_name")?;
         require(resultlen, "resultlen")?;
-        let name = WINS
-            .with(win as usize, |e| e.name.clone().unwrap_or_default())
-            .ok_or_else(|| fail(MPI_ERR_WIN, "unknown or freed window"))?;
+        let name = match win {
+            MPI_WIN_NULL => "MPI_WIN_NULL".to_string(),
+            _ => WINS
+                .with(win as usize, |e| e.name.clone().unwrap_or_default())
+                .ok_or_else(|| fail(MPI_ERR_WIN, "unknown or freed window"))?,
+        };
         // SAFETY: MPI requires MPI_MAX_OBJECT_NAME writable bytes at `win_name`.
         let n = unsafe { write_c_string(win_name, MPI_MAX_OBJECT_NAME as usize, &name) };
         out(resultlen, n as c_int)

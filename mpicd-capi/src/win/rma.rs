@@ -26,13 +26,11 @@ pub(crate) fn rma_type(h: MPI_Datatype) -> CResult<Datatype> {
     }
 }
 
-/// `count` elements of `datatype` at `buf`.
+/// `count` elements of `datatype` at `buf` (MPI_BOTTOM, address 0, with absolute
+/// displacements in the type).
 pub(crate) fn typed(buf: *const c_void, count: i64, datatype: MPI_Datatype) -> CResult<TypedBuf> {
     let count = count_of(count)? as u64;
     let t = rma_type(datatype)?;
-    if buf.is_null() && count > 0 && t.size() > 0 {
-        return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
-    }
     Ok(TypedBuf::new(buf as *const u8, count, &t))
 }
 

@@ -225,6 +225,13 @@ impl Worker {
         UcxRequest::from_status_ptr(ptr)
     }
 
+    /// Orders this worker's RMA: every operation posted before completes at its target before
+    /// any posted after it (no waiting).
+    pub(crate) fn fence(&self) -> Result<()> {
+        // SAFETY: the worker is live.
+        check(unsafe { ucx::ucp_worker_fence(self.worker) }, "ucp_worker_fence")
+    }
+
     /// Completes every RMA operation posted on `ep` at its target.
     pub(crate) fn flush_endpoint(&self, ep: &Endpoint) -> Result<Option<UcxRequest>> {
         let params = Self::request_params(0);

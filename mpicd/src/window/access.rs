@@ -3,7 +3,7 @@
 //! attached region of a dynamic window, found in the target's directory), and waiting for a
 //! transport request with the target's failure turned into [`Error::ProcFailed`].
 
-use super::memory::{Directory, DIRECTORY_KEY_BYTES};
+use super::memory::{Directory, DIRECTORY_HEADER, ENTRY_BYTES};
 use super::sync::Epoch;
 use super::{Flavor, Keys, Window};
 use crate::engine::Engine;
@@ -112,6 +112,8 @@ pub(crate) struct State {
     pub attached: Vec<(u64, u64, MemRegion)>,
     pub epoch: Epoch,
     pub deferred: Vec<Deferred>,
+    /// Requests of puts and gets not complete at once, by target, until their flush.
+    pub inflight: Vec<(usize, UcxRequest)>,
 }
 
 impl State {
@@ -123,12 +125,14 @@ impl State {
             attached: Vec::new(),
             epoch: Epoch::new(members),
             deferred: Vec::new(),
+            inflight: Vec::new(),
         }
     }
 
     /// The registrations and the unpacked keys, to be released.
     pub(crate) fn take_resources(&mut self) -> (Vec<MemRegion>, Vec<Keys>) {
         self.dynamic.iter_mut().for_each(Vec::clear);
+        self.inflight.clear();
         let keys = self.keys.iter_mut().filter_map(Option::take).collect();
         (std::mem::take(&mut self.regions), keys)
     }
@@ -153,8 +157,8 @@ impl State {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum KeyRef {
     Data,
-    Control,
-    Dynamic(usize),
+    /// The attached regions of a dynamic window (an access may span adjacent ones).
+    Dynamic,
 }
 
 /// Where an access lands: the remote address of the target datatype's offset 0.
@@ -217,6 +221,38 @@ impl Window {
     /// the member's failure while waiting, is `ProcFailed`.
     pub(crate) fn wait_on(&self, req: Option<UcxRequest>, rank: usize) -> Result<()> {
         self.wait_for(req, &[self.targets[rank].world])
+    }
+
+    /// Waits for every request of `reqs`, accesses to member `rank` (each is released on
+    /// completion; on a failure the others are released unfinished, which UCX allows).
+    pub(crate) fn wait_all(&self, reqs: Vec<UcxRequest>, rank: usize) -> Result<()> {
+        let mut outcome = Ok(());
+        for r in reqs {
+            match outcome {
+                Ok(()) => outcome = self.wait_on(Some(r), rank),
+                Err(_) => {
+                    let _ = self.comm.shared.with(|_| {
+                        drop(r);
+                        Ok(())
+                    });
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Waits for the requests in flight to the members `which` selects.
+    pub(crate) fn wait_inflight(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<()> {
+        let (mine, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut st.inflight)
+            .into_iter()
+            .partition(|(r, _)| which(*r));
+        st.inflight = kept;
+        let mut outcome = Ok(());
+        for (r, q) in mine {
+            let waited = self.wait_on(Some(q), r);
+            outcome = outcome.and(waited);
+        }
+        outcome
     }
 
     /// Waits for a request that depends on the world ranks `peers`.
@@ -283,47 +319,38 @@ impl Window {
             }));
         }
         let (from, to) = (disp as i128 + lo, disp as i128 + hi);
-        let covering = |regions: &[(u64, u64, RemoteKey)]| {
-            regions
-                .iter()
-                .position(|r| from >= r.0 as i128 && to <= r.0 as i128 + r.1 as i128)
-        };
-        let mut found = covering(&st.dynamic[rank]);
-        if found.is_none() {
+        if !covered(&st.dynamic[rank], from, to) {
             self.read_directory(st, rank)?;
-            found = covering(&st.dynamic[rank]);
+            if !covered(&st.dynamic[rank], from, to) {
+                return Err(range(format!(
+                    "addresses {from:#x}..{to:#x} are not attached at rank {rank}"
+                )));
+            }
         }
-        let i = found.ok_or_else(|| {
-            range(format!(
-                "addresses {from:#x}..{to:#x} are not attached at rank {rank}"
-            ))
-        })?;
         Ok(Some(Located {
             rank,
             addr: disp as u64,
-            key: KeyRef::Dynamic(i),
+            key: KeyRef::Dynamic,
         }))
     }
 
     /// Reads the directory of member `rank`'s dynamic window and unpacks its regions' keys.
     fn read_directory(&self, st: &mut State, rank: usize) -> Result<()> {
-        let mut bytes = vec![0u8; std::mem::size_of::<Directory>()];
         let at = self.targets[rank].rec.directory;
-        let req = self.on_target(st, rank, |w, ep, keys, _| {
-            let key = keys.directory.as_ref().ok_or(Error::InvalidRequest)?;
-            // SAFETY: `bytes` lives until the wait below has seen the get complete.
-            let r = unsafe { w.get(ep, bytes.as_mut_ptr(), bytes.len(), at, key) }?;
-            Ok(r)
-        })?;
-        self.wait_on(req, rank)?;
+        let mut header = vec![0u8; 8];
+        self.read_control(st, rank, at, &mut header)?;
+        let used = Directory::used_of(&header);
+        let mut bytes = vec![0u8; used * ENTRY_BYTES];
+        if used > 0 {
+            self.read_control(st, rank, at + DIRECTORY_HEADER as u64, &mut bytes)?;
+        }
         let entries = Directory::from_bytes(&bytes);
         let world = self.targets[rank].world;
         let regions = self.comm.shared.with(|e| {
             let (w, ep) = e.rma_endpoint(world)?;
             entries
                 .iter()
-                .filter(|d| d.key_len as usize <= DIRECTORY_KEY_BYTES)
-                .map(|d| Ok((d.base, d.len, w.rkey_unpack(ep, &d.key[..d.key_len as usize])?)))
+                .map(|d| Ok((d.base, d.len, w.rkey_unpack(ep, &d.key)?)))
                 .collect::<Result<Vec<_>>>()
         })?;
         let old = std::mem::replace(&mut st.dynamic[rank], regions);
@@ -333,18 +360,68 @@ impl Window {
         });
         Ok(())
     }
+
+    /// Reads `into.len()` bytes at `at` of member `rank`'s directory, and waits.
+    fn read_control(&self, st: &mut State, rank: usize, at: u64, into: &mut [u8]) -> Result<()> {
+        let (p, n) = (into.as_mut_ptr(), into.len());
+        let req = self.on_target(st, rank, |w, ep, keys, _| {
+            let key = keys.directory.as_ref().ok_or(Error::InvalidRequest)?;
+            // SAFETY: `into` lives until the wait below has seen the get complete.
+            unsafe { w.get(ep, p, n, at, key) }
+        })?;
+        self.wait_on(req, rank)
+    }
 }
 
-/// The key `k` names among a target's keys.
-pub(crate) fn key_of<'k>(
+/// True when the regions cover every byte of `[from, to)`.
+fn covered(regions: &[(u64, u64, RemoteKey)], from: i128, to: i128) -> bool {
+    let mut at = from;
+    while at < to {
+        match regions
+            .iter()
+            .find(|r| at >= r.0 as i128 && at < r.0 as i128 + r.1 as i128)
+        {
+            Some(r) => at = r.0 as i128 + r.1 as i128,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The keys an access uses: one for the whole window, or one per attached region.
+pub(crate) enum Keyring<'k> {
+    Single(&'k RemoteKey),
+    Regions(&'k [(u64, u64, RemoteKey)]),
+}
+
+impl Keyring<'_> {
+    /// The key of the byte at `addr` and the end of the region it belongs to.
+    pub(crate) fn at(&self, addr: u64) -> Result<(&RemoteKey, u64)> {
+        match self {
+            Keyring::Single(k) => Ok((k, u64::MAX)),
+            Keyring::Regions(rs) => rs
+                .iter()
+                .find(|r| addr >= r.0 && addr - r.0 < r.1)
+                .map(|r| (&r.2, r.0 + r.1))
+                .ok_or_else(|| {
+                    Error::Rma(RmaError::Range, format!("address {addr:#x} is not attached"))
+                }),
+        }
+    }
+}
+
+/// The keys `k` names among a target's keys.
+pub(crate) fn keyring<'k>(
     keys: &'k Keys,
     dynamic: &'k [(u64, u64, RemoteKey)],
     k: KeyRef,
-) -> Result<&'k RemoteKey> {
+) -> Result<Keyring<'k>> {
     match k {
-        KeyRef::Data => keys.data.as_ref(),
-        KeyRef::Control => Some(&keys.control),
-        KeyRef::Dynamic(i) => dynamic.get(i).map(|r| &r.2),
+        KeyRef::Data => keys
+            .data
+            .as_ref()
+            .map(Keyring::Single)
+            .ok_or_else(|| Error::Rma(RmaError::Range, "the target exposes no memory".into())),
+        KeyRef::Dynamic => Ok(Keyring::Regions(dynamic)),
     }
-    .ok_or_else(|| Error::Rma(RmaError::Range, "the target exposes no memory".into()))
 }

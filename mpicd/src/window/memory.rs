@@ -179,55 +179,104 @@ impl Control {
 }
 
 /// Regions a dynamic window's directory lists at most.
-pub(crate) const DIRECTORY_SLOTS: usize = 64;
+pub(crate) const DIRECTORY_SLOTS: usize = 4096;
 /// Bytes of a packed remote key a directory entry holds at most.
 pub(crate) const DIRECTORY_KEY_BYTES: usize = 232;
+/// Bytes of one directory entry: base, length, key length (u64 each), then the key.
+pub(crate) const ENTRY_BYTES: usize = 24 + DIRECTORY_KEY_BYTES;
+/// Bytes before the first entry: the number of slots in use (a u64), padded.
+pub(crate) const DIRECTORY_HEADER: usize = 64;
 
 /// One attached region of a dynamic window: where it is and its packed remote key.
-#[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct DirectoryEntry {
     pub base: u64,
     pub len: u64,
-    pub key_len: u64,
-    pub key: [u8; DIRECTORY_KEY_BYTES],
+    pub key: Vec<u8>,
 }
 
-/// The regions attached to a dynamic window, readable by the others with one get.
-#[repr(C, align(64))]
+/// The regions attached to a dynamic window, in registered memory that the others read
+/// with two gets (the number of slots in use, then those slots): a header word, then
+/// [`DIRECTORY_SLOTS`] entries of [`ENTRY_BYTES`] (a free slot has length 0).
 pub(crate) struct Directory {
-    pub entries: [DirectoryEntry; DIRECTORY_SLOTS],
+    memory: OwnedMemory,
 }
 
 impl Directory {
-    pub(crate) fn empty() -> Box<Directory> {
-        Box::new(Directory {
-            entries: [DirectoryEntry {
-                base: 0,
-                len: 0,
-                key_len: 0,
-                key: [0; DIRECTORY_KEY_BYTES],
-            }; DIRECTORY_SLOTS],
+    pub(crate) fn new() -> Result<Directory> {
+        Ok(Directory {
+            memory: OwnedMemory::new(DIRECTORY_HEADER + DIRECTORY_SLOTS * ENTRY_BYTES)?,
         })
     }
 
-    /// The directory's bytes as another rank reads them.
+    /// Address and length of the registered memory.
+    pub(crate) fn region(&self) -> (usize, usize) {
+        (
+            self.memory.ptr() as usize,
+            DIRECTORY_HEADER + DIRECTORY_SLOTS * ENTRY_BYTES,
+        )
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        let (p, n) = self.region();
+        // SAFETY: the directory's own allocation of `n` bytes, borrowed mutably through
+        // `self`; remote readers only read it (and see a consistent entry after the
+        // synchronization MPI requires between an attach and an access).
+        unsafe { std::slice::from_raw_parts_mut(p as *mut u8, n) }
+    }
+
+    fn word(b: &[u8], at: usize) -> u64 {
+        u64::from_ne_bytes(b[at..at + 8].try_into().unwrap_or_default())
+    }
+
+    /// Lists a region in a free slot; false when every slot is taken.
+    pub(crate) fn add(&mut self, base: u64, len: u64, key: &[u8]) -> bool {
+        let b = self.bytes();
+        let used = Self::word(b, 0) as usize;
+        let free = (0..DIRECTORY_SLOTS)
+            .find(|&i| Self::word(b, DIRECTORY_HEADER + i * ENTRY_BYTES + 8) == 0);
+        let Some(i) = free else {
+            return false;
+        };
+        let e = &mut b[DIRECTORY_HEADER + i * ENTRY_BYTES..][..ENTRY_BYTES];
+        e[0..8].copy_from_slice(&base.to_ne_bytes());
+        e[16..24].copy_from_slice(&(key.len() as u64).to_ne_bytes());
+        e[24..24 + key.len()].copy_from_slice(key);
+        e[8..16].copy_from_slice(&len.to_ne_bytes());
+        b[0..8].copy_from_slice(&(used.max(i + 1) as u64).to_ne_bytes());
+        true
+    }
+
+    /// Takes the region at `base` off the list.
+    pub(crate) fn remove(&mut self, base: u64) {
+        let b = self.bytes();
+        for i in 0..DIRECTORY_SLOTS {
+            let at = DIRECTORY_HEADER + i * ENTRY_BYTES;
+            if Self::word(b, at + 8) != 0 && Self::word(b, at) == base {
+                b[at + 8..at + 16].copy_from_slice(&0u64.to_ne_bytes());
+                return;
+            }
+        }
+    }
+
+    /// The entries in the bytes another rank read (the slots in use).
     pub(crate) fn from_bytes(bytes: &[u8]) -> Vec<DirectoryEntry> {
-        let n = std::mem::size_of::<DirectoryEntry>();
         bytes
-            .chunks_exact(n)
+            .chunks_exact(ENTRY_BYTES)
             .map(|c| {
-                let word = |i: usize| u64::from_ne_bytes(c[i * 8..i * 8 + 8].try_into().unwrap_or_default());
-                let mut key = [0u8; DIRECTORY_KEY_BYTES];
-                key.copy_from_slice(&c[24..24 + DIRECTORY_KEY_BYTES]);
+                let key_len = (Self::word(c, 16) as usize).min(DIRECTORY_KEY_BYTES);
                 DirectoryEntry {
-                    base: word(0),
-                    len: word(1),
-                    key_len: word(2),
-                    key,
+                    base: Self::word(c, 0),
+                    len: Self::word(c, 8),
+                    key: c[24..24 + key_len].to_vec(),
                 }
             })
             .filter(|e| e.len > 0)
             .collect()
+    }
+
+    /// The number of slots in use, from the header bytes another rank read.
+    pub(crate) fn used_of(header: &[u8]) -> usize {
+        (Self::word(header, 0) as usize).min(DIRECTORY_SLOTS)
     }
 }

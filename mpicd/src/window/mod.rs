@@ -65,7 +65,7 @@ pub struct Window {
     state: Mutex<access::State>,
     _exposed: Exposed,
     control: Box<Control>,
-    directory: Option<Mutex<Box<Directory>>>,
+    directory: Option<Mutex<Directory>>,
 }
 
 impl Window {
@@ -188,7 +188,10 @@ impl Window {
         }
         let comm = comm.dup()?;
         let control = Box::<Control>::default();
-        let directory = (flavor == Flavor::Dynamic).then(Directory::empty);
+        let directory = match flavor {
+            Flavor::Dynamic => Some(Directory::new()?),
+            _ => None,
+        };
         let shared = std::sync::Arc::clone(&comm.shared);
         let mut regions: Vec<MemRegion> = Vec::new();
         let registered = shared.with(|e| {
@@ -209,10 +212,10 @@ impl Window {
                 _ => reg(base, size)?,
             };
             let directory_key = match &directory {
-                Some(d) => reg(
-                    &**d as *const Directory as usize,
-                    std::mem::size_of::<Directory>(),
-                )?,
+                Some(d) => {
+                    let (p, n) = d.region();
+                    reg(p, n)?
+                }
                 None => Vec::new(),
             };
             Ok((control_key, data_key, directory_key))
@@ -234,7 +237,7 @@ impl Window {
             control: &*control as *const Control as u64,
             directory: directory
                 .as_ref()
-                .map_or(0, |d| &**d as *const Directory as u64),
+                .map_or(0, |d| d.region().0 as u64),
             key,
             control_key,
             directory_key,
@@ -311,30 +314,33 @@ impl Window {
     }
 
     /// `MPI_Win_shared_query`: the piece of `rank` (or, for `None`, of the first rank with a
-    /// non-empty piece) as mapped in this process: address, size, displacement unit.
+    /// non-empty piece) as mapped in this process: address (null for an empty piece), size,
+    /// displacement unit. On a window of another flavor only this process's own memory is
+    /// shared with it; the others' pieces have size 0.
     pub fn shared_query(&self, rank: Option<i32>) -> Result<(*mut u8, usize, u32)> {
-        if self.flavor != Flavor::Shared {
-            return Err(Error::Rma(
-                RmaError::Flavor,
-                "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared".into(),
-            ));
+        if let Some(r) = rank {
+            self.check_rank(r)?;
         }
+        let me = self.rank() as usize;
+        let visible = |r: usize| self.flavor == Flavor::Shared || r == me;
         let r = match rank {
-            Some(r) => {
-                self.check_rank(r)?;
-                r as usize
-            }
-            None => match self.targets.iter().position(|t| t.rec.size > 0) {
+            Some(r) => r as usize,
+            None => match (0..self.targets.len())
+                .find(|&r| visible(r) && self.targets[r].rec.size > 0)
+            {
                 Some(r) => r,
                 None => return Ok((std::ptr::null_mut(), 0, self.targets[0].rec.disp_unit)),
             },
         };
         let t = &self.targets[r];
-        Ok((
-            self.shared_bases[r] as *mut u8,
-            t.rec.size as usize,
-            t.rec.disp_unit,
-        ))
+        if !visible(r) || t.rec.size == 0 {
+            return Ok((std::ptr::null_mut(), 0, t.rec.disp_unit));
+        }
+        let base = match self.flavor {
+            Flavor::Shared => self.shared_bases[r],
+            _ => self.base,
+        };
+        Ok((base as *mut u8, t.rec.size as usize, t.rec.disp_unit))
     }
 
     /// `MPI_Win_free`: completes what this process started, waits for every member, and
@@ -397,12 +403,6 @@ impl Window {
             return Ok(());
         }
         let mut dir = dir.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(slot) = dir.entries.iter().position(|e| e.len == 0) else {
-            return Err(Error::Rma(
-                RmaError::Attach,
-                format!("at most {} regions may be attached", memory::DIRECTORY_SLOTS),
-            ));
-        };
         let mut st = self.lock_state();
         let (region, key) = self.comm.shared.with(|e| {
             let w = e.rma_worker();
@@ -426,11 +426,16 @@ impl Window {
                 format!("a {}-byte remote key does not fit the directory", key.len()),
             ));
         }
-        let e = &mut dir.entries[slot];
-        e.key[..key.len()].copy_from_slice(&key);
-        e.key_len = key.len() as u64;
-        e.base = base as u64;
-        e.len = len as u64;
+        if !dir.add(base as u64, len as u64, &key) {
+            let _ = self.comm.shared.with(|e| {
+                e.rma_worker().mem_unmap(region);
+                Ok(())
+            });
+            return Err(Error::Rma(
+                RmaError::Attach,
+                format!("at most {} regions may be attached", memory::DIRECTORY_SLOTS),
+            ));
+        }
         st.attached.push((base as u64, len as u64, region));
         Ok(())
     }
@@ -452,10 +457,7 @@ impl Window {
             ));
         };
         let (_, _, region) = st.attached.remove(i);
-        if let Some(e) = dir.entries.iter_mut().find(|e| e.base == base as u64 && e.len > 0) {
-            e.len = 0;
-            e.key_len = 0;
-        }
+        dir.remove(base as u64);
         self.comm.shared.with(|e| {
             e.rma_worker().mem_unmap(region);
             Ok(())

@@ -6,11 +6,11 @@
 //! all of them are atomic with respect to each other, per element and more, whatever the type
 //! and op.
 
-use super::access::{key_of, Deferred, Located, State};
+use super::access::{keyring, Deferred, Keyring, Located, State};
 use super::{packed_len, Window};
 use crate::error::{Error, Result};
 use crate::reduction::CombineFn;
-use crate::transport::{Endpoint, RemoteKey, Worker};
+use crate::transport::{Endpoint, UcxRequest, Worker};
 use crate::{TypedBuf, PROC_NULL};
 use std::sync::Arc;
 
@@ -26,31 +26,39 @@ pub enum AccumulateOp {
 }
 
 /// Posts one UCX operation per contiguous run of `target` (base 0, at remote `addr`), each
-/// with the next bytes of the packed stream at `local`; `put` chooses the direction.
+/// with the next bytes of the packed stream at `local`; `put` chooses the direction. The
+/// requests of operations not complete at once go to `pending`.
 ///
 /// # Safety
 /// `local` must hold the packed size of `target` (readable for a put, writable for a get)
-/// until a flush of the endpoint completes.
+/// until the requests and a flush of the endpoint complete.
+#[allow(clippy::too_many_arguments)]
 unsafe fn each_run(
     w: &Worker,
     ep: &Endpoint,
-    key: &RemoteKey,
+    ring: &Keyring,
     addr: u64,
     target: &TypedBuf,
     local: *mut u8,
     put: bool,
+    pending: &mut Vec<UcxRequest>,
 ) -> Result<()> {
-    let post = |at: usize, len: usize, pos: usize| -> Result<()> {
-        let remote = addr.wrapping_add(at as u64);
-        // SAFETY: `pos + len` stays within the packed size, which the caller's buffer holds.
-        let req = unsafe {
-            match put {
-                true => w.put(ep, local.add(pos), len, remote, key),
-                false => w.get(ep, local.add(pos), len, remote, key),
-            }
-        }?;
-        // Released now: UCX frees it once done, and the flush reports completion.
-        drop(req);
+    let mut post = |at: usize, len: usize, pos: usize| -> Result<()> {
+        let (mut remote, mut len, mut pos) = (addr.wrapping_add(at as u64), len, pos);
+        while len > 0 {
+            // A run may cross from one attached region of a dynamic window to the next.
+            let (key, end) = ring.at(remote)?;
+            let n = (end - remote).min(len as u64) as usize;
+            // SAFETY: `pos + n` stays within the packed size, which the caller's buffer holds.
+            let req = unsafe {
+                match put {
+                    true => w.put(ep, local.add(pos), n, remote, key),
+                    false => w.get(ep, local.add(pos), n, remote, key),
+                }
+            }?;
+            pending.extend(req);
+            (remote, len, pos) = (remote + n as u64, len - n, pos + n);
+        }
         Ok(())
     };
     if let Some((at, len)) = target.contiguous() {
@@ -101,12 +109,15 @@ impl Window {
                 (v.as_mut_ptr(), Some(v))
             }
         };
-        self.on_target(&mut st, r, |w, ep, keys, dynamic| {
-            let key = key_of(keys, dynamic, loc.key)?;
+        let mut pending = Vec::new();
+        let posted = self.on_target(&mut st, r, |w, ep, keys, dynamic| {
+            let ring = keyring(keys, dynamic, loc.key)?;
             // SAFETY: the origin (or its packed copy, kept in `deferred` below) stays valid
             // until the flush that completes the put.
-            unsafe { each_run(w, ep, key, loc.addr, target, src, true) }
-        })?;
+            unsafe { each_run(w, ep, &ring, loc.addr, target, src, true, &mut pending) }
+        });
+        st.inflight.extend(pending.into_iter().map(|q| (r, q)));
+        posted?;
         if let Some(v) = packed {
             st.deferred.push(Deferred::Keep { rank: r, _buf: v });
         }
@@ -134,12 +145,15 @@ impl Window {
                 (v.as_mut_ptr(), Some(v))
             }
         };
-        self.on_target(&mut st, r, |w, ep, keys, dynamic| {
-            let key = key_of(keys, dynamic, loc.key)?;
+        let mut pending = Vec::new();
+        let posted = self.on_target(&mut st, r, |w, ep, keys, dynamic| {
+            let ring = keyring(keys, dynamic, loc.key)?;
             // SAFETY: the origin (or the staging buffer, kept in `deferred` below) stays valid
             // until the flush that completes the get.
-            unsafe { each_run(w, ep, key, loc.addr, target, dst, false) }
-        })?;
+            unsafe { each_run(w, ep, &ring, loc.addr, target, dst, false, &mut pending) }
+        });
+        st.inflight.extend(pending.into_iter().map(|q| (r, q)));
+        posted?;
         if let Some(buf) = staged {
             st.deferred.push(Deferred::Unpack {
                 rank: r,
@@ -184,7 +198,8 @@ impl Window {
             return Ok(());
         };
         self.acquire_accumulate(&mut st, r)?;
-        let outcome = self.read_modify_write(&mut st, &loc, target, |old| {
+        let read = result.is_some() || matches!(op, AccumulateOp::Combine(_));
+        let outcome = self.read_modify_write(&mut st, &loc, target, read, |old| {
             if let Some(res) = result {
                 // SAFETY: the caller's promise: the result is writable.
                 unsafe { res.unpack(0, old) };
@@ -228,7 +243,7 @@ impl Window {
             return Ok(());
         };
         self.acquire_accumulate(&mut st, r)?;
-        let outcome = self.read_modify_write(&mut st, &loc, target, |old| {
+        let outcome = self.read_modify_write(&mut st, &loc, target, true, |old| {
             result.copy_from_slice(old);
             if old == compare {
                 old.copy_from_slice(origin);
@@ -240,35 +255,46 @@ impl Window {
         outcome.and(released)
     }
 
-    /// Reads `target`'s elements, lets `f` change them (it says whether it did), writes them
-    /// back and flushes. The caller holds the target's accumulate lock.
+    /// Reads `target`'s elements (when `read`), lets `f` change them (it says whether it
+    /// did: then they are written back, ordered before whatever follows by a worker fence, so
+    /// that the release of the accumulate lock completes after them). The caller holds the
+    /// target's accumulate lock and releases it with a fetching atomic, whose completion
+    /// therefore means the writes are complete at the target.
     fn read_modify_write(
         &self,
         st: &mut State,
         loc: &Located,
         target: &TypedBuf,
+        read: bool,
         f: impl FnOnce(&mut [u8]) -> Result<bool>,
     ) -> Result<()> {
         let mut tmp = vec![0u8; packed_len(target)?];
         let p = tmp.as_mut_ptr();
-        let req = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
-            let key = key_of(keys, dynamic, loc.key)?;
-            // SAFETY: `tmp` lives until the flush below has completed.
-            unsafe { each_run(w, ep, key, loc.addr, target, p, false) }?;
-            w.flush_endpoint(ep)
-        })?;
-        self.wait_on(req, loc.rank)?;
+        if read {
+            let mut pending = Vec::new();
+            let posted = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
+                let ring = keyring(keys, dynamic, loc.key)?;
+                // SAFETY: `tmp` lives until the requests below have completed (a get done at
+                // once returns no request).
+                unsafe { each_run(w, ep, &ring, loc.addr, target, p, false, &mut pending) }
+            });
+            self.wait_all(pending, loc.rank)?;
+            posted?;
+        }
         if !f(&mut tmp)? {
             return Ok(());
         }
         let p = tmp.as_mut_ptr();
-        let req = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
-            let key = key_of(keys, dynamic, loc.key)?;
-            // SAFETY: as above.
-            unsafe { each_run(w, ep, key, loc.addr, target, p, true) }?;
-            w.flush_endpoint(ep)
-        })?;
-        self.wait_on(req, loc.rank)
+        let mut pending = Vec::new();
+        let posted = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
+            let ring = keyring(keys, dynamic, loc.key)?;
+            // SAFETY: as above; the puts complete before the fenced release (awaited below).
+            unsafe { each_run(w, ep, &ring, loc.addr, target, p, true, &mut pending) }?;
+            w.fence()
+        });
+        // The source buffer must outlive the puts: wait for their local completion.
+        self.wait_all(pending, loc.rank)?;
+        posted
     }
 }
 

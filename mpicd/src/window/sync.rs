@@ -4,7 +4,7 @@
 //! call MPI), lock-all, flushes, and post/start/complete/wait/test (posts and completions
 //! counted in the control words of the origins and the targets).
 
-use super::access::{KeyRef, State};
+use super::access::State;
 use super::memory::{word, EXCLUSIVE};
 use super::Window;
 use crate::error::{Error, Result, RmaError};
@@ -90,8 +90,9 @@ impl Window {
         }
     }
 
-    /// A remote atomic on control word `at` of member `rank`; returns the word's old value
-    /// (`swap`: the new value of a compare-and-swap, whose operand is the value compared).
+    /// A remote atomic on control word `at` of member `rank`, complete at the target when it
+    /// returns; returns the word's old value (`swap`: the new value of a compare-and-swap,
+    /// whose operand is the value compared).
     fn control_atomic(
         &self,
         st: &mut State,
@@ -100,21 +101,18 @@ impl Window {
         at: u64,
         value: u64,
         swap: Option<u64>,
-        fetch: bool,
     ) -> Result<u64> {
         let v = value.to_ne_bytes();
         let mut reply = swap.unwrap_or(0).to_ne_bytes();
         let addr = self.targets[rank].rec.control + at;
         let (vp, rp) = (v.as_ptr(), reply.as_mut_ptr());
         let req = self.on_target(st, rank, |w, ep, keys, dynamic| {
-            let key = super::access::key_of(keys, dynamic, KeyRef::Control)?;
+            let _ = dynamic;
+            let key = &keys.control;
             // SAFETY: `v` and `reply` live until the wait below has seen the request complete.
-            let r = unsafe { w.atomic(ep, op, 8, vp, fetch.then_some(rp), addr, key) }?;
-            match (r, fetch) {
-                // A posted atomic completes at the target with the flush.
-                (None, false) => w.flush_endpoint(ep),
-                (r, _) => Ok(r),
-            }
+            // Always a fetching atomic: its completion is its completion at the target, with
+            // no flush (UCX 1.13's flush after a posted software atomic could hang).
+            unsafe { w.atomic(ep, op, 8, vp, Some(rp), addr, key) }
         })?;
         self.wait_on(req, rank)?;
         Ok(u64::from_ne_bytes(reply))
@@ -129,8 +127,7 @@ impl Window {
             AtomicOp::CompareSwap,
             word::ACCUMULATE,
             0,
-            Some(me),
-            true,
+            Some(me)
         )? != 0
         {}
         Ok(())
@@ -140,7 +137,7 @@ impl Window {
     pub(crate) fn release_accumulate(&self, st: &mut State, rank: usize) -> Result<()> {
         let me = self.targets[self.rank() as usize].world as u64 + 1;
         let minus = me.wrapping_neg();
-        self.control_atomic(st, rank, AtomicOp::Add, word::ACCUMULATE, minus, None, false)
+        self.control_atomic(st, rank, AtomicOp::Add, word::ACCUMULATE, minus, None)
             .map(drop)
     }
 
@@ -155,8 +152,7 @@ impl Window {
                         AtomicOp::CompareSwap,
                         word::LOCK,
                         0,
-                        Some(EXCLUSIVE),
-                        true,
+                        Some(EXCLUSIVE)
                     )?;
                     if old == 0 {
                         return Ok(());
@@ -164,7 +160,7 @@ impl Window {
                 }
                 LockKind::Shared => {
                     let old =
-                        self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, 1, None, true)?;
+                        self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, 1, None)?;
                     if old < EXCLUSIVE {
                         return Ok(());
                     }
@@ -174,8 +170,7 @@ impl Window {
                         AtomicOp::Add,
                         word::LOCK,
                         1u64.wrapping_neg(),
-                        None,
-                        false,
+                        None
                     )?;
                 }
             }
@@ -189,7 +184,7 @@ impl Window {
             LockKind::Exclusive => EXCLUSIVE.wrapping_neg(),
             LockKind::Shared => 1u64.wrapping_neg(),
         };
-        self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, minus, None, false)
+        self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, minus, None)
             .map(drop)
     }
 
@@ -275,17 +270,19 @@ impl Window {
     /// Completes the operations on member `rank` at the target, then finishes their
     /// deferred work.
     fn flush_rank(&self, st: &mut State, rank: usize) -> Result<()> {
+        let waited = self.wait_inflight(st, |r| r == rank);
         let req = self.on_target(st, rank, |w, ep, _, _| w.flush_endpoint(ep))?;
-        let outcome = self.wait_on(req, rank);
+        let outcome = waited.and(self.wait_on(req, rank));
         st.settle(|r| r == rank);
         outcome
     }
 
     /// Completes every operation of this process (all windows, all targets).
     fn flush_all_locked(&self, st: &mut State) -> Result<()> {
+        let waited = self.wait_inflight(st, |_| true);
         let req = self.comm.shared.with(|e| e.rma_worker().flush_worker())?;
         let worlds: Vec<u32> = self.targets.iter().map(|t| t.world).collect();
-        let outcome = self.wait_for(req, &worlds);
+        let outcome = waited.and(self.wait_for(req, &worlds));
         st.settle(|_| true);
         outcome
     }
@@ -356,7 +353,7 @@ impl Window {
         }
         let group = self.members_of(origins)?;
         for &o in &group {
-            self.control_atomic(&mut st, o, AtomicOp::Add, word::POSTS, 1, None, false)?;
+            self.control_atomic(&mut st, o, AtomicOp::Add, word::POSTS, 1, None)?;
         }
         st.epoch.exposure = Some(group);
         Ok(())
@@ -385,7 +382,7 @@ impl Window {
         let mut outcome = self.flush_all_locked(&mut st);
         for &t in &group {
             let told =
-                self.control_atomic(&mut st, t, AtomicOp::Add, word::COMPLETES, 1, None, false);
+                self.control_atomic(&mut st, t, AtomicOp::Add, word::COMPLETES, 1, None);
             outcome = outcome.and(told.map(drop));
         }
         outcome
