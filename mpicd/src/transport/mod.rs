@@ -54,6 +54,7 @@
 //! StreamPort(*mut dyn StreamEnd) / StreamPort::detach(port, length) -> DetachedPort
 //! OwnedPort::new(Box<dyn StreamEnd>) / .port() -> *StreamPort / .detach() -> DetachedPort
 //! unsafe Worker::mem_map(addr, len) -> MemRegion / mem_unmap(MemRegion)
+//! Worker::mem_allocate(len) -> (MemRegion, addr)       registered memory UCX allocates
 //! Worker::rkey_pack(&MemRegion) -> Vec<u8> / rkey_unpack(ep, bytes) -> RemoteKey
 //! unsafe Worker::put(ep, buf, len, remote, rkey) / get(...) -> Option<req>
 //! unsafe Worker::atomic(ep, AtomicOp, width, value, reply, remote, rkey) -> Option<req>

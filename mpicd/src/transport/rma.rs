@@ -98,7 +98,46 @@ impl Worker {
         Ok(MemRegion { memh })
     }
 
-    /// Releases a registration (peers' keys to it become invalid).
+    /// Allocates `len` bytes registered for remote access (in memory UCX chooses, which
+    /// processes of the node can map: their atomics and copies then need no help from this
+    /// process); freed by [`Worker::mem_unmap`]. Returns the region and the address.
+    pub(crate) fn mem_allocate(&self, len: usize) -> Result<(MemRegion, *mut u8)> {
+        if len == 0 {
+            return Err(Error::InvalidArgument("zero bytes cannot be allocated".into()));
+        }
+        // SAFETY: all-zero is a valid ucp_mem_map_params_t with no fields selected.
+        let mut params: ucx::ucp_mem_map_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask = (ucx::UCP_MEM_MAP_PARAM_FIELD_ADDRESS
+            | ucx::UCP_MEM_MAP_PARAM_FIELD_LENGTH
+            | ucx::UCP_MEM_MAP_PARAM_FIELD_FLAGS) as u64;
+        params.address = ptr::null_mut();
+        params.length = len;
+        params.flags = ucx::UCP_MEM_MAP_ALLOCATE;
+        let mut memh: ucx::ucp_mem_h = ptr::null_mut();
+        // SAFETY: the context is live; memh is an out pointer.
+        check(
+            unsafe { ucx::ucp_mem_map(self.context, &params, &mut memh) },
+            "ucp_mem_map",
+        )?;
+        let region = MemRegion { memh };
+        // SAFETY: all-zero is a valid attribute query with no fields selected.
+        let mut attr: ucx::ucp_mem_attr_t = unsafe { std::mem::zeroed() };
+        attr.field_mask =
+            (ucx::UCP_MEM_ATTR_FIELD_ADDRESS | ucx::UCP_MEM_ATTR_FIELD_LENGTH) as u64;
+        // SAFETY: memh is the live handle just made; attr is an out structure.
+        let queried = check(
+            unsafe { ucx::ucp_mem_query(region.memh, &mut attr) },
+            "ucp_mem_query",
+        );
+        if queried.is_err() || attr.address.is_null() || attr.length < len {
+            self.mem_unmap(region);
+            return Err(queried.err().unwrap_or(Error::NoMemory));
+        }
+        Ok((region, attr.address as *mut u8))
+    }
+
+    /// Releases a registration (peers' keys to it become invalid), and the memory of one made
+    /// by [`Worker::mem_allocate`].
     pub(crate) fn mem_unmap(&self, region: MemRegion) {
         // SAFETY: the handle came from ucp_mem_map on this context and is unmapped once.
         let _ = unsafe { ucx::ucp_mem_unmap(self.context, region.memh) };

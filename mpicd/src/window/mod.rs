@@ -64,9 +64,17 @@ pub struct Window {
     // Field order: registrations (in `state`) are released before this memory is freed.
     state: Mutex<access::State>,
     _exposed: Exposed,
-    control: Box<Control>,
+    /// This process's control block, in memory the transport allocated (in `state`'s
+    /// regions, released with them).
+    control: *const Control,
     directory: Option<Mutex<Directory>>,
 }
+
+// SAFETY: the control block pointer names memory the window owns (through its registration)
+// and only reads atomically; everything else is Send and Sync or behind the state's mutex.
+unsafe impl Send for Window {}
+// SAFETY: as above.
+unsafe impl Sync for Window {}
 
 impl Window {
     /// `MPI_Win_create`: exposes `size` bytes at `base`, addressed in units of `disp_unit`.
@@ -85,7 +93,9 @@ impl Window {
 
     /// `MPI_Win_allocate`: a window over `size` new zeroed bytes ([`Window::base`]).
     pub fn allocate(comm: &Communicator, size: usize, disp_unit: u32) -> Result<Window> {
-        let memory = OwnedMemory::new(size)?;
+        // The transport allocates non-empty memory (see `build`); an empty window still gets
+        // an address of its own.
+        let memory = OwnedMemory::new(0)?;
         let base = memory.ptr() as usize;
         Window::build(
             comm,
@@ -187,15 +197,36 @@ impl Window {
             ));
         }
         let comm = comm.dup()?;
-        let control = Box::<Control>::default();
+        let (mut base, mut exposed) = (base, exposed);
         let directory = match flavor {
             Flavor::Dynamic => Some(Directory::new()?),
             _ => None,
         };
         let shared = std::sync::Arc::clone(&comm.shared);
         let mut regions: Vec<MemRegion> = Vec::new();
+        let mut control: *const Control = std::ptr::null();
         let registered = shared.with(|e| {
             let w = e.rma_worker();
+            // Memory UCX allocates: other processes of the node reach it directly (their
+            // atomics on the control words are the CPU's, with no help from this process).
+            let (r, p) = w.mem_allocate(std::mem::size_of::<Control>())?;
+            // SAFETY: `p` is fresh memory of the control block's size, suitably aligned (UCX
+            // allocates page-aligned); an all-zero block is a valid one.
+            unsafe { std::ptr::write_bytes(p, 0, std::mem::size_of::<Control>()) };
+            control = p as *const Control;
+            let control_key = w.rkey_pack(&r);
+            regions.push(r);
+            let control_key = control_key?;
+            if flavor == Flavor::Allocate && size > 0 {
+                let (r, p) = w.mem_allocate(size)?;
+                // SAFETY: `size` fresh bytes; MPI_Win_allocate's memory starts zeroed here.
+                unsafe { std::ptr::write_bytes(p, 0, size) };
+                let key = w.rkey_pack(&r);
+                regions.push(r);
+                base = p as usize;
+                exposed = Exposed::User;
+                return Ok((control_key, key?, Vec::new()));
+            }
             let mut reg = |p: usize, len: usize| -> Result<Vec<u8>> {
                 // SAFETY: the memory lives as long as the window, which unmaps it first.
                 let r = unsafe { w.mem_map(p as *mut u8, len) }?;
@@ -203,10 +234,6 @@ impl Window {
                 regions.push(r);
                 key
             };
-            let control_key = reg(
-                &*control as *const Control as usize,
-                std::mem::size_of::<Control>(),
-            )?;
             let data_key = match size {
                 0 => Vec::new(),
                 _ => reg(base, size)?,
@@ -234,7 +261,7 @@ impl Window {
             base: base as u64,
             size: size as u64,
             disp_unit,
-            control: &*control as *const Control as u64,
+            control: control as u64,
             directory: directory
                 .as_ref()
                 .map_or(0, |d| d.region().0 as u64),
@@ -371,6 +398,13 @@ impl Window {
         if let Err(Error::Finalized) = released {
             // The closure did not run: its captures were dropped with it, before the unmaps.
         }
+    }
+
+    /// This process's control block.
+    fn control(&self) -> &Control {
+        // SAFETY: allocated and zeroed in `build`, valid until the window's regions are
+        // released, after which nothing reads it.
+        unsafe { &*self.control }
     }
 
     fn lock_state(&self) -> MutexGuard<'_, access::State> {

@@ -408,7 +408,7 @@ impl Window {
         };
         let want = st.epoch.completes_seen + group.len() as u64;
         self.comm.progress()?;
-        if self.control.load(word::COMPLETES) >= want {
+        if self.control().load(word::COMPLETES) >= want {
             st.epoch.exposure = None;
             st.epoch.completes_seen = want;
             return Ok(true);
@@ -421,7 +421,7 @@ impl Window {
     fn await_word(&self, at: u64, want: u64, group: &[usize]) -> Result<()> {
         let worlds: Vec<u32> = group.iter().map(|&r| self.targets[r].world).collect();
         self.comm.shared.progress_until(|e| {
-            if self.control.load(at) >= want {
+            if self.control().load(at) >= want {
                 return Ok(Some(()));
             }
             for &w in &worlds {
