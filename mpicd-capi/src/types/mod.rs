@@ -17,7 +17,8 @@ mod predefined;
 pub mod query;
 
 pub(crate) use predefined::{
-    basic, core_type, handle_of, is_predefined, pair, pair_index, Basic, Kind, PAIRS,
+    basic, core_type, handle_of, is_predefined, pair, pair_index, predefined_handle, Basic, Kind,
+    PAIRS,
 };
 
 use crate::abi::*;

@@ -31,6 +31,36 @@ impl Shared {
     }
 }
 
+/// The one predefined type (a pair type included) a derived type is made of, by its
+/// constructors.
+fn element_of(t: &mpicd::Datatype) -> Option<MPI_Datatype> {
+    use mpicd::Constructor as C;
+    if let Some(h) = types::predefined_handle(t) {
+        return Some(h);
+    }
+    match t.constructor() {
+        C::Basic(b) => Some(b.id as MPI_Datatype),
+        C::Contiguous { old, .. }
+        | C::Vector { old, .. }
+        | C::Hvector { old, .. }
+        | C::Indexed { old, .. }
+        | C::Hindexed { old, .. }
+        | C::IndexedBlock { old, .. }
+        | C::HindexedBlock { old, .. }
+        | C::Subarray { old, .. }
+        | C::Darray { old, .. }
+        | C::Resized { old, .. }
+        | C::Dup(old) => element_of(old),
+        C::Struct { types, .. } => {
+            let all: Vec<_> = types.iter().map(element_of).collect();
+            match all.first() {
+                Some(Some(h)) if all.iter().all(|e| *e == Some(*h)) => Some(*h),
+                _ => None,
+            }
+        }
+    }
+}
+
 /// What `op` does to elements of `datatype` in an accumulate.
 fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
     if op == MPI_REPLACE {
@@ -47,11 +77,7 @@ fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
     }
     // A derived type made of one predefined type (pairs included) reduces as that type.
     let elem = match types::get(datatype)? {
-        types::Dtype::Derived(t) => t
-            .homogeneous()
-            .map(|b| b.id as MPI_Datatype)
-            .filter(|&h| types::get(h).is_ok())
-            .unwrap_or(datatype),
+        types::Dtype::Derived(t) => element_of(&t).unwrap_or(datatype),
         _ => datatype,
     };
     let red = Shared(Reduction::of(op, elem, &Elem::of(elem)?)?);
