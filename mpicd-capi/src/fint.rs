@@ -317,4 +317,3 @@ mod tests {
         assert_eq!(MPI_Type_fromint(-1), MPI_DATATYPE_NULL);
     }
 }
-

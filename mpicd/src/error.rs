@@ -99,7 +99,6 @@ pub enum RmaError {
     LockType,
 }
 
-
 /// MPI error classes (numbering of the MPI standard ABI) that errors map onto.
 pub mod class {
     pub const SUCCESS: i32 = 0;

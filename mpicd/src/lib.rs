@@ -85,9 +85,9 @@ pub mod session;
 pub mod status;
 mod tag;
 pub mod topology;
-pub mod window;
 mod transport;
 mod typed;
+pub mod window;
 mod wire;
 
 pub use comm::{Communicator, SendMode};

@@ -111,7 +111,12 @@ fn check_shape(size: MPI_Aint, disp_unit: MPI_Aint) -> CResult<(usize, u32)> {
     let unit = u32::try_from(disp_unit)
         .ok()
         .filter(|&u| u > 0)
-        .ok_or_else(|| fail(MPI_ERR_DISP, format!("invalid displacement unit {disp_unit}")))?;
+        .ok_or_else(|| {
+            fail(
+                MPI_ERR_DISP,
+                format!("invalid displacement unit {disp_unit}"),
+            )
+        })?;
     Ok((size, unit))
 }
 
@@ -176,7 +181,17 @@ pub unsafe extern "C" fn MPI_Win_create(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: MPI's rules for the window memory.
-    unsafe { create_win("Win_create", base, size, disp_unit as MPI_Aint, info, comm, win) }
+    unsafe {
+        create_win(
+            "Win_create",
+            base,
+            size,
+            disp_unit as MPI_Aint,
+            info,
+            comm,
+            win,
+        )
+    }
 }
 
 /// [`MPI_Win_create`] with an MPI_Aint displacement unit.
@@ -230,7 +245,18 @@ pub unsafe extern "C" fn MPI_Win_allocate_c(
     win: *mut MPI_Win,
 ) -> c_int {
     // SAFETY: as above.
-    unsafe { allocate_win("Win_allocate_c", size, disp_unit, info, comm, baseptr, win, false) }
+    unsafe {
+        allocate_win(
+            "Win_allocate_c",
+            size,
+            disp_unit,
+            info,
+            comm,
+            baseptr,
+            win,
+            false,
+        )
+    }
 }
 
 /// Allocates every member's `size` bytes in one shared memory segment of the node (the
@@ -391,7 +417,11 @@ pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_
 /// (their delete callbacks run) and sets the handle to MPI_WIN_NULL. Collective.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
-    let h = if win.is_null() { MPI_WIN_NULL } else { unsafe { *win } };
+    let h = if win.is_null() {
+        MPI_WIN_NULL
+    } else {
+        unsafe { *win }
+    };
     run("Win_free", errh(h), |_| {
         require(win, "win")?;
         get(h)?;

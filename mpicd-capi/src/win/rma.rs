@@ -71,7 +71,12 @@ unsafe fn put_get(
 }
 
 /// A complete request for a request-based operation, after its flush.
-pub(crate) fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) -> CResult<()> {
+pub(crate) fn finished(
+    w: &Window,
+    rank: c_int,
+    win: MPI_Win,
+    request: *mut MPI_Request,
+) -> CResult<()> {
     w.flush(rank)?;
     out(
         request,
@@ -363,4 +368,3 @@ pub unsafe extern "C" fn MPI_Rget_c(
         finished(&w, target_rank, win, request)
     })
 }
-

@@ -16,7 +16,10 @@ const ASSERTS: c_int =
 
 fn check_assert(assert: c_int) -> CResult<()> {
     if assert & !ASSERTS != 0 {
-        return Err(fail(MPI_ERR_ASSERT, format!("invalid assertion {assert:#x}")));
+        return Err(fail(
+            MPI_ERR_ASSERT,
+            format!("invalid assertion {assert:#x}"),
+        ));
     }
     Ok(())
 }
@@ -64,12 +67,7 @@ pub unsafe extern "C" fn MPI_Win_lock(
         let kind = match lock_type {
             MPI_LOCK_EXCLUSIVE => LockKind::Exclusive,
             MPI_LOCK_SHARED => LockKind::Shared,
-            other => {
-                return Err(fail(
-                    MPI_ERR_LOCKTYPE,
-                    format!("invalid lock type {other}"),
-                ))
-            }
+            other => return Err(fail(MPI_ERR_LOCKTYPE, format!("invalid lock type {other}"))),
         };
         w.lock(kind, rank, assert & MPI_MODE_NOCHECK != 0)
             .map_err(Into::into)
@@ -95,7 +93,9 @@ pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int 
 /// Ends the epoch of MPI_Win_lock_all: completes every operation and releases the locks.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
-    run_on_win("Win_unlock_all", win, |w| w.unlock_all().map_err(Into::into))
+    run_on_win("Win_unlock_all", win, |w| {
+        w.unlock_all().map_err(Into::into)
+    })
 }
 
 /// Completes the operations on `rank`, at the target too, inside a passive-target epoch.
@@ -113,7 +113,9 @@ pub unsafe extern "C" fn MPI_Win_flush_all(win: MPI_Win) -> c_int {
 /// Completes the operations on `rank` locally (mpicd completes them at the target too).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
-    run_on_win("Win_flush_local", win, |w| w.flush(rank).map_err(Into::into))
+    run_on_win("Win_flush_local", win, |w| {
+        w.flush(rank).map_err(Into::into)
+    })
 }
 
 /// Completes the operations on every member locally (at the targets too, in mpicd).

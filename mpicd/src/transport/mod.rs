@@ -58,7 +58,6 @@
 //! Worker::rkey_pack(&MemRegion) -> Vec<u8> / rkey_unpack(ep, bytes) -> RemoteKey
 //! unsafe Worker::put(ep, buf, len, remote, rkey) / get(...) -> Option<req>
 //! unsafe Worker::atomic(ep, AtomicOp, width, value, reply, remote, rkey) -> Option<req>
-//! Worker::fence()                                         order RMA before / after
 //! Worker::flush_endpoint(ep) / flush_worker() -> Option<req>
 //! ```
 //!

@@ -27,7 +27,13 @@ pub(crate) struct Record {
 impl Record {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut v = Vec::new();
-        for w in [self.base, self.size, self.disp_unit as u64, self.control, self.directory] {
+        for w in [
+            self.base,
+            self.size,
+            self.disp_unit as u64,
+            self.control,
+            self.directory,
+        ] {
             v.extend_from_slice(&w.to_ne_bytes());
         }
         for k in [&self.key, &self.control_key, &self.directory_key] {
@@ -45,7 +51,9 @@ impl Record {
             Ok(piece)
         };
         let word = |at: &mut usize| -> Result<u64> {
-            Ok(u64::from_ne_bytes(take(at, 8)?.try_into().map_err(|_| bad())?))
+            Ok(u64::from_ne_bytes(
+                take(at, 8)?.try_into().map_err(|_| bad())?,
+            ))
         };
         let mut at = 0usize;
         let (base, size, unit, control, directory) = (
@@ -242,7 +250,11 @@ impl Window {
     }
 
     /// Waits for the requests in flight to the members `which` selects.
-    pub(crate) fn wait_inflight(&self, st: &mut State, which: impl Fn(usize) -> bool) -> Result<()> {
+    pub(crate) fn wait_inflight(
+        &self,
+        st: &mut State,
+        which: impl Fn(usize) -> bool,
+    ) -> Result<()> {
         let (mine, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut st.inflight)
             .into_iter()
             .partition(|(r, _)| which(*r));
@@ -404,7 +416,10 @@ impl Keyring<'_> {
                 .find(|r| addr >= r.0 && addr - r.0 < r.1)
                 .map(|r| (&r.2, r.0 + r.1))
                 .ok_or_else(|| {
-                    Error::Rma(RmaError::Range, format!("address {addr:#x} is not attached"))
+                    Error::Rma(
+                        RmaError::Range,
+                        format!("address {addr:#x} is not attached"),
+                    )
                 }),
         }
     }

@@ -88,7 +88,14 @@ impl Window {
         size: usize,
         disp_unit: u32,
     ) -> Result<Window> {
-        Window::build(comm, Flavor::Create, base as usize, size, disp_unit, Exposed::User)
+        Window::build(
+            comm,
+            Flavor::Create,
+            base as usize,
+            size,
+            disp_unit,
+            Exposed::User,
+        )
     }
 
     /// `MPI_Win_allocate`: a window over `size` new zeroed bytes ([`Window::base`]).
@@ -140,7 +147,9 @@ impl Window {
         }
         // The creator makes the segment before it tells the name.
         let created = if comm.rank() == 0 {
-            let n = std::str::from_utf8(&name).unwrap_or("").trim_end_matches('\0');
+            let n = std::str::from_utf8(&name)
+                .unwrap_or("")
+                .trim_end_matches('\0');
             Some(SharedSegment::map(n, total, true))
         } else {
             None
@@ -150,11 +159,16 @@ impl Window {
         msg[..64].copy_from_slice(&name);
         msg[64] = ok[0];
         crate::collective::bcast(comm, &mut msg, 0)?;
-        let n = std::str::from_utf8(&msg[..64]).unwrap_or("").trim_end_matches('\0').to_string();
+        let n = std::str::from_utf8(&msg[..64])
+            .unwrap_or("")
+            .trim_end_matches('\0')
+            .to_string();
         let segment = match created {
             Some(s) => s,
             None if msg[64] == 1 => SharedSegment::map(&n, total, false),
-            None => Err(Error::Transport("the shared segment could not be made".into())),
+            None => Err(Error::Transport(
+                "the shared segment could not be made".into(),
+            )),
         };
         // Everyone has mapped it (or failed) before the name goes.
         let all = crate::collective::allgather(comm, &[u8::from(segment.is_ok())])?;
@@ -262,9 +276,7 @@ impl Window {
             size: size as u64,
             disp_unit,
             control: control as u64,
-            directory: directory
-                .as_ref()
-                .map_or(0, |d| d.region().0 as u64),
+            directory: directory.as_ref().map_or(0, |d| d.region().0 as u64),
             key,
             control_key,
             directory_key,
@@ -467,7 +479,10 @@ impl Window {
             });
             return Err(Error::Rma(
                 RmaError::Attach,
-                format!("at most {} regions may be attached", memory::DIRECTORY_SLOTS),
+                format!(
+                    "at most {} regions may be attached",
+                    memory::DIRECTORY_SLOTS
+                ),
             ));
         }
         st.attached.push((base as u64, len as u64, region));

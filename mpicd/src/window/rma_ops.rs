@@ -91,7 +91,13 @@ impl Window {
     ///
     /// # Safety
     /// The origin's type map must stay readable and unchanged until the operation completes.
-    pub unsafe fn put(&self, origin: &TypedBuf, rank: i32, disp: i64, target: &TypedBuf) -> Result<()> {
+    pub unsafe fn put(
+        &self,
+        origin: &TypedBuf,
+        rank: i32,
+        disp: i64,
+        target: &TypedBuf,
+    ) -> Result<()> {
         let Some(mut st) = self.begin(rank)? else {
             return Ok(());
         };
@@ -129,7 +135,13 @@ impl Window {
     ///
     /// # Safety
     /// The origin's type map must stay writable and untouched until the operation completes.
-    pub unsafe fn get(&self, origin: &TypedBuf, rank: i32, disp: i64, target: &TypedBuf) -> Result<()> {
+    pub unsafe fn get(
+        &self,
+        origin: &TypedBuf,
+        rank: i32,
+        disp: i64,
+        target: &TypedBuf,
+    ) -> Result<()> {
         let Some(mut st) = self.begin(rank)? else {
             return Ok(());
         };
@@ -256,10 +268,8 @@ impl Window {
     }
 
     /// Reads `target`'s elements (when `read`), lets `f` change them (it says whether it
-    /// did: then they are written back, ordered before whatever follows by a worker fence, so
-    /// that the release of the accumulate lock completes after them). The caller holds the
-    /// target's accumulate lock and releases it with a fetching atomic, whose completion
-    /// therefore means the writes are complete at the target.
+    /// did: then they are written back and flushed, complete at the target before the caller
+    /// releases the target's accumulate lock, which it holds).
     fn read_modify_write(
         &self,
         st: &mut State,
@@ -286,15 +296,16 @@ impl Window {
         }
         let p = tmp.as_mut_ptr();
         let mut pending = Vec::new();
-        let posted = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
+        let req = self.on_target(st, loc.rank, |w, ep, keys, dynamic| {
             let ring = keyring(keys, dynamic, loc.key)?;
-            // SAFETY: as above; the puts complete before the fenced release (awaited below).
+            // SAFETY: as above; `tmp` lives until the requests and the flush have completed.
             unsafe { each_run(w, ep, &ring, loc.addr, target, p, true, &mut pending) }?;
-            w.fence()
+            // A flush, not a worker fence: UCX's default (weak) fence orders operations on one
+            // lane only, and the lock word is reached on another (lost updates were seen).
+            w.flush_endpoint(ep)
         });
-        // The source buffer must outlive the puts: wait for their local completion.
         self.wait_all(pending, loc.rank)?;
-        posted
+        self.wait_on(req?, loc.rank)
     }
 }
 

@@ -127,7 +127,7 @@ impl Window {
             AtomicOp::CompareSwap,
             word::ACCUMULATE,
             0,
-            Some(me)
+            Some(me),
         )? != 0
         {}
         Ok(())
@@ -152,15 +152,14 @@ impl Window {
                         AtomicOp::CompareSwap,
                         word::LOCK,
                         0,
-                        Some(EXCLUSIVE)
+                        Some(EXCLUSIVE),
                     )?;
                     if old == 0 {
                         return Ok(());
                     }
                 }
                 LockKind::Shared => {
-                    let old =
-                        self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, 1, None)?;
+                    let old = self.control_atomic(st, rank, AtomicOp::Add, word::LOCK, 1, None)?;
                     if old < EXCLUSIVE {
                         return Ok(());
                     }
@@ -170,7 +169,7 @@ impl Window {
                         AtomicOp::Add,
                         word::LOCK,
                         1u64.wrapping_neg(),
-                        None
+                        None,
                     )?;
                 }
             }
@@ -274,7 +273,10 @@ impl Window {
         let req = self.on_target(st, rank, |w, ep, _, _| w.flush_endpoint(ep))?;
         let outcome = waited.and(self.wait_on(req, rank));
         st.settle(|r| r == rank);
-        outcome
+        // A target of this node may die with its memory still mapped here (copies and atomics
+        // then succeed): the synchronization reports it all the same.
+        let world = self.targets[rank].world;
+        outcome.and(self.comm.shared.with(|e| e.rma_peer_alive(world)))
     }
 
     /// Completes every operation of this process (all windows, all targets).
@@ -284,7 +286,11 @@ impl Window {
         let worlds: Vec<u32> = self.targets.iter().map(|t| t.world).collect();
         let outcome = waited.and(self.wait_for(req, &worlds));
         st.settle(|_| true);
-        outcome
+        outcome.and(
+            self.comm
+                .shared
+                .with(|e| worlds.iter().try_for_each(|&w| e.rma_peer_alive(w))),
+        )
     }
 
     /// Flushes everything (window free).
@@ -381,8 +387,7 @@ impl Window {
         };
         let mut outcome = self.flush_all_locked(&mut st);
         for &t in &group {
-            let told =
-                self.control_atomic(&mut st, t, AtomicOp::Add, word::COMPLETES, 1, None);
+            let told = self.control_atomic(&mut st, t, AtomicOp::Add, word::COMPLETES, 1, None);
             outcome = outcome.and(told.map(drop));
         }
         outcome
