@@ -10,7 +10,7 @@ use crate::comms::{errh, run_on};
 use crate::env::{out, require};
 use crate::errors::{CResult, Fail};
 use crate::p2p::{recv_tag, start_recv, start_send, Incoming, Outgoing};
-use crate::requests::{failed, insert_work, outcome_to_c, progress, Finished, Owned, Work};
+use crate::requests::{failed, insert_work, outcome_to_c, wait_step, Finished, Owned, Work};
 use crate::status;
 use mpicd::{Communicator, SendMode};
 use std::ffi::{c_int, c_void};
@@ -125,11 +125,12 @@ impl Pair {
     }
 
     fn wait(mut self) -> Finished {
+        let mut idle = mpicd::Idle::default();
         loop {
             if let Some(done) = self.test() {
                 return done;
             }
-            if let Err(f) = progress() {
+            if let Err(f) = wait_step(&mut idle) {
                 return failed(f);
             }
         }

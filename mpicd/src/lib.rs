@@ -91,6 +91,7 @@ mod wire;
 pub use comm::{Communicator, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
+pub use engine::Idle;
 pub use equivalence::Equivalence;
 pub use error::{Error, Result};
 pub use group::{Comparison, Group, RankRange};

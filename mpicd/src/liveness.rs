@@ -90,6 +90,11 @@ impl Watch {
         }
     }
 
+    /// Makes the next [`Watch::due`] read the clock (progress calls are about to become rare).
+    pub(crate) fn hurry(&mut self) {
+        self.calls = CALLS_PER_CLOCK_READ;
+    }
+
     /// Counts one progress call; true when a check is due.
     pub(crate) fn due(&mut self) -> bool {
         self.calls += 1;

@@ -159,8 +159,8 @@ pub unsafe extern "C" fn MPI_Testall(
 
 /// Progresses between the passes of a blocking call over several requests (one that waits
 /// only for work the engine does not know, a generalized request, makes none itself).
-fn progress_between() -> CResult<()> {
-    super::progress()
+fn progress_between(idle: &mut mpicd::Idle) -> CResult<()> {
+    super::wait_step(idle)
 }
 
 /// Shared body of Waitany (`flag` none: block) and Testany.
@@ -174,6 +174,7 @@ fn any(
 ) -> CResult<()> {
     let all = requests(count, reqs)?;
     require(index, "index")?;
+    let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
         let (done, active) = poll_all(all);
@@ -200,7 +201,7 @@ fn any(
             out(index, MPI_UNDEFINED)?;
             return out(flag, 0);
         }
-        progress_between()?;
+        progress_between(&mut idle)?;
     }
 }
 
@@ -246,6 +247,7 @@ fn some(
     if outcount.is_null() || (count > 0 && indices.is_null()) {
         return Err(fail(MPI_ERR_ARG, "null outcount or indices"));
     }
+    let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
         let (done, active) = poll_all(all);
@@ -253,7 +255,7 @@ fn some(
             return out(outcount, MPI_UNDEFINED);
         }
         if done.is_empty() && block {
-            progress_between()?;
+            progress_between(&mut idle)?;
             continue;
         }
         for (k, &i) in done.iter().enumerate() {

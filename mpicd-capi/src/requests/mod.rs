@@ -90,11 +90,12 @@ impl Work {
             Work::Core(r) => return outcome_to_c(r.wait(), custom_count),
             other => other,
         };
+        let mut idle = mpicd::Idle::default();
         loop {
             if let Some(done) = work.test(custom_count) {
                 return done;
             }
-            if let Err(f) = progress() {
+            if let Err(f) = wait_step(&mut idle) {
                 return failed(f);
             }
         }
@@ -113,11 +114,14 @@ impl Work {
     }
 }
 
-/// Progresses the engine once (for waits on work the engine does not know).
-pub(crate) fn progress() -> CResult<()> {
+/// One step of a blocking wait for work the engine does not know: progress, then sleep if
+/// the wait has been idle long enough (see [`mpicd::Idle`]).
+pub(crate) fn wait_step(idle: &mut mpicd::Idle) -> CResult<()> {
     sweep_detached();
     // The runtime's, not MPI_COMM_WORLD's: a sessions-only program has none.
-    crate::env::core_session()?.progress().map_err(Into::into)
+    crate::env::core_session()?
+        .wait_step(idle)
+        .map_err(Into::into)
 }
 
 /// The outcome of a failure.

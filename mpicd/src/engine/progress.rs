@@ -2,6 +2,7 @@
 //! operation that depends on a dead peer completes with [`Error::ProcFailed`]).
 
 use super::custom::FULL_CUSTOM_POLL;
+use super::idle::WaitPolicy;
 use super::{Engine, Net, Op, OpId};
 use crate::error::{Error, Result};
 use crate::ops::Stranded;
@@ -9,8 +10,9 @@ use crate::status::Status;
 use std::task::Poll;
 
 impl Engine {
-    /// Progresses the transport and the multi-step operations.
-    pub(crate) fn progress(&mut self) {
+    /// Progresses the transport and the multi-step operations; true if the transport had
+    /// something to do.
+    pub(crate) fn progress(&mut self) -> bool {
         let active = self.net.worker.progress();
         let due = self.net.watch.due();
         if due {
@@ -43,11 +45,12 @@ impl Engine {
         if !self.agreements.is_empty() {
             self.advance_agreements();
         }
-        if !active && self.yield_when_idle {
+        if !active && self.wait != WaitPolicy::Spin {
             // More processes than cores on this node: the peer this one waits for may need
             // this core to make its progress.
             std::thread::yield_now();
         }
+        active
     }
 
     fn reap_orphans(&mut self) {

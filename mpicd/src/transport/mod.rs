@@ -76,4 +76,4 @@ pub(crate) use endpoint::Endpoint;
 pub(crate) use request::{RecvInfo, UcxRequest};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;
-pub(crate) use worker::{Worker, WorkerSettings};
+pub(crate) use worker::{Armed, Worker, WorkerSettings};
