@@ -32,6 +32,7 @@
 use crate::engine::{Idle, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::status::Status;
+use smallvec::SmallVec;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -138,10 +139,13 @@ struct Registry {
     entries: Mutex<Entries>,
 }
 
+/// Operations recorded inline before the record moves to the heap.
+const INLINE_ENTRIES: usize = 4;
+
 #[derive(Default)]
 struct Entries {
-    ops: Vec<Option<(Arc<Shared>, OpId)>>,
-    vacant: Vec<usize>,
+    ops: SmallVec<[Option<(Arc<Shared>, OpId)>; INLINE_ENTRIES]>,
+    vacant: SmallVec<[usize; INLINE_ENTRIES]>,
 }
 
 impl Registry {
