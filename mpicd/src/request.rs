@@ -142,9 +142,12 @@ struct Registry {
 /// Operations recorded inline before the record moves to the heap.
 const INLINE_ENTRIES: usize = 4;
 
+/// A recorded operation: the engine it runs on and its id there (`None` once completed).
+type Entry = Option<(Arc<Shared>, OpId)>;
+
 #[derive(Default)]
 struct Entries {
-    ops: SmallVec<[Option<(Arc<Shared>, OpId)>; INLINE_ENTRIES]>,
+    ops: SmallVec<[Entry; INLINE_ENTRIES]>,
     vacant: SmallVec<[usize; INLINE_ENTRIES]>,
 }
 
