@@ -62,11 +62,11 @@ fn blocking(w: &Communicator, len: usize) -> CaseResult {
     let mut inc = vec![0u8; len];
     let n = counted(|| {
         if rank == 0 {
-            w.send(&out, peer as i32, 1)?;
-            w.recv(&mut inc, peer as i32, 1)?;
+            w.send(&out, peer, 1)?;
+            w.recv(&mut inc, peer, 1)?;
         } else {
-            w.recv(&mut inc, peer as i32, 1)?;
-            w.send(&out, peer as i32, 1)?;
+            w.recv(&mut inc, peer, 1)?;
+            w.send(&out, peer, 1)?;
         }
         Ok(())
     })?;
@@ -87,8 +87,8 @@ fn nonblocking(w: &Communicator, len: usize) -> CaseResult {
     let mut inc = vec![0u8; len];
     let n = counted(|| {
         mpicd::scope(|s| {
-            let r = w.irecv(s, &mut inc, peer as i32, 2)?;
-            let q = w.isend(s, &out, peer as i32, 2)?;
+            let r = w.irecv(s, &mut inc, peer, 2)?;
+            let q = w.isend(s, &out, peer, 2)?;
             q.wait()?;
             r.wait().map(drop)
         })
