@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -124,6 +124,13 @@ bench-ddt: build
 bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
 	bash bench/coll/gather_shapes.sh
+
+# bench-fairness: progress when ranks outnumber cores (bench/fairness/run.py, about 3 minutes):
+# a randomized message rate (0 B-1 MiB, wildcard receives, data checked) of mpicd and Open MPI
+# at 2 ranks over shm and tcp and 3 and 4 ranks on the cores, 3 interleaved rounds, medians and
+# ratios; and the CPU a rank blocked 10 s in MPI_Recv uses: bench/results/fairness.{csv,md}.
+bench-fairness: build
+	python3 bench/fairness/run.py $(BENCH_FAIRNESS_ARGS)
 
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.

@@ -17,6 +17,7 @@ pub mod comm_from_group;
 pub mod comms;
 pub mod config;
 pub mod custom;
+mod detached;
 pub mod env;
 pub mod errcodes;
 pub mod errhandlers;
