@@ -9,6 +9,9 @@ use crate::ops::Stranded;
 use crate::status::Status;
 use std::task::Poll;
 
+/// Progress calls between two advances of the collective runs when nothing happened.
+const SCHEDULE_POLL: u32 = 64;
+
 impl Engine {
     /// Progresses the transport and the multi-step operations; true if the transport had
     /// something to do.
@@ -31,15 +34,23 @@ impl Engine {
         }
         let complete = crate::transport::notices::take_into(&mut self.noticed);
         self.progress_calls = self.progress_calls.wrapping_add(1);
+        let mut custom_polled = true;
         if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
             self.poll_every_custom();
         } else if !self.noticed.is_empty() {
             self.poll_noticed_custom();
+        } else {
+            custom_polled = false;
         }
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }
-        if !self.schedules.is_empty() {
+        // A run's messages complete in the transport's callbacks, a custom operation's in its
+        // polls, a failure in handle_failures: a call with none of them leaves every run where
+        // it was, and testing each run's messages again would only slow the waiting loop. The
+        // rare completion from elsewhere (a cancel) is seen within SCHEDULE_POLL calls.
+        let maybe_moved = active || due || custom_polled;
+        if !self.schedules.is_empty() && (maybe_moved || self.progress_calls % SCHEDULE_POLL == 0) {
             self.advance_schedules();
         }
         if !self.agreements.is_empty() {
