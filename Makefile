@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -140,6 +140,15 @@ bench-python: build
 # bench-p2p: the same comparison alone (table on stdout, rows in bench/results/p2p.csv).
 bench-p2p: build $(OMPI_PINGPONG)
 	bash bench/pingpong-compare.sh
+
+# fuzz: the wire decoders (a peer's lead, header and region table) under cargo-fuzz, FUZZ_SECONDS
+# per target (default 120, so about 5 minutes with the build); installs Rust nightly and
+# cargo-fuzz when missing; the seed corpus comes from real leads (scripts/fuzz.sh). Reports the
+# executions and any finding (input kept in fuzz/artifacts/); not part of `make test`, whose unit
+# tests run the same entry points on every seed, truncated and bit-flipped.
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # fmt: formats the Rust code.
 fmt:

@@ -65,6 +65,9 @@ pub mod datatype;
 mod engine;
 pub mod equivalence;
 pub mod error;
+#[cfg(any(feature = "fuzzing", test))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod group;
 pub mod info;
 mod intercomm;
