@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -72,6 +72,13 @@ test: build
 # and after mpi.h changes, then about 3 minutes of runs). Also part of `make test`.
 test-mpi4py: build
 	bash tests/run-mpi4py.sh
+
+# test-soak: load and resources over about 10 minutes (tests/run-soak.sh): 10^6 messages of
+# random sizes and modes, 10^4 communicators made and freed, 10^5 requests outstanding and an
+# unexpected-message flood of 10^5, every rank's RSS printed and required flat after warm-up;
+# 2 ranks over shm, then 3 over tcp at a fifth of the counts. Not part of `make test`.
+test-soak: build
+	bash tests/run-soak.sh
 
 # test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
 # (~1 min), every rank under valgrind.
