@@ -51,7 +51,9 @@ build: deps
 # test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
 # over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
 # tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
-# ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, and
+# ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, the
+# profiling interface (tests/run-pmpi-test.sh: a PMPI_ twin for each MPI_ function, a counting
+# tool attached by LD_PRELOAD, by link order and statically), and
 # the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy),
 # the real mpi4py's own suite at 1-3 ranks (tests/run-mpi4py.sh, see test-mpi4py), and a smoke run
 # of every benchmark (tiny sizes, data checked, nothing timed).
@@ -63,6 +65,7 @@ test: build
 	bash tests/run-c-tests.sh
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh
+	bash tests/run-pmpi-test.sh
 	bash python/run-tests.sh
 	bash tests/run-mpi4py.sh
 	bash bench/run-all.sh --smoke

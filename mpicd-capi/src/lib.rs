@@ -30,6 +30,7 @@ pub mod memory;
 pub mod p2p;
 pub mod p2p_c;
 pub mod p2p_persistent;
+mod pmpi;
 pub mod probe;
 mod reductions;
 pub mod request_status;
