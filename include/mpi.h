@@ -471,6 +471,8 @@ typedef int MPI_Fint;
 
 typedef MPI_ABI_Message *MPI_Message;
 
+typedef MPI_ABI_File *MPI_File;
+
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -505,8 +507,6 @@ typedef void (MPI_User_function_c)(void *invec,
                                     MPI_Datatype *datatype);
 
 typedef MPI_ABI_Win *MPI_Win;
-
-typedef MPI_ABI_File *MPI_File;
 
 // File offsets.
 typedef int64_t MPI_Offset;
@@ -2566,6 +2566,18 @@ MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
 
 // `MPI_Type_fromint` under its MPI-1 name.
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+
+// The integer form of a MPI_File handle.
+int MPI_File_toint(MPI_File file);
+
+// The MPI_File handle of an integer from `MPI_File_toint` (MPI_FILE_NULL if it was never given out).
+MPI_File MPI_File_fromint(int file);
+
+// `MPI_File_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_File_c2f(MPI_File file);
+
+// `MPI_File_fromint` under its MPI-1 name.
+MPI_File MPI_File_f2c(MPI_Fint file);
 
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
@@ -5314,6 +5326,14 @@ MPI_Datatype PMPI_Type_fromint(int datatype);
 MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
 
 MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+
+int PMPI_File_toint(MPI_File file);
+
+MPI_File PMPI_File_fromint(int file);
+
+MPI_Fint PMPI_File_c2f(MPI_File file);
+
+MPI_File PMPI_File_f2c(MPI_Fint file);
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 
