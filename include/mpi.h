@@ -341,6 +341,8 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
+typedef MPI_ABI_Info *MPI_Info;
+
 typedef MPI_ABI_Comm *MPI_Comm;
 
 // Copies a communicator's attribute at `MPI_Comm_dup`: sets `*(void **)attribute_val_out` and
@@ -396,8 +398,6 @@ typedef MPI_ABI_Session *MPI_Session;
 typedef intptr_t MPI_Aint;
 
 typedef MPI_ABI_Op *MPI_Op;
-
-typedef MPI_ABI_Info *MPI_Info;
 
 typedef MPI_ABI_Group *MPI_Group;
 
@@ -756,6 +756,27 @@ typedef int64_t MPI_Offset;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// A new info object with the Fortran properties the library follows: `mpi_logical_size`,
+// `mpi_integer_size`, `mpi_real_size`, `mpi_double_precision_size` (4, 4, 4, 8) and
+// `mpi_<type>_supported` ("true"/"false") for the optional Fortran types. The caller frees it.
+int MPI_Abi_get_fortran_info(MPI_Info *info);
+
+// The Fortran properties are fixed in this library (see MPI_Abi_get_fortran_info): an info
+// object is checked and MPI_ERR_ABI answered, as for every call after the first.
+int MPI_Abi_set_fortran_info(MPI_Info info);
+
+// The literal values of Fortran's .TRUE. (1) and .FALSE. (0) as LOGICALs of `logical_size`
+// bytes (1, 2, 4, 8 or 16; MPI_ERR_ARG otherwise), written to `logical_true` and
+// `logical_false`; `is_set` is set to 1: the library knows them.
+int MPI_Abi_get_fortran_booleans(int logical_size,
+                                 void *logical_true,
+                                 void *logical_false,
+                                 int *is_set);
+
+// The Fortran booleans are fixed in this library (see MPI_Abi_get_fortran_booleans): the
+// arguments are checked and MPI_ERR_ABI answered, as for every call after the first.
+int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false);
 
 // A new communicator keyval. `comm_copy_attr_fn` runs at MPI_Comm_dup (MPI_COMM_NULL_COPY_FN:
 // not copied; MPI_COMM_DUP_FN: the same value); `comm_delete_attr_fn` when an attribute is
@@ -3850,6 +3871,17 @@ int MPI_Reduce_local_c(const void *inbuf,
 
 // The profiling interface: every function above also under its PMPI_ (PMPIX_) name, the
 // same function. A tool defines MPI_X and calls PMPI_X to reach the library.
+
+int PMPI_Abi_get_fortran_info(MPI_Info *info);
+
+int PMPI_Abi_set_fortran_info(MPI_Info info);
+
+int PMPI_Abi_get_fortran_booleans(int logical_size,
+                                  void *logical_true,
+                                  void *logical_false,
+                                  int *is_set);
+
+int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false);
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn,

@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod abi_fortran;
 pub mod attrs;
 mod blocks;
 pub mod bsend;
