@@ -23,29 +23,30 @@ const SIZES: [(&str, MPI_Datatype); 4] = [
     ("mpi_double_precision_size", MPI_DOUBLE_PRECISION),
 ];
 
-/// The optional types `MPI_Abi_get_fortran_info` reports on: key, datatype, and whether the
-/// Fortran compiler mpicd follows has them (gfortran has no half precision: REAL2 and COMPLEX4
-/// are handles with a size, but no Fortran data can have their type).
-const OPTIONAL: [(&str, MPI_Datatype, bool); 19] = [
-    ("mpi_logical1_supported", MPI_LOGICAL1, true),
-    ("mpi_logical2_supported", MPI_LOGICAL2, true),
-    ("mpi_logical4_supported", MPI_LOGICAL4, true),
-    ("mpi_logical8_supported", MPI_LOGICAL8, true),
-    ("mpi_logical16_supported", MPI_LOGICAL16, true),
-    ("mpi_integer1_supported", MPI_INTEGER1, true),
-    ("mpi_integer2_supported", MPI_INTEGER2, true),
-    ("mpi_integer4_supported", MPI_INTEGER4, true),
-    ("mpi_integer8_supported", MPI_INTEGER8, true),
-    ("mpi_integer16_supported", MPI_INTEGER16, true),
-    ("mpi_real2_supported", MPI_REAL2, false),
-    ("mpi_real4_supported", MPI_REAL4, true),
-    ("mpi_real8_supported", MPI_REAL8, true),
-    ("mpi_real16_supported", MPI_REAL16, true),
-    ("mpi_complex4_supported", MPI_COMPLEX4, false),
-    ("mpi_complex8_supported", MPI_COMPLEX8, true),
-    ("mpi_complex16_supported", MPI_COMPLEX16, true),
-    ("mpi_complex32_supported", MPI_COMPLEX32, true),
-    ("mpi_double_complex_supported", MPI_DOUBLE_COMPLEX, true),
+/// The optional types `MPI_Abi_get_fortran_info` reports on: key and datatype. A type is
+/// supported when it has a size (the standard marks an unsupported one by `MPI_UNDEFINED` from
+/// `MPI_Type_size`); every one has here, REAL2 and COMPLEX4 included (handles with a size that
+/// no reduction takes).
+const OPTIONAL: [(&str, MPI_Datatype); 19] = [
+    ("mpi_logical1_supported", MPI_LOGICAL1),
+    ("mpi_logical2_supported", MPI_LOGICAL2),
+    ("mpi_logical4_supported", MPI_LOGICAL4),
+    ("mpi_logical8_supported", MPI_LOGICAL8),
+    ("mpi_logical16_supported", MPI_LOGICAL16),
+    ("mpi_integer1_supported", MPI_INTEGER1),
+    ("mpi_integer2_supported", MPI_INTEGER2),
+    ("mpi_integer4_supported", MPI_INTEGER4),
+    ("mpi_integer8_supported", MPI_INTEGER8),
+    ("mpi_integer16_supported", MPI_INTEGER16),
+    ("mpi_real2_supported", MPI_REAL2),
+    ("mpi_real4_supported", MPI_REAL4),
+    ("mpi_real8_supported", MPI_REAL8),
+    ("mpi_real16_supported", MPI_REAL16),
+    ("mpi_complex4_supported", MPI_COMPLEX4),
+    ("mpi_complex8_supported", MPI_COMPLEX8),
+    ("mpi_complex16_supported", MPI_COMPLEX16),
+    ("mpi_complex32_supported", MPI_COMPLEX32),
+    ("mpi_double_complex_supported", MPI_DOUBLE_COMPLEX),
 ];
 
 /// The Fortran properties as an info object's contents.
@@ -55,9 +56,9 @@ fn fortran_info() -> CResult<Info> {
         let size = basic_of(datatype).map_or(0, |b| b.size);
         info.set(key, size.to_string())?;
     }
-    for (key, datatype, supported) in OPTIONAL {
-        let known = basic_of(datatype).is_some();
-        info.set(key, if supported && known { "true" } else { "false" })?;
+    for (key, datatype) in OPTIONAL {
+        let sized = basic_of(datatype).is_some_and(|b| b.size > 0);
+        info.set(key, if sized { "true" } else { "false" })?;
     }
     Ok(info)
 }
