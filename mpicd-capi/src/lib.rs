@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod abi_fortran;
 pub mod attrs;
 mod blocks;
 pub mod bsend;
@@ -31,6 +32,7 @@ pub mod memory;
 pub mod p2p;
 pub mod p2p_c;
 pub mod p2p_persistent;
+mod pmpi;
 pub mod probe;
 mod reductions;
 pub mod request_status;
