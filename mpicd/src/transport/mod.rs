@@ -85,4 +85,4 @@ pub(crate) use request::{RecvInfo, UcxRequest};
 pub(crate) use rma::{AtomicOp, MemRegion, RemoteKey};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;
-pub(crate) use worker::{Worker, WorkerSettings};
+pub(crate) use worker::{Armed, Worker, WorkerSettings};
