@@ -47,7 +47,14 @@ fn main() {
     println!("lock after the failure: {again:?}");
     let ok = ok && matches!(again, Err(Error::ProcFailed { rank: 1 }));
     // mpirun ends the job because rank 1 exited without finalizing: report before that.
-    println!("{}", if ok { "RMA-FAILURE-OK" } else { "RMA-FAILURE-WRONG" });
+    println!(
+        "{}",
+        if ok {
+            "RMA-FAILURE-OK"
+        } else {
+            "RMA-FAILURE-WRONG"
+        }
+    );
     drop(win); // releases its registrations (no collective: the peer is gone)
     let fin = mpi.finalize();
     println!("finalize: {fin:?}");

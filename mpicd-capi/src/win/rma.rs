@@ -53,7 +53,7 @@ pub(crate) struct Target {
 unsafe fn put_get(
     w: &Window,
     put: bool,
-    origin: *mut c_void,
+    origin: *const c_void,
     count: i64,
     datatype: MPI_Datatype,
     t: Target,
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn MPI_Put(
             put_get(
                 &w,
                 true,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
@@ -143,7 +143,7 @@ pub unsafe extern "C" fn MPI_Put_c(
             put_get(
                 &w,
                 true,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count,
                 origin_datatype,
                 t,
@@ -180,7 +180,7 @@ pub unsafe extern "C" fn MPI_Rput(
             put_get(
                 &w,
                 true,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn MPI_Rput_c(
             put_get(
                 &w,
                 true,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count,
                 origin_datatype,
                 t,
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn MPI_Get(
             put_get(
                 &w,
                 false,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn MPI_Get_c(
             put_get(
                 &w,
                 false,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count,
                 origin_datatype,
                 t,
@@ -322,7 +322,7 @@ pub unsafe extern "C" fn MPI_Rget(
             put_get(
                 &w,
                 false,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn MPI_Rget_c(
             put_get(
                 &w,
                 false,
-                origin_addr as *mut c_void,
+                origin_addr,
                 origin_count,
                 origin_datatype,
                 t,
