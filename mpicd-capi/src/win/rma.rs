@@ -139,16 +139,7 @@ pub unsafe extern "C" fn MPI_Put_c(
     };
     run_on_win("Put_c", win, |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                &w,
-                true,
-                origin_addr,
-                origin_count,
-                origin_datatype,
-                t,
-            )
-        }
+        unsafe { put_get(&w, true, origin_addr, origin_count, origin_datatype, t) }
     })
 }
 
@@ -213,16 +204,7 @@ pub unsafe extern "C" fn MPI_Rput_c(
         require(request, "request")?;
         w.check_passive(target_rank)?;
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                &w,
-                true,
-                origin_addr,
-                origin_count,
-                origin_datatype,
-                t,
-            )
-        }?;
+        unsafe { put_get(&w, true, origin_addr, origin_count, origin_datatype, t) }?;
         finished(&w, target_rank, win, request)
     })
 }
@@ -281,16 +263,7 @@ pub unsafe extern "C" fn MPI_Get_c(
     };
     run_on_win("Get_c", win, |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                &w,
-                false,
-                origin_addr,
-                origin_count,
-                origin_datatype,
-                t,
-            )
-        }
+        unsafe { put_get(&w, false, origin_addr, origin_count, origin_datatype, t) }
     })
 }
 
@@ -355,16 +328,7 @@ pub unsafe extern "C" fn MPI_Rget_c(
         require(request, "request")?;
         w.check_passive(target_rank)?;
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                &w,
-                false,
-                origin_addr,
-                origin_count,
-                origin_datatype,
-                t,
-            )
-        }?;
+        unsafe { put_get(&w, false, origin_addr, origin_count, origin_datatype, t) }?;
         finished(&w, target_rank, win, request)
     })
 }

@@ -440,3 +440,44 @@ pub(crate) fn keyring<'k>(
         KeyRef::Dynamic => Ok(Keyring::Regions(dynamic)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_survives_its_encoding() {
+        let r = Record {
+            base: 0x7f00_1234_5000,
+            size: 4096,
+            disp_unit: 8,
+            control: 0x7f00_0000_1000,
+            directory: 0,
+            key: vec![1, 2, 3],
+            control_key: vec![9; 40],
+            directory_key: Vec::new(),
+        };
+        let encoded = r.encode();
+        let d = Record::decode(&encoded).expect("decodes");
+        assert_eq!((d.base, d.size, d.disp_unit), (r.base, r.size, r.disp_unit));
+        assert_eq!((d.control, d.directory), (r.control, r.directory));
+        assert_eq!(
+            (d.key, d.control_key, d.directory_key),
+            (r.key, r.control_key, r.directory_key)
+        );
+        assert!(Record::decode(&encoded[..30]).is_err());
+    }
+
+    #[test]
+    fn the_span_of_a_typed_access_covers_its_runs() {
+        use crate::{Datatype, ElementType};
+        let int = Datatype::of(ElementType::I32);
+        let column = Datatype::vector(4, 1, 4, &int).expect("vector");
+        // Four ints 16 bytes apart: bytes 0..52.
+        let t = TypedBuf::new(std::ptr::null(), 1, &column);
+        assert_eq!(span(&t), Some((0, 52)));
+        let two = TypedBuf::new(std::ptr::null(), 2, &int);
+        assert_eq!(span(&two), Some((0, 8)));
+        assert_eq!(span(&TypedBuf::new(std::ptr::null(), 0, &int)), None);
+    }
+}

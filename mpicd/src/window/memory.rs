@@ -280,3 +280,31 @@ impl Directory {
         (Self::word(header, 0) as usize).min(DIRECTORY_SLOTS)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_lists_what_is_attached() {
+        let mut d = Directory::new().expect("directory");
+        assert!(d.add(0x1000, 64, &[1, 2, 3]));
+        assert!(d.add(0x2000, 32, &[4]));
+        d.remove(0x1000);
+        assert!(d.add(0x3000, 16, &[5, 6]));
+        let (p, n) = d.region();
+        // SAFETY: the directory's own memory, read while nothing writes it.
+        let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+        let used = Directory::used_of(&bytes[..8]);
+        assert_eq!(used, 2); // the freed first slot was reused
+        let entries = Directory::from_bytes(&bytes[DIRECTORY_HEADER..][..used * ENTRY_BYTES]);
+        let listed: Vec<_> = entries
+            .iter()
+            .map(|e| (e.base, e.len, e.key.clone()))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![(0x3000, 16, vec![5, 6]), (0x2000, 32, vec![4])]
+        );
+    }
+}
