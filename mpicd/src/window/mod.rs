@@ -364,9 +364,7 @@ impl Window {
         let visible = |r: usize| self.flavor == Flavor::Shared || r == me;
         let r = match rank {
             Some(r) => r as usize,
-            None => match (0..self.targets.len())
-                .find(|&r| visible(r) && self.targets[r].rec.size > 0)
-            {
+            None => match (0..self.targets.len()).find(|&r| self.targets[r].rec.size > 0) {
                 Some(r) => r,
                 None => return Ok((std::ptr::null_mut(), 0, self.targets[0].rec.disp_unit)),
             },
