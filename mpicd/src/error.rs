@@ -66,7 +66,8 @@ pub enum Error {
     /// The sending process failed while producing the message (for example its pack callback
     /// returned an error after the data started flowing).
     RemoteFailure,
-    /// The peer process died or became unreachable.
+    /// The peer process died or became unreachable (`rank` is -1 only inside the runtime,
+    /// from the transport, before the engine names the peer).
     ProcFailed { rank: i32 },
     /// The operation was cancelled.
     Cancelled,

@@ -272,8 +272,10 @@ impl Net {
                 .boot
                 .get(peer, &launch_key(ADDRESS_KEY, self.generation))?;
             self.identify(peer)?;
-            let remote = self.peers[peer as usize].local_pid.is_none();
-            let ep = self.worker.connect(&address, peer, remote)?;
+            // Every endpoint reports a lost peer, on this node too: without UCX's error
+            // handling, a shared-memory copy from a process that died (CMA) is a fatal
+            // error that aborts this process.
+            let ep = self.worker.connect(&address, peer, true)?;
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())

@@ -123,12 +123,13 @@ impl Engine {
             return Ok(None);
         }
         let mut op = self.table.take(id)?;
+        let peer = op.peer();
         if matches!(op, Op::Recv { .. }) {
             let outcome = self.poll_contiguous(id, op);
             if outcome.is_some() {
                 self.table.retire(id);
             }
-            return Ok(outcome);
+            return Ok(outcome.map(|r| r.map_err(|e| self.net.name_lost_peer(peer, e))));
         }
         let outcome = match &mut op {
             Op::Send { req, peer, .. } => match self.net.worker.poll_send(req) {
@@ -149,7 +150,7 @@ impl Engine {
             Some(result) => {
                 self.table.retire(id);
                 drop(op); // frees the custom state exactly once
-                Ok(Some(result))
+                Ok(Some(result.map_err(|e| self.net.name_lost_peer(peer, e))))
             }
         }
     }
@@ -197,6 +198,21 @@ impl Net {
                     self.worker.failures.report(rank as u32);
                 }
             }
+        }
+    }
+
+    /// `e`, with the peer named when the transport reported a lost peer without knowing which
+    /// (`ProcFailed` of rank -1): the peer is then reported failed, so that every other
+    /// operation on it fails too.
+    pub(super) fn name_lost_peer(&self, peer: Option<u32>, e: Error) -> Error {
+        match (e, peer) {
+            (Error::ProcFailed { rank: -1 }, Some(p)) => {
+                if !self.has_failed(p) {
+                    self.worker.failures.report(p);
+                }
+                Error::ProcFailed { rank: p as i32 }
+            }
+            (e, _) => e,
         }
     }
 

@@ -298,9 +298,28 @@ pub(super) fn status_error(status: ucx::ucs_status_t) -> Error {
     if status == ucx::UCS_ERR_CANCELED {
         return Error::Cancelled;
     }
+    if is_peer_loss(status) {
+        // The transport does not know the peer's rank: the engine, which does, names it.
+        return Error::ProcFailed { rank: -1 };
+    }
     // SAFETY: ucs_status_string returns a pointer to a static, NUL-terminated string.
     let text = unsafe { CStr::from_ptr(ucx::ucs_status_string(status)) };
     Error::Transport(text.to_string_lossy().into_owned())
+}
+
+/// True for the statuses with which UCX reports that the peer of an endpoint is gone: it
+/// closed the connection, stopped answering, or its memory (shared memory, CMA) went away.
+fn is_peer_loss(status: ucx::ucs_status_t) -> bool {
+    [
+        ucx::UCS_ERR_ENDPOINT_TIMEOUT,
+        ucx::UCS_ERR_CONNECTION_RESET,
+        ucx::UCS_ERR_UNREACHABLE,
+        ucx::UCS_ERR_NOT_CONNECTED,
+        ucx::UCS_ERR_REJECTED,
+        ucx::UCS_ERR_SHMEM_SEGMENT,
+        ucx::UCS_ERR_IO_ERROR,
+    ]
+    .contains(&status)
 }
 
 /// `Ok` for `UCS_OK`, else a transport error naming the call `what`.
