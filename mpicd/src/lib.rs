@@ -68,6 +68,7 @@ pub mod error;
 pub mod group;
 pub mod info;
 mod intercomm;
+mod launch_events;
 mod liveness;
 mod message;
 mod newcomm;

@@ -87,6 +87,8 @@ struct Net {
     generation: u32,
     identity: Identity,
     watch: Watch,
+    /// World ranks known failed, in the order they were found (see [`Peer::failed`]).
+    lost: Vec<u32>,
 }
 
 /// A process-to-process connection, made when first needed.
@@ -170,6 +172,7 @@ impl Engine {
                 generation,
                 identity: Identity::current(),
                 watch: Watch::new(),
+                lost: Vec::new(),
             },
         })
     }
@@ -209,21 +212,18 @@ impl Engine {
                 let _ = self.test(id);
             }
         }
-        // Synchronize so nobody tears down connections others still use, unless a peer is
-        // known dead (the launcher could then wait for it forever).
+        // Synchronize so nobody tears down connections others still use, unless a process is
+        // known dead or dies meanwhile: the launcher could then wait for it forever. With a
+        // process lost, finalizing succeeds without that synchronization (as in ULFM).
         let net = &mut self.net;
-        let fence = if net.peers.iter().any(|p| p.failed) {
-            Ok(())
-        } else {
-            net.boot.fence()
-        };
-        let endpoints: Vec<Endpoint> = net
+        let fence = net.finalize_fence();
+        let endpoints: Vec<(Endpoint, bool)> = net
             .peers
             .iter_mut()
-            .filter_map(|p| p.endpoint.take())
+            .filter_map(|p| Some((p.endpoint.take()?, p.failed)))
             .collect();
-        for ep in endpoints {
-            net.worker.close(ep, Duration::from_secs(2));
+        for (ep, lost) in endpoints {
+            net.worker.close(ep, Duration::from_secs(2), lost);
         }
         // The launcher connection stays for a runtime started later (see `Bootstrap::park`).
         std::mem::replace(&mut net.boot, Bootstrap::detached()).park();
@@ -279,6 +279,37 @@ impl Net {
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())
+    }
+
+    /// The fence of finalize: skipped when a process is known dead, given up when one dies
+    /// meanwhile (the launcher says so, or a process of this node is gone); `Ok` then.
+    fn finalize_fence(&mut self) -> Result<()> {
+        // Every process of this node is watched by pid while waiting.
+        let all: Vec<u32> = (0..self.size).filter(|&r| r != self.rank).collect();
+        self.identify_all(&all);
+        let lost = |peers: &[Peer]| {
+            peers.iter().any(|p| {
+                p.failed
+                    || p.local_pid
+                        .is_some_and(|pid| !crate::liveness::is_alive(pid))
+            })
+        };
+        if lost(&self.peers) || !crate::launch_events::take_terminated().is_empty() {
+            return Ok(());
+        }
+        let deaths = crate::launch_events::terminations();
+        let mut polls = 0u32;
+        let peers = &self.peers;
+        let outcome = self.boot.fence_unless(|| {
+            polls += 1;
+            crate::launch_events::terminations() != deaths || (polls % 50 == 0 && lost(peers))
+        });
+        match outcome {
+            Ok(_) => Ok(()),
+            // A fence the launcher failed because a process died.
+            Err(_) if lost(peers) || crate::launch_events::terminations() != deaths => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then

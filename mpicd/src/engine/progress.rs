@@ -69,6 +69,7 @@ impl Engine {
                 continue;
             }
             peer.failed = true;
+            self.net.lost.push(rank);
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
@@ -190,8 +191,12 @@ impl Engine {
 }
 
 impl Net {
-    /// Reports connected processes of this node that no longer exist.
+    /// Reports connected processes of this node that no longer exist, and the processes the
+    /// launcher reported terminated.
     fn check_local_peers(&mut self) {
+        for rank in crate::launch_events::take_terminated() {
+            self.worker.failures.report(rank);
+        }
         for (rank, p) in self.peers.iter().enumerate() {
             if let (Some(pid), false) = (p.local_pid, p.failed) {
                 if !crate::liveness::is_alive(pid) {
