@@ -272,10 +272,12 @@ impl Net {
                 .boot
                 .get(peer, &launch_key(ADDRESS_KEY, self.generation))?;
             self.identify(peer)?;
-            // Every endpoint reports a lost peer, on this node too: without UCX's error
-            // handling, a shared-memory copy from a process that died (CMA) is a fatal
-            // error that aborts this process.
-            let ep = self.worker.connect(&address, peer, true)?;
+            // Peers on this node are watched by pid; over shared memory that is all (UCX 1.13
+            // has no shared-memory transport with peer error handling), over a network
+            // transport their endpoints report failures too.
+            let remote = self.peers[peer as usize].local_pid.is_none();
+            let detect = remote || !self.worker.uses_shared_memory();
+            let ep = self.worker.connect(&address, peer, detect)?;
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())

@@ -12,7 +12,7 @@ impl Engine {
     /// Progresses the transport and the multi-step operations.
     pub(crate) fn progress(&mut self) {
         let active = self.net.worker.progress();
-        let due = self.net.watch.due();
+        let due = self.net.watch.due() || crate::transport::take_copy_failure();
         if due {
             self.net.check_local_peers();
         }

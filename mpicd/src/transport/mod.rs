@@ -73,6 +73,7 @@ mod worker;
 
 pub(crate) use collect::{Collector, RecvTarget};
 pub(crate) use endpoint::Endpoint;
+pub(crate) use failures::take_copy_failure;
 pub(crate) use request::{RecvInfo, UcxRequest};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;

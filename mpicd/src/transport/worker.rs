@@ -60,6 +60,8 @@ pub(crate) struct Worker {
     /// The token of the custom operation whose requests are being posted (see
     /// [`Worker::mark_requests`]).
     notify: Cell<Option<usize>>,
+    /// UCX may use shared memory between processes of a node (see [`shared_memory_allowed`]).
+    shared_memory: bool,
 }
 
 // SAFETY: the worker is created in UCS_THREAD_MODE_SERIALIZED and every use goes through the
@@ -78,6 +80,7 @@ impl Worker {
             // the application starts threads that read the environment.
             std::env::set_var(s.name, s.value);
         }
+        super::failures::install_log_filter();
         let mut config: *mut ucx::ucp_config_t = ptr::null_mut();
         // SAFETY: null prefix/filename mean "UCX_ prefix, no file"; config is an out pointer.
         check(
@@ -140,6 +143,7 @@ impl Worker {
             spare_sinks: RefCell::default(),
             spare_leads: RefCell::default(),
             notify: Cell::default(),
+            shared_memory: shared_memory_allowed(std::env::var("UCX_TLS").ok().as_deref()),
         };
         let mut collect_dt: ucx::ucp_datatype_t = 0;
         // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
@@ -176,6 +180,13 @@ impl Worker {
         // SAFETY: addr came from ucp_worker_get_address on this worker.
         unsafe { ucx::ucp_worker_release_address(self.worker, addr) };
         Ok(bytes)
+    }
+
+    /// True when processes of this node may talk through shared memory. Endpoints to them
+    /// then cannot have peer error handling: UCX 1.13's shared-memory transports lack it, and
+    /// asking for it moves the endpoint to tcp over loopback (25 times the latency).
+    pub(crate) fn uses_shared_memory(&self) -> bool {
+        self.shared_memory
     }
 
     /// Progresses the worker once; true if something happened.
@@ -307,6 +318,27 @@ pub(super) fn status_error(status: ucx::ucs_status_t) -> Error {
     Error::Transport(text.to_string_lossy().into_owned())
 }
 
+/// Whether UCX may use a shared-memory transport under `UCX_TLS` (its value, if set): a list
+/// of transports or aliases, or a `^`-prefixed list of those excluded.
+pub(crate) fn shared_memory_allowed(tls: Option<&str>) -> bool {
+    const SHARED: [&str; 8] = ["all", "sm", "shm", "posix", "sysv", "cma", "knem", "xpmem"];
+    let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
+        return true;
+    };
+    match tls.strip_prefix('^') {
+        // Excluding some: shared memory stays unless every shared transport is excluded.
+        Some(excluded) => {
+            let out: Vec<&str> = excluded.split(',').map(str::trim).collect();
+            !(out.contains(&"sm") || out.contains(&"shm"))
+                && !["posix", "sysv", "cma"].iter().all(|t| out.contains(t))
+        }
+        None => tls
+            .split(',')
+            .map(|t| t.trim().trim_end_matches("_v"))
+            .any(|t| SHARED.contains(&t)),
+    }
+}
+
 /// True for the statuses with which UCX reports that the peer of an endpoint is gone: it
 /// closed the connection, stopped answering, or its memory (shared memory, CMA) went away.
 fn is_peer_loss(status: ucx::ucs_status_t) -> bool {
@@ -327,9 +359,31 @@ pub(super) fn check(status: ucx::ucs_status_t, what: &str) -> Result<()> {
     if status == ucx::UCS_OK {
         Ok(())
     } else {
+        // SAFETY: ucs_status_string returns a pointer to a static, NUL-terminated string.
+        let text = unsafe { CStr::from_ptr(ucx::ucs_status_string(status)) };
         Err(Error::Transport(format!(
             "{what}: {}",
-            status_error(status)
+            text.to_string_lossy()
         )))
+    }
+}
+
+#[cfg(test)]
+mod shared_memory_tests {
+    use super::shared_memory_allowed as allowed;
+
+    #[test]
+    fn ucx_tls_decides_whether_shared_memory_is_used() {
+        assert!(allowed(None));
+        assert!(allowed(Some("")));
+        assert!(allowed(Some("all")));
+        assert!(allowed(Some("sm,self")));
+        assert!(allowed(Some("tcp,posix,self")));
+        assert!(allowed(Some("^tcp")));
+        assert!(allowed(Some("^cma")));
+        assert!(!allowed(Some("tcp,self")));
+        assert!(!allowed(Some("tcp")));
+        assert!(!allowed(Some("^sm")));
+        assert!(!allowed(Some("^posix,sysv,cma")));
     }
 }
