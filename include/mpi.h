@@ -311,11 +311,19 @@
 // The ABI in use does not match (MPI-5.0).
 #define MPI_ERR_ABI 62
 
-// mpicd extension: a peer process failed or became unreachable.
+// ULFM (Open MPI 5's value): a peer process failed or became unreachable.
 #define MPIX_ERR_PROC_FAILED 75
 
-// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.
-#define MPIX_ERR_NOT_INITIALIZED 76
+// ULFM (Open MPI 5's value): a receive from `MPI_ANY_SOURCE` is pending on a communicator with
+// a failed process not acknowledged (`MPIX_Comm_failure_ack`); the request stays active.
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+
+// ULFM (Open MPI 5's value): the communicator was revoked.
+#define MPIX_ERR_REVOKED 77
+
+// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize` (above Open MPI
+// 5's classes).
+#define MPIX_ERR_NOT_INITIALIZED 93
 
 #define MPI_ERR_LASTCODE 16383
 
@@ -3809,6 +3817,23 @@ MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 
 // `addr1 - addr2`, as a displacement.
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+// ULFM: acknowledges every failure of a member of `comm` that this process knows of; receives
+// from `MPI_ANY_SOURCE` on `comm` then no longer fail with `MPIX_ERR_PROC_FAILED_PENDING`
+// because of them.
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+
+// ULFM: the group of the members of `comm` whose failure was acknowledged with
+// `MPIX_Comm_failure_ack` or `MPIX_Comm_ack_failed`.
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+
+// ULFM (MPI 5 proposal): the group of the members of `comm` this process knows failed, in
+// the order it found them.
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+
+// ULFM (MPI 5 proposal): acknowledges the first `num_to_ack` failed members of `comm` (in
+// the order of `MPIX_Comm_get_failed`) and sets `*num_acked` to how many are acknowledged.
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);

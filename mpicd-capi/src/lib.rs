@@ -40,4 +40,5 @@ pub mod status;
 pub mod topo;
 pub mod topo_graph;
 pub mod types;
+pub mod ulfm;
 pub mod userops;

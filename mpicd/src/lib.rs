@@ -87,6 +87,7 @@ mod tag;
 pub mod topology;
 mod transport;
 mod typed;
+mod ulfm;
 mod wire;
 
 pub use comm::{Communicator, SendMode};

@@ -7,7 +7,8 @@
  *   bigrecv  rank 1 sends 512 MiB to rank 0 and dies about 20 ms into the transfer
  *   recv     rank 2 dies; rank 0 receives from it
  *   send     rank 2 dies; rank 0 sends 4 MiB, 8 B, and a synchronous 8 B to it
- *   anysrc   rank 2 dies; rank 0 receives from MPI_ANY_SOURCE (nobody sends)
+ *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
+ *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
  *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce
  *
  * Each survivor prints, per call, `RESULT <scenario> rank=R op=OP class=NAME secs=S` (S: from the
@@ -131,11 +132,32 @@ int main(int argc, char **argv) {
                 report("Ssend-8B", rc, start);
                 free(big);
             } else {
+                MPI_Request req;
                 MPI_Status st;
+                MPI_Irecv(small, 8, MPI_BYTE, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &req);
                 start = now();
-                rc = MPI_Recv(small, 8, MPI_BYTE, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st);
-                report("Recv-ANY_SOURCE", rc, start);
+                rc = MPI_Wait(&req, &st);
+                report("Irecv-ANY_SOURCE", rc, start);
+#ifdef MPIX_ERR_PROC_FAILED_PENDING
+                /* ULFM: the receive stays pending; once the failure is acknowledged it waits
+                 * for rank 1, which sends when told to. */
+                if (rc != MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+                    MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+                    MPI_Send(small, 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+                    start = now();
+                    rc = MPI_Wait(&req, &st);
+                    report("Irecv-ANY_SOURCE-after-ack", rc, start);
+                    if (rc == MPI_SUCCESS && st.MPI_SOURCE != 1) report("wrong-source", -1, start);
+                }
+#endif
             }
+        }
+        if (rank == 1 && !strcmp(scenario, "anysrc")) {
+#ifdef MPIX_ERR_PROC_FAILED_PENDING
+            char go[8];
+            if (MPI_Recv(go, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+                MPI_Send(go, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+#endif
         }
     } else if (!strcmp(scenario, "coll")) {
         MPI_Barrier(MPI_COMM_WORLD);

@@ -9,7 +9,8 @@
 //! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
 //! - [`progress`]: the progress loop, peer failures, tests and cancels;
 //! - [`schedule`]: runs of collective plans;
-//! - [`agree`]: non-blocking agreements on a new communicator's context id.
+//! - [`agree`]: non-blocking agreements on a new communicator's context id;
+//! - [`failed`]: failed members of communicators and their acknowledgment (ULFM).
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
@@ -17,6 +18,7 @@
 mod agree;
 mod contiguous;
 mod custom;
+mod failed;
 mod progress;
 mod schedule;
 mod table;
@@ -68,6 +70,9 @@ pub(crate) struct Engine {
     yield_when_idle: bool,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
+    /// Per communicator context: how many of the failures found (`Net::lost`) it
+    /// acknowledged (ULFM's failure_ack).
+    acked: std::collections::HashMap<u32, usize>,
     net: Net,
 }
 
@@ -152,6 +157,7 @@ impl Engine {
             agreements: Vec::new(),
             yield_when_idle,
             progress_calls: 0,
+            acked: std::collections::HashMap::new(),
             net: Net {
                 stranded: Vec::new(),
                 peers: (0..size)

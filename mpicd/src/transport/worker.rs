@@ -75,7 +75,21 @@ impl Worker {
         let unset = UCX_SETTINGS
             .iter()
             .filter(|s| std::env::var_os(s.name).is_none());
-        for s in unset.clone().filter(|s| s.apply == Apply::Environment) {
+        // A variable of a transport UCX_TLS leaves out would only make UCX warn that it is
+        // unused.
+        let tls = std::env::var("UCX_TLS").ok();
+        let in_use = |name: &str| {
+            ["TCP", "POSIX", "SYSV", "CMA"]
+                .iter()
+                .find(|t| name.starts_with(&format!("UCX_{t}_")))
+                .map_or(true, |t| {
+                    transport_allowed(tls.as_deref(), &t.to_ascii_lowercase())
+                })
+        };
+        for s in unset
+            .clone()
+            .filter(|s| s.apply == Apply::Environment && in_use(s.name))
+        {
             // Before any UCX thread exists; like every MPI library, init is expected before
             // the application starts threads that read the environment.
             std::env::set_var(s.name, s.value);
@@ -318,24 +332,38 @@ pub(super) fn status_error(status: ucx::ucs_status_t) -> Error {
     Error::Transport(text.to_string_lossy().into_owned())
 }
 
-/// Whether UCX may use a shared-memory transport under `UCX_TLS` (its value, if set): a list
-/// of transports or aliases, or a `^`-prefixed list of those excluded.
+/// Whether UCX may use a shared-memory transport between processes under `UCX_TLS` (its
+/// value, if set).
 pub(crate) fn shared_memory_allowed(tls: Option<&str>) -> bool {
-    const SHARED: [&str; 8] = ["all", "sm", "shm", "posix", "sysv", "cma", "knem", "xpmem"];
+    ["posix", "sysv", "cma"]
+        .iter()
+        .any(|t| transport_allowed(tls, t))
+}
+
+/// Whether `UCX_TLS` (its value, if set) lets UCX use `transport`: a list of transports and
+/// aliases (`all`; `sm` and `shm` for shared memory; `mm` for posix and sysv), or a
+/// `^`-prefixed list of those excluded.
+pub(crate) fn transport_allowed(tls: Option<&str>, transport: &str) -> bool {
+    let aliases: &[&str] = match transport {
+        "posix" | "sysv" => &["sm", "shm", "mm"],
+        "cma" | "knem" | "xpmem" => &["sm", "shm"],
+        _ => &[],
+    };
     let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
         return true;
     };
+    let names =
+        |list: &str| -> Vec<String> { list.split(',').map(|t| t.trim().to_string()).collect() };
+    let named = |list: &[String]| {
+        list.iter()
+            .any(|t| t == transport || aliases.contains(&t.as_str()))
+    };
     match tls.strip_prefix('^') {
-        // Excluding some: shared memory stays unless every shared transport is excluded.
-        Some(excluded) => {
-            let out: Vec<&str> = excluded.split(',').map(str::trim).collect();
-            !(out.contains(&"sm") || out.contains(&"shm"))
-                && !["posix", "sysv", "cma"].iter().all(|t| out.contains(t))
+        Some(excluded) => !named(&names(excluded)),
+        None => {
+            let listed = names(tls);
+            listed.iter().any(|t| t == "all") || named(&listed)
         }
-        None => tls
-            .split(',')
-            .map(|t| t.trim().trim_end_matches("_v"))
-            .any(|t| SHARED.contains(&t)),
     }
 }
 
@@ -379,6 +407,7 @@ mod shared_memory_tests {
         assert!(allowed(Some("all")));
         assert!(allowed(Some("sm,self")));
         assert!(allowed(Some("tcp,posix,self")));
+        assert!(allowed(Some("mm,self")));
         assert!(allowed(Some("^tcp")));
         assert!(allowed(Some("^cma")));
         assert!(!allowed(Some("tcp,self")));
