@@ -10,6 +10,8 @@
  *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
  *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
  *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce
+ *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
+ *            others compute (sleep) for 2 minutes: the launcher is killed meanwhile
  *
  * Each survivor prints, per call, `RESULT <scenario> rank=R op=OP class=NAME secs=S` (S: from the
  * call's start to its return), then `DONE rank=R` after MPI_Finalize. */
@@ -172,6 +174,18 @@ int main(int argc, char **argv) {
         start = now();
         rc = MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         report("Allreduce", rc, start);
+    } else if (!strcmp(scenario, "orphan")) {
+        /* The launcher is killed meanwhile: rank 0 waits in MPI, the others compute. */
+        printf("READY rank=%d pid=%d\n", rank, (int)getpid());
+        fflush(stdout);
+        double until = now() + 120;
+        int flag = 0;
+        while (now() < until) {
+            if (rank == 0)
+                MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            else
+                usleep(100000);
+        }
     } else {
         if (rank == 0) fprintf(stderr, "fault: unknown scenario '%s'\n", scenario);
         MPI_Abort(MPI_COMM_WORLD, 2);
