@@ -3835,6 +3835,15 @@ int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 // the order of `MPIX_Comm_get_failed`) and sets `*num_acked` to how many are acknowledged.
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
+// ULFM: agrees among the live members of `comm` on the bitwise AND of their `*flag` (set to
+// it on return). Returns `MPIX_ERR_PROC_FAILED` when a member failed whose failure `comm` did
+// not acknowledge; `*flag` is the agreed value all the same.
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+
+// ULFM: a new communicator `*newcomm` of the live members of `comm` (collective over them),
+// in their order in `comm`.
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

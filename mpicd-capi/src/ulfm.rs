@@ -62,3 +62,29 @@ pub unsafe extern "C" fn MPIX_Comm_ack_failed(
         out(num_acked, c_int::try_from(acked).unwrap_or(c_int::MAX))
     })
 }
+
+/// ULFM: agrees among the live members of `comm` on the bitwise AND of their `*flag` (set to
+/// it on return). Returns `MPIX_ERR_PROC_FAILED` when a member failed whose failure `comm` did
+/// not acknowledge; `*flag` is the agreed value all the same.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    run_on("MPIX_Comm_agree", comm, |c| {
+        require(flag, "flag")?;
+        // SAFETY: checked non-null; the caller gives a readable and writable int.
+        let mine = unsafe { *flag } as u32;
+        let (agreed, outcome) = c.agree(mine);
+        out(flag, agreed as c_int)?;
+        Ok(outcome?)
+    })
+}
+
+/// ULFM: a new communicator `*newcomm` of the live members of `comm` (collective over them),
+/// in their order in `comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    run_on("MPIX_Comm_shrink", comm, |c| {
+        require(newcomm, "newcomm")?;
+        let shrunk = c.shrink()?;
+        out(newcomm, crate::comms::insert(shrunk, comm))
+    })
+}

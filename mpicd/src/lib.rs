@@ -88,6 +88,7 @@ pub mod topology;
 mod transport;
 mod typed;
 mod ulfm;
+mod ulfm_agree;
 mod wire;
 
 pub use comm::{Communicator, SendMode};

@@ -6,7 +6,7 @@
 //! for the live members again.
 
 use crate::comm::Communicator;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::group::Group;
 
 impl Communicator {
@@ -42,5 +42,46 @@ impl Communicator {
     pub fn acked_failures(&self) -> Result<Group> {
         let acked = self.shared.with(|e| Ok(e.acked_members(&self.route)))?;
         Ok(Group::from_members(acked))
+    }
+}
+
+impl Communicator {
+    /// The AND of `flag` over the live members (`MPIX_Comm_agree`), agreed although members
+    /// fail (see [`crate::ulfm_agree`] for which failures it survives). Fails with
+    /// [`Error::ProcFailed`] when a member failed whose failure this communicator did not
+    /// acknowledge, after the agreement (whose flag is then still the agreed one, as in ULFM).
+    pub fn agree(&self, flag: u32) -> (u32, Result<()>) {
+        let agreed = match self.agree_surviving(flag, 0) {
+            Ok(a) => a,
+            Err(e) => return (flag, Err(e)),
+        };
+        let acked = match self.acked_failures() {
+            Ok(g) => g.members(),
+            Err(e) => return (agreed.flag, Err(e)),
+        };
+        let unacked = agreed.failed.iter().find(|r| !acked.contains(r));
+        let outcome = match unacked {
+            Some(&r) => Err(Error::ProcFailed { rank: r as i32 }),
+            None => Ok(()),
+        };
+        (agreed.flag, outcome)
+    }
+
+    /// A new communicator of the live members, in their order here (`MPIX_Comm_shrink`):
+    /// they agree on the failed members and on a context id, although members fail.
+    pub fn shrink(&self) -> Result<Communicator> {
+        let mine = crate::newcomm::Proposal::new(&self.shared)?;
+        let agreed = self.agree_surviving(1, mine.value())?;
+        mine.assign(agreed.proposal)?;
+        let live: Vec<u32> = self
+            .route
+            .group
+            .members()
+            .into_iter()
+            .filter(|m| !agreed.failed.contains(m))
+            .collect();
+        let me = self.world_rank(self.rank)?;
+        let rank = live.iter().position(|&m| m == me).unwrap_or(0) as i32;
+        Ok(self.with_context(agreed.proposal, Group::from_members(live), rank))
     }
 }

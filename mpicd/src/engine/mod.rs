@@ -223,6 +223,7 @@ impl Engine {
         // process lost, finalizing succeeds without that synchronization (as in ULFM).
         let net = &mut self.net;
         let fence = net.finalize_fence();
+        net.discard_unexpected();
         let endpoints: Vec<(Endpoint, bool)> = net
             .peers
             .iter_mut()
@@ -317,6 +318,33 @@ impl Net {
             // A fence the launcher failed because a process died.
             Err(_) if lost(peers) || crate::launch_events::terminations() != deaths => Ok(()),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Takes the messages nobody received (those of a collective that failed, or sent by a
+    /// process that then died) off the worker, so that UCX does not warn about them when it is
+    /// destroyed. A message whose data never comes (its sender died) is given up after a
+    /// second, its buffer left to UCX.
+    fn discard_unexpected(&mut self) {
+        let any = crate::tag::TagMatch { tag: 0, mask: 0 };
+        while let Some((info, Some(handle))) = self.worker.probe(any, true) {
+            let mut buf = vec![0u8; info.length];
+            // SAFETY: `buf` lives until the request completes, or is leaked below.
+            let Ok(req) = (unsafe { self.worker.msg_recv(buf.as_mut_ptr(), buf.len(), handle) })
+            else {
+                continue;
+            };
+            let mut req = Some(req);
+            let deadline = std::time::Instant::now() + Duration::from_secs(1);
+            while self.worker.poll_recv(&mut req).is_pending() {
+                if std::time::Instant::now() > deadline {
+                    // UCX may still write into it.
+                    std::mem::forget(buf);
+                    std::mem::forget(req);
+                    break;
+                }
+                self.worker.progress();
+            }
         }
     }
 
