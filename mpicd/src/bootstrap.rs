@@ -167,23 +167,40 @@ impl Bootstrap {
         check(unsafe { sys::PMIx_Fence(&all, 1, &info, 1) }, "PMIx_Fence")
     }
 
-    /// Waits for every process of the job without collecting data, unless `give_up` says
-    /// (it is asked every few milliseconds) that waiting is pointless: a process of the job is
-    /// known dead and the launcher may never complete the fence. `Ok(false)` when given up.
-    pub(crate) fn fence_unless(&self, mut give_up: impl FnMut() -> bool) -> Result<bool> {
+    /// Waits for the processes `ranks` of the job (all of them: `None`) without collecting
+    /// data, unless `give_up` says (it is asked every few milliseconds) that waiting is
+    /// pointless: a process is known dead and the launcher may never complete the fence.
+    /// `Ok(false)` when given up.
+    pub(crate) fn fence_unless(
+        &self,
+        ranks: Option<&[u32]>,
+        mut give_up: impl FnMut() -> bool,
+    ) -> Result<bool> {
         let Kind::Pmix { me, .. } = &self.kind else {
             return Ok(true);
+        };
+        let procs = match ranks {
+            None => vec![with_rank(me, sys::PMIX_RANK_WILDCARD)],
+            Some(ranks) => ranks.iter().map(|&r| with_rank(me, r)).collect(),
         };
         let wait = Arc::new(FenceWait {
             done: AtomicBool::new(false),
             status: AtomicI32::new(sys::PMIX_SUCCESS),
-            all: with_rank(me, sys::PMIX_RANK_WILDCARD),
+            procs,
         });
         let cbdata = Arc::into_raw(Arc::clone(&wait)) as *mut c_void;
-        // SAFETY: the proc lives in the FenceWait, which the reference handed to PMIx keeps
+        // SAFETY: the procs live in the FenceWait, which the reference handed to PMIx keeps
         // alive until `fence_done` runs (even if this wait gives up first); no info.
-        let rc =
-            unsafe { sys::PMIx_Fence_nb(&wait.all, 1, ptr::null(), 0, Some(fence_done), cbdata) };
+        let rc = unsafe {
+            sys::PMIx_Fence_nb(
+                wait.procs.as_ptr(),
+                wait.procs.len(),
+                ptr::null(),
+                0,
+                Some(fence_done),
+                cbdata,
+            )
+        };
         if rc != sys::PMIX_SUCCESS {
             // SAFETY: PMIx refused the call, so it will not call back: the reference is ours.
             drop(unsafe { Arc::from_raw(cbdata as *const FenceWait) });
@@ -290,7 +307,7 @@ impl Drop for Bootstrap {
 struct FenceWait {
     done: AtomicBool,
     status: AtomicI32,
-    all: sys::pmix_proc_t,
+    procs: Vec<sys::pmix_proc_t>,
 }
 
 /// PMIx's completion callback of [`Bootstrap::fence_unless`].

@@ -35,6 +35,7 @@ use crate::plan::{CustomConfig, Reach};
 use crate::status::Status;
 use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker, WorkerSettings};
 use crate::wire::{HEADER_BYTES, LEAD_MAX};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -290,34 +291,66 @@ impl Net {
         Ok(())
     }
 
-    /// The fence of finalize: skipped when a process is known dead, given up when one dies
-    /// meanwhile (the launcher says so, or a process of this node is gone); `Ok` then.
+    /// The fence of finalize, over the processes not known dead (so that no survivor closes
+    /// its connections while another still reads from them), begun again over fewer when one
+    /// is found dead meanwhile (the launcher says so, or a process of this node is gone). With
+    /// a process lost, finalizing succeeds whatever the fence's outcome (as in ULFM).
     fn finalize_fence(&mut self) -> Result<()> {
         // Every process of this node is watched by pid while waiting.
         let all: Vec<u32> = (0..self.size).filter(|&r| r != self.rank).collect();
         self.identify_all(&all);
-        let lost = |peers: &[Peer]| {
-            peers.iter().any(|p| {
-                p.failed
-                    || p.local_pid
-                        .is_some_and(|pid| !crate::liveness::is_alive(pid))
-            })
+        let dead = |peers: &[Peer], r: usize| {
+            let p = &peers[r];
+            p.failed
+                || p.local_pid
+                    .is_some_and(|pid| !crate::liveness::is_alive(pid))
         };
-        if lost(&self.peers) || !crate::launch_events::take_terminated().is_empty() {
-            return Ok(());
+        for rank in crate::launch_events::take_terminated() {
+            self.worker.failures.report(rank);
         }
-        let deaths = crate::launch_events::terminations();
-        let mut polls = 0u32;
-        let peers = &self.peers;
-        let outcome = self.boot.fence_unless(|| {
-            polls += 1;
-            crate::launch_events::terminations() != deaths || (polls % 50 == 0 && lost(peers))
-        });
-        match outcome {
-            Ok(_) => Ok(()),
-            // A fence the launcher failed because a process died.
-            Err(_) if lost(peers) || crate::launch_events::terminations() != deaths => Ok(()),
-            Err(e) => Err(e),
+        let mut reported: BTreeSet<u32> = BTreeSet::new();
+        loop {
+            reported.extend(self.worker.failures.take());
+            for &r in &reported {
+                if let Some(p) = self.peers.get_mut(r as usize) {
+                    p.failed = true; // its endpoint is then closed at once
+                }
+            }
+            let lost: BTreeSet<u32> = (0..self.size)
+                .filter(|&r| {
+                    r != self.rank && (reported.contains(&r) || dead(&self.peers, r as usize))
+                })
+                .collect();
+            let live: Vec<u32> = (0..self.size).filter(|r| !lost.contains(r)).collect();
+            let deaths = crate::launch_events::terminations();
+            let mut polls = 0u32;
+            let peers = &self.peers;
+            let ranks = (!lost.is_empty()).then_some(live.as_slice());
+            let outcome = self.boot.fence_unless(ranks, || {
+                polls += 1;
+                crate::launch_events::terminations() != deaths
+                    || (polls % 50 == 0
+                        && live
+                            .iter()
+                            .any(|&r| r != self.rank && dead(peers, r as usize)))
+            });
+            match outcome {
+                Ok(true) => return Ok(()),
+                // Someone died meanwhile: again, over the processes still alive.
+                Ok(false) => {
+                    for rank in crate::launch_events::take_terminated() {
+                        reported.insert(rank);
+                    }
+                    continue;
+                }
+                Err(_) if !lost.is_empty() => return Ok(()),
+                Err(e) => {
+                    let now_lost = live
+                        .iter()
+                        .any(|&r| r != self.rank && dead(&self.peers, r as usize));
+                    return if now_lost { Ok(()) } else { Err(e) };
+                }
+            }
         }
     }
 
