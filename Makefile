@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-p2p bench-python fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -51,7 +51,9 @@ build: deps
 # test: Rust unit and integration tests, then every mpi_* program under mpirun with 2 and 4 ranks,
 # over shared memory and over UCX_TLS=tcp (tests/run-mpi-tests.sh), then the C programs of
 # tests/c built with our mpicc against libmpi (tests/run-c-tests.sh), the C++ tests of cpp/ (CMake,
-# ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, and
+# ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, the
+# profiling interface (tests/run-pmpi-test.sh: a PMPI_ twin for each MPI_ function, a counting
+# tool attached by LD_PRELOAD, by link order and statically), and
 # the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy),
 # the real mpi4py's own suite at 1-3 ranks (tests/run-mpi4py.sh, see test-mpi4py), and a smoke run
 # of every benchmark (tiny sizes, data checked, nothing timed).
@@ -67,6 +69,7 @@ test: build
 	bash tests/run-c-tests.sh
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh
+	bash tests/run-pmpi-test.sh
 	bash python/run-tests.sh
 	bash tests/run-mpi4py.sh
 	bash bench/run-all.sh --smoke
@@ -76,6 +79,23 @@ test: build
 # and after mpi.h changes, then about 3 minutes of runs). Also part of `make test`.
 test-mpi4py: build
 	bash tests/run-mpi4py.sh
+
+# test-soak: load and resources over about 10 minutes (tests/run-soak.sh): 10^6 messages of
+# random sizes and modes, 10^4 communicators made and freed, 10^5 requests outstanding and an
+# unexpected-message flood of 10^5, every rank's RSS printed and required flat after warm-up;
+# 2 ranks over shm, then 3 over tcp at a fifth of the counts. Not part of `make test`.
+test-soak: build
+	bash tests/run-soak.sh
+
+# test-mpi4py-abi: the same mpi4py built once in the MPI-5 standard-ABI mode against the MPI
+# Forum's mpi-abi-stubs (fetched with git at the commit of mpicd-capi/tests/abi_stubs_constants.txt
+# into target/mpi4py-abi; MPI_ABI_STUBS_GIT=<clone or mirror> to fetch from elsewhere) and run on
+# our libmpi_abi.so.1 through LD_LIBRARY_PATH, at 1-3 ranks over shm and tcp (about 5 minutes to
+# build, then about 3 of runs). The functions libmpi still lacks are listed in
+# target/mpi4py-abi/missing-*.txt. Not part of `make test`.
+MPI_ABI_STUBS_GIT ?= https://github.com/mpi-forum/mpi-abi-stubs.git
+test-mpi4py-abi: build
+	MPI4PY_ABI=1 MPI_ABI_STUBS_GIT=$(MPI_ABI_STUBS_GIT) bash tests/run-mpi4py.sh
 
 # test-memcheck: the C tests on 1-4 ranks over shm and tcp (~4 min) and the C++ tests on 2 ranks
 # (~1 min), every rank under valgrind.
@@ -129,6 +149,13 @@ bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
 	bash bench/coll/gather_shapes.sh
 
+# bench-fairness: progress when ranks outnumber cores (bench/fairness/run.py, about 3 minutes):
+# a randomized message rate (0 B-1 MiB, wildcard receives, data checked) of mpicd and Open MPI
+# at 2 ranks over shm and tcp and 3 and 4 ranks on the cores, 3 interleaved rounds, medians and
+# ratios; and the CPU a rank blocked 10 s in MPI_Recv uses: bench/results/fairness.{csv,md}.
+bench-fairness: build
+	python3 bench/fairness/run.py $(BENCH_FAIRNESS_ARGS)
+
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.
 bench-python: build
@@ -137,6 +164,15 @@ bench-python: build
 # bench-p2p: the same comparison alone (table on stdout, rows in bench/results/p2p.csv).
 bench-p2p: build $(OMPI_PINGPONG)
 	bash bench/pingpong-compare.sh
+
+# fuzz: the wire decoders (a peer's lead, header and region table) under cargo-fuzz, FUZZ_SECONDS
+# per target (default 120, so about 5 minutes with the build); installs Rust nightly and
+# cargo-fuzz when missing; the seed corpus comes from real leads (scripts/fuzz.sh). Reports the
+# executions and any finding (input kept in fuzz/artifacts/); not part of `make test`, whose unit
+# tests run the same entry points on every seed, truncated and bit-flipped.
+FUZZ_SECONDS ?= 120
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # fmt: formats the Rust code.
 fmt:

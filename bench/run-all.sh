@@ -3,7 +3,7 @@
 # one command, with CSV files, PNG plots and a Markdown summary of the ratios against the targets
 # in bench/results/.
 #
-#   bash bench/run-all.sh            the full run (make bench); about 20-25 minutes on 2 cores
+#   bash bench/run-all.sh            the full run (make bench); about 25-30 minutes on 2 cores
 #   bash bench/run-all.sh --smoke    tiny sizes, one iteration, correctness only (make test)
 #
 # What runs, in order (a progress line each):
@@ -21,8 +21,12 @@
 #      Allgather, Alltoall (and Reduce_scatter_block once libmpi has it) against Open MPI's at 2, 3
 #      and 4 ranks, interleaved rounds: collectives.csv, collectives.md, plots/collectives-*.png
 #      (make bench-coll runs it alone);
+#   5b. (full run only) the p2p comparison with ucx_perftest and Open MPI (bench/pingpong-compare.sh:
+#      p2p.csv) and progress fairness at 2-4 ranks (bench/fairness/run.py: fairness.csv, .md);
 #   6. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md
-#      (with the collectives' geomeans when collectives.md is there).
+#      (with the collectives' geomeans when collectives.md is there);
+#   7. (full run only) bench/scoreboard.py: every per-message target of issue 20 with its ratio,
+#      met or missed: scoreboard.md (the Python row comes from make bench-python's last run).
 # Every benchmark checks the data it received; a failed check fails the run.
 #
 # Environment: MPIRUN (the Makefile exports it), PEER_MPICC (default mpicc: Open MPI's; not
@@ -71,7 +75,7 @@ else
 fi
 
 KINDS=(double-vec struct-vec struct-simple struct-simple-no-gap)
-TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 1)))
+TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 3)))
 
 elapsed() { echo $(($(date +%s) - $1)); }
 
@@ -183,6 +187,16 @@ if ((!SMOKE)); then
     sed -n '/^collectives: geomean/,$p' "$LOGS/collectives.log" >&2
 fi
 
+# ----- 5b. point-to-point and progress fairness against Open MPI ---------------------------------
+# Not in --smoke: the 8 B latency and 4 MiB bandwidth beside ucx_perftest and Open MPI
+# (bench/pingpong-compare.sh, about 1 minute: p2p.csv) and the randomized message rate and
+# blocked-rank CPU at 2-4 ranks (bench/fairness/run.py, about 3 minutes: fairness.csv), both
+# read by the scoreboard at the end.
+if ((!SMOKE)); then
+    step p2p "$LOGS/p2p.log" bash bench/pingpong-compare.sh
+    STEP_TIMEOUT=3600 step fairness "$LOGS/fairness.log" python3 bench/fairness/run.py --out "$OUT"
+fi
+
 # ----- 6. report ---------------------------------------------------------------------------------
 report_args=(--raw "$RAW" --out "$OUT" --criterion "$CRITERION_HOME" --engine "$ENGINE"
     --load-start "$load" --load-end "$(cut -d' ' -f1 /proc/loadavg)")
@@ -197,6 +211,11 @@ elif ! python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 step report "$LOGS/report.log" python3 bench/report.py "${report_args[@]}"
 cat "$LOGS/report.log" >&2
+
+# ----- 7. scoreboard: every per-message target (issue 20) with its ratio from this run ----------
+if ((!SMOKE)); then
+    python3 bench/scoreboard.py --results "$OUT" >&2 || FAILED+=(scoreboard)
+fi
 
 echo "run-all: $( ((SMOKE)) && echo smoke || echo full) run done in $(elapsed "$START") s; results in $OUT" >&2
 if ((${#FAILED[@]})); then

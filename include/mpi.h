@@ -349,6 +349,8 @@ typedef struct MPI_ABI_Session MPI_ABI_Session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
+typedef MPI_ABI_Info *MPI_Info;
+
 typedef MPI_ABI_Comm *MPI_Comm;
 
 // Copies a communicator's attribute at `MPI_Comm_dup`: sets `*(void **)attribute_val_out` and
@@ -404,8 +406,6 @@ typedef MPI_ABI_Session *MPI_Session;
 typedef intptr_t MPI_Aint;
 
 typedef MPI_ABI_Op *MPI_Op;
-
-typedef MPI_ABI_Info *MPI_Info;
 
 typedef MPI_ABI_Group *MPI_Group;
 
@@ -479,6 +479,8 @@ typedef int MPI_Fint;
 
 typedef MPI_ABI_Message *MPI_Message;
 
+typedef MPI_ABI_File *MPI_File;
+
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
   int MPI_SOURCE;
@@ -513,8 +515,6 @@ typedef void (MPI_User_function_c)(void *invec,
                                     MPI_Datatype *datatype);
 
 typedef MPI_ABI_Win *MPI_Win;
-
-typedef MPI_ABI_File *MPI_File;
 
 // File offsets.
 typedef int64_t MPI_Offset;
@@ -764,6 +764,27 @@ typedef int64_t MPI_Offset;
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// A new info object with the Fortran properties the library follows: `mpi_logical_size`,
+// `mpi_integer_size`, `mpi_real_size`, `mpi_double_precision_size` (4, 4, 4, 8) and
+// `mpi_<type>_supported` ("true"/"false") for the optional Fortran types. The caller frees it.
+int MPI_Abi_get_fortran_info(MPI_Info *info);
+
+// The Fortran properties are fixed in this library (see MPI_Abi_get_fortran_info): an info
+// object is checked and MPI_ERR_ABI answered, as for every call after the first.
+int MPI_Abi_set_fortran_info(MPI_Info info);
+
+// The literal values of Fortran's .TRUE. (1) and .FALSE. (0) as LOGICALs of `logical_size`
+// bytes (1, 2, 4, 8 or 16; MPI_ERR_ARG otherwise), written to `logical_true` and
+// `logical_false`; `is_set` is set to 1: the library knows them.
+int MPI_Abi_get_fortran_booleans(int logical_size,
+                                 void *logical_true,
+                                 void *logical_false,
+                                 int *is_set);
+
+// The Fortran booleans are fixed in this library (see MPI_Abi_get_fortran_booleans): the
+// arguments are checked and MPI_ERR_ABI answered, as for every call after the first.
+int MPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false);
 
 // A new communicator keyval. `comm_copy_attr_fn` runs at MPI_Comm_dup (MPI_COMM_NULL_COPY_FN:
 // not copied; MPI_COMM_DUP_FN: the same value); `comm_delete_attr_fn` when an attribute is
@@ -2575,6 +2596,18 @@ MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
 // `MPI_Type_fromint` under its MPI-1 name.
 MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
 
+// The integer form of a MPI_File handle.
+int MPI_File_toint(MPI_File file);
+
+// The MPI_File handle of an integer from `MPI_File_toint` (MPI_FILE_NULL if it was never given out).
+MPI_File MPI_File_fromint(int file);
+
+// `MPI_File_toint` under its MPI-1 name (MPI_Fint is a C int).
+MPI_Fint MPI_File_c2f(MPI_File file);
+
+// `MPI_File_fromint` under its MPI-1 name.
+MPI_File MPI_File_f2c(MPI_Fint file);
+
 // The group of `comm`'s members.
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
 
@@ -3870,6 +3903,2458 @@ int MPI_Reduce_local_c(const void *inbuf,
                        MPI_Datatype datatype,
                        MPI_Op op);
 
+// The profiling interface: every function above also under its PMPI_ (PMPIX_) name, the
+// same function. A tool defines MPI_X and calls PMPI_X to reach the library.
+
+int PMPI_Abi_get_fortran_info(MPI_Info *info);
+
+int PMPI_Abi_set_fortran_info(MPI_Info info);
+
+int PMPI_Abi_get_fortran_booleans(int logical_size,
+                                  void *logical_true,
+                                  void *logical_false,
+                                  int *is_set);
+
+int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false);
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                            int *comm_keyval,
+                            void *extra_state);
+
+int PMPI_Comm_free_keyval(int *comm_keyval);
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn,
+                       MPI_Delete_function *delete_fn,
+                       int *keyval,
+                       void *extra_state);
+
+int PMPI_Keyval_free(int *keyval);
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval);
+
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval,
+                            void *extra_state);
+
+int PMPI_Type_free_keyval(int *type_keyval);
+
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Bsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Ibsend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Ibsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Buffer_attach(void *buffer, int size);
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+
+int PMPI_Buffer_flush(void);
+
+int PMPI_Buffer_iflush(MPI_Request *request);
+
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+
+int PMPI_Comm_flush_buffer(MPI_Comm comm);
+
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+
+int PMPI_Session_flush_buffer(MPI_Session session);
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
+int PMPI_Gather(const void *sendbuf,
+                int sendcount,
+                MPI_Datatype sendtype,
+                void *recvbuf,
+                int recvcount,
+                MPI_Datatype recvtype,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Gather_c(const void *sendbuf,
+                  MPI_Count sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  MPI_Count recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Gatherv(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 const int *recvcounts,
+                 const int *displs,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Gatherv_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const MPI_Count *recvcounts,
+                   const MPI_Aint *displs,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Scatter(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm);
+
+int PMPI_Scatter_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm);
+
+int PMPI_Scatterv(const void *sendbuf,
+                  const int *sendcounts,
+                  const int *displs,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Scatterv_c(const void *sendbuf,
+                    const MPI_Count *sendcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm);
+
+int PMPI_Allgather(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Allgather_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Allgatherv(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *displs,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Allgatherv_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *displs,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm);
+
+int PMPI_Alltoall(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+int PMPI_Alltoall_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm);
+
+int PMPI_Alltoallv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm);
+
+int PMPI_Alltoallv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm);
+
+int PMPI_Alltoallw(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *sdispls,
+                   const MPI_Datatype *sendtypes,
+                   void *recvbuf,
+                   const int *recvcounts,
+                   const int *rdispls,
+                   const MPI_Datatype *recvtypes,
+                   MPI_Comm comm);
+
+int PMPI_Alltoallw_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes,
+                     void *recvbuf,
+                     const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes,
+                     MPI_Comm comm);
+
+int PMPI_Barrier(MPI_Comm comm);
+
+int PMPI_Reduce(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                int root,
+                MPI_Comm comm);
+
+int PMPI_Reduce_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  int root,
+                  MPI_Comm comm);
+
+int PMPI_Allreduce(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm);
+
+int PMPI_Allreduce_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm);
+
+int PMPI_Reduce_scatter(const void *sendbuf,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm);
+
+int PMPI_Reduce_scatter_c(const void *sendbuf,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block(const void *sendbuf,
+                              void *recvbuf,
+                              int recvcount,
+                              MPI_Datatype datatype,
+                              MPI_Op op,
+                              MPI_Comm comm);
+
+int PMPI_Reduce_scatter_block_c(const void *sendbuf,
+                                void *recvbuf,
+                                MPI_Count recvcount,
+                                MPI_Datatype datatype,
+                                MPI_Op op,
+                                MPI_Comm comm);
+
+int PMPI_Scan(const void *sendbuf,
+              void *recvbuf,
+              int count,
+              MPI_Datatype datatype,
+              MPI_Op op,
+              MPI_Comm comm);
+
+int PMPI_Scan_c(const void *sendbuf,
+                void *recvbuf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
+int PMPI_Exscan(const void *sendbuf,
+                void *recvbuf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Op op,
+                MPI_Comm comm);
+
+int PMPI_Exscan_c(const void *sendbuf,
+                  void *recvbuf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Op op,
+                  MPI_Comm comm);
+
+int PMPI_Neighbor_allgather(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Neighbor_allgatherv(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *displs,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Neighbor_alltoall(const void *sendbuf,
+                           int sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           int recvcount,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallv(const void *sendbuf,
+                            const int *sendcounts,
+                            const int *sdispls,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const int *rdispls,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallw(const void *sendbuf,
+                            const int *sendcounts,
+                            const MPI_Aint *sdispls,
+                            const MPI_Datatype *sendtypes,
+                            void *recvbuf,
+                            const int *recvcounts,
+                            const MPI_Aint *rdispls,
+                            const MPI_Datatype *recvtypes,
+                            MPI_Comm comm);
+
+int PMPI_Ineighbor_allgather(const void *sendbuf,
+                             int sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             int recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf,
+                              int sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const int *recvcounts,
+                              const int *displs,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf,
+                            int sendcount,
+                            MPI_Datatype sendtype,
+                            void *recvbuf,
+                            int recvcount,
+                            MPI_Datatype recvtype,
+                            MPI_Comm comm,
+                            MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf,
+                             const int *sendcounts,
+                             const int *sdispls,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const int *rdispls,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf,
+                             const int *sendcounts,
+                             const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             const MPI_Aint *rdispls,
+                             const MPI_Datatype *recvtypes,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf,
+                                 int sendcount,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 int recvcount,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf,
+                                  int sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  const int *recvcounts,
+                                  const int *displs,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf,
+                                int sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                int recvcount,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Info info,
+                                MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const int *sdispls,
+                                 MPI_Datatype sendtype,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const int *rdispls,
+                                 MPI_Datatype recvtype,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf,
+                                 const int *sendcounts,
+                                 const MPI_Aint *sdispls,
+                                 const MPI_Datatype *sendtypes,
+                                 void *recvbuf,
+                                 const int *recvcounts,
+                                 const MPI_Aint *rdispls,
+                                 const MPI_Datatype *recvtypes,
+                                 MPI_Comm comm,
+                                 MPI_Info info,
+                                 MPI_Request *request);
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *displs,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm);
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf,
+                             MPI_Count sendcount,
+                             MPI_Datatype sendtype,
+                             void *recvbuf,
+                             MPI_Count recvcount,
+                             MPI_Datatype recvtype,
+                             MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm);
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf,
+                              const MPI_Count *sendcounts,
+                              const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes,
+                              void *recvbuf,
+                              const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls,
+                              const MPI_Datatype *recvtypes,
+                              MPI_Comm comm);
+
+int PMPI_Ineighbor_allgather_c(const void *sendbuf,
+                               MPI_Count sendcount,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               MPI_Count recvcount,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf,
+                                MPI_Count sendcount,
+                                MPI_Datatype sendtype,
+                                void *recvbuf,
+                                const MPI_Count *recvcounts,
+                                const MPI_Aint *displs,
+                                MPI_Datatype recvtype,
+                                MPI_Comm comm,
+                                MPI_Request *request);
+
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf,
+                              MPI_Count sendcount,
+                              MPI_Datatype sendtype,
+                              void *recvbuf,
+                              MPI_Count recvcount,
+                              MPI_Datatype recvtype,
+                              MPI_Comm comm,
+                              MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               MPI_Datatype sendtype,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               MPI_Datatype recvtype,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf,
+                               const MPI_Count *sendcounts,
+                               const MPI_Aint *sdispls,
+                               const MPI_Datatype *sendtypes,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls,
+                               const MPI_Datatype *recvtypes,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf,
+                                   MPI_Count sendcount,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   MPI_Count recvcount,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf,
+                                    MPI_Count sendcount,
+                                    MPI_Datatype sendtype,
+                                    void *recvbuf,
+                                    const MPI_Count *recvcounts,
+                                    const MPI_Aint *displs,
+                                    MPI_Datatype recvtype,
+                                    MPI_Comm comm,
+                                    MPI_Info info,
+                                    MPI_Request *request);
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf,
+                                  MPI_Count sendcount,
+                                  MPI_Datatype sendtype,
+                                  void *recvbuf,
+                                  MPI_Count recvcount,
+                                  MPI_Datatype recvtype,
+                                  MPI_Comm comm,
+                                  MPI_Info info,
+                                  MPI_Request *request);
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   MPI_Datatype sendtype,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   MPI_Datatype recvtype,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf,
+                                   const MPI_Count *sendcounts,
+                                   const MPI_Aint *sdispls,
+                                   const MPI_Datatype *sendtypes,
+                                   void *recvbuf,
+                                   const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls,
+                                   const MPI_Datatype *recvtypes,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Ibcast(void *buffer,
+                int count,
+                MPI_Datatype datatype,
+                int root,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Ibcast_c(void *buffer,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Igather(const void *sendbuf,
+                 int sendcount,
+                 MPI_Datatype sendtype,
+                 void *recvbuf,
+                 int recvcount,
+                 MPI_Datatype recvtype,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Igather_c(const void *sendbuf,
+                   MPI_Count sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   MPI_Count recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Igatherv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  const int *recvcounts,
+                  const int *displs,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Igatherv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const MPI_Count *recvcounts,
+                    const MPI_Aint *displs,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iscatter(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int root,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Iscatter_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iscatterv(const void *sendbuf,
+                   const int *sendcounts,
+                   const int *displs,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Iscatterv_c(const void *sendbuf,
+                     const MPI_Count *sendcounts,
+                     const MPI_Aint *displs,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Iallgather(const void *sendbuf,
+                    int sendcount,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    int recvcount,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iallgather_c(const void *sendbuf,
+                      MPI_Count sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      MPI_Count recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Iallgatherv(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     const int *recvcounts,
+                     const int *displs,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Iallgatherv_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const MPI_Count *recvcounts,
+                       const MPI_Aint *displs,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Request *request);
+
+int PMPI_Ialltoall(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Ialltoall_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Ialltoallv(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    MPI_Datatype sendtype,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    MPI_Datatype recvtype,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ialltoallv_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ialltoallw(const void *sendbuf,
+                    const int *sendcounts,
+                    const int *sdispls,
+                    const MPI_Datatype *sendtypes,
+                    void *recvbuf,
+                    const int *recvcounts,
+                    const int *rdispls,
+                    const MPI_Datatype *recvtypes,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ialltoallw_c(const void *sendbuf,
+                      const MPI_Count *sendcounts,
+                      const MPI_Aint *sdispls,
+                      const MPI_Datatype *sendtypes,
+                      void *recvbuf,
+                      const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls,
+                      const MPI_Datatype *recvtypes,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ireduce(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 int root,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Ireduce_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Iallreduce(const void *sendbuf,
+                    void *recvbuf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Op op,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Iallreduce_c(const void *sendbuf,
+                      void *recvbuf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Op op,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ireduce_scatter(const void *sendbuf,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         MPI_Datatype datatype,
+                         MPI_Op op,
+                         MPI_Comm comm,
+                         MPI_Request *request);
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           MPI_Datatype datatype,
+                           MPI_Op op,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf,
+                               void *recvbuf,
+                               int recvcount,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Request *request);
+
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf,
+                                 void *recvbuf,
+                                 MPI_Count recvcount,
+                                 MPI_Datatype datatype,
+                                 MPI_Op op,
+                                 MPI_Comm comm,
+                                 MPI_Request *request);
+
+int PMPI_Iscan(const void *sendbuf,
+               void *recvbuf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Op op,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Iscan_c(const void *sendbuf,
+                 void *recvbuf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Iexscan(const void *sendbuf,
+                 void *recvbuf,
+                 int count,
+                 MPI_Datatype datatype,
+                 MPI_Op op,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Iexscan_c(const void *sendbuf,
+                   void *recvbuf,
+                   MPI_Count count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Bcast_init(void *buffer,
+                    int count,
+                    MPI_Datatype datatype,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Bcast_init_c(void *buffer,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Gather_init(const void *sendbuf,
+                     int sendcount,
+                     MPI_Datatype sendtype,
+                     void *recvbuf,
+                     int recvcount,
+                     MPI_Datatype recvtype,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Gather_init_c(const void *sendbuf,
+                       MPI_Count sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       MPI_Count recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Gatherv_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      const int *recvcounts,
+                      const int *displs,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Gatherv_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const MPI_Count *recvcounts,
+                        const MPI_Aint *displs,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Scatter_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Scatter_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        int root,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Scatterv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *displs,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Scatterv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *displs,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         int root,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Allgather_init(const void *sendbuf,
+                        int sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        int recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Allgather_init_c(const void *sendbuf,
+                          MPI_Count sendcount,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          MPI_Count recvcount,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Allgatherv_init(const void *sendbuf,
+                         int sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const int *recvcounts,
+                         const int *displs,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Allgatherv_init_c(const void *sendbuf,
+                           MPI_Count sendcount,
+                           MPI_Datatype sendtype,
+                           void *recvbuf,
+                           const MPI_Count *recvcounts,
+                           const MPI_Aint *displs,
+                           MPI_Datatype recvtype,
+                           MPI_Comm comm,
+                           MPI_Info info,
+                           MPI_Request *request);
+
+int PMPI_Alltoall_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Alltoall_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Alltoallv_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallv_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Alltoallw_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        const MPI_Datatype *sendtypes,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        const MPI_Datatype *recvtypes,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallw_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          const MPI_Datatype *recvtypes,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
+int PMPI_Reduce_init(const void *sendbuf,
+                     void *recvbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Reduce_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       int root,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Allreduce_init(const void *sendbuf,
+                        void *recvbuf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Op op,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Allreduce_init_c(const void *sendbuf,
+                          void *recvbuf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Op op,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Reduce_scatter_init(const void *sendbuf,
+                             void *recvbuf,
+                             const int *recvcounts,
+                             MPI_Datatype datatype,
+                             MPI_Op op,
+                             MPI_Comm comm,
+                             MPI_Info info,
+                             MPI_Request *request);
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf,
+                               void *recvbuf,
+                               const MPI_Count *recvcounts,
+                               MPI_Datatype datatype,
+                               MPI_Op op,
+                               MPI_Comm comm,
+                               MPI_Info info,
+                               MPI_Request *request);
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf,
+                                   void *recvbuf,
+                                   int recvcount,
+                                   MPI_Datatype datatype,
+                                   MPI_Op op,
+                                   MPI_Comm comm,
+                                   MPI_Info info,
+                                   MPI_Request *request);
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf,
+                                     void *recvbuf,
+                                     MPI_Count recvcount,
+                                     MPI_Datatype datatype,
+                                     MPI_Op op,
+                                     MPI_Comm comm,
+                                     MPI_Info info,
+                                     MPI_Request *request);
+
+int PMPI_Scan_init(const void *sendbuf,
+                   void *recvbuf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Op op,
+                   MPI_Comm comm,
+                   MPI_Info info,
+                   MPI_Request *request);
+
+int PMPI_Scan_init_c(const void *sendbuf,
+                     void *recvbuf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Exscan_init(const void *sendbuf,
+                     void *recvbuf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Op op,
+                     MPI_Comm comm,
+                     MPI_Info info,
+                     MPI_Request *request);
+
+int PMPI_Exscan_init_c(const void *sendbuf,
+                       void *recvbuf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Op op,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+
+int PMPI_Comm_create_from_group(MPI_Group group,
+                                const char *stringtag,
+                                MPI_Info info,
+                                MPI_Errhandler errhandler,
+                                MPI_Comm *newcomm);
+
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group,
+                                      int local_leader,
+                                      MPI_Group remote_group,
+                                      int remote_leader,
+                                      const char *stringtag,
+                                      MPI_Info info,
+                                      MPI_Errhandler errhandler,
+                                      MPI_Comm *newintercomm);
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank);
+
+int PMPI_Comm_size(MPI_Comm comm, int *size);
+
+int PMPI_Comm_dup(MPI_Comm comm,
+                  MPI_Comm *newcomm);
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
+int PMPI_Comm_free(MPI_Comm *comm);
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
+
+int PMPIX_Config_string(int doc, int *buflen, char *text);
+
+int PMPI_Type_create_custom(MPI_Type_custom_state_function *statefn,
+                            MPI_Type_custom_state_free_function *freefn,
+                            MPI_Type_custom_query_function *queryfn,
+                            MPI_Type_custom_pack_function *packfn,
+                            MPI_Type_custom_unpack_function *unpackfn,
+                            MPI_Type_custom_region_count_function *region_countfn,
+                            MPI_Type_custom_region_function *regionfn,
+                            void *context,
+                            int inorder,
+                            MPI_Datatype *type);
+
+int PMPIX_Type_custom_set_resize(MPI_Datatype type, MPIX_Type_custom_resize_function *resizefn);
+
+int PMPI_Init(int *_argc, char ***_argv);
+
+int PMPI_Init_thread(int *_argc, char ***_argv, int required, int *provided);
+
+int PMPI_Initialized(int *flag);
+
+int PMPI_Finalized(int *flag);
+
+int PMPI_Finalize(void);
+
+int PMPI_Abort(MPI_Comm comm, int errorcode);
+
+int PMPI_Query_thread(int *provided);
+
+int PMPI_Is_thread_main(int *flag);
+
+int PMPI_Get_version(int *version, int *subversion);
+
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor);
+
+int PMPI_Get_library_version(char *version, int *resultlen);
+
+int PMPI_Get_processor_name(char *name, int *resultlen);
+
+double PMPI_Wtime(void);
+
+double PMPI_Wtick(void);
+
+int PMPI_Add_error_class(int *errorclass);
+
+int PMPI_Add_error_code(int errorclass, int *errorcode);
+
+int PMPI_Add_error_string(int errorcode, const char *string);
+
+int PMPI_Remove_error_class(int errorclass);
+
+int PMPI_Remove_error_code(int errorcode);
+
+int PMPI_Remove_error_string(int errorcode);
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen);
+
+int PMPI_Error_class(int errorcode, int *errorclass);
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
+
+int PMPI_Comm_toint(MPI_Comm comm);
+
+MPI_Comm PMPI_Comm_fromint(int comm);
+
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
+
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
+
+int PMPI_Errhandler_toint(MPI_Errhandler errhandler);
+
+MPI_Errhandler PMPI_Errhandler_fromint(int errhandler);
+
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
+
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+
+int PMPI_Group_toint(MPI_Group group);
+
+MPI_Group PMPI_Group_fromint(int group);
+
+MPI_Fint PMPI_Group_c2f(MPI_Group group);
+
+MPI_Group PMPI_Group_f2c(MPI_Fint group);
+
+int PMPI_Info_toint(MPI_Info info);
+
+MPI_Info PMPI_Info_fromint(int info);
+
+MPI_Fint PMPI_Info_c2f(MPI_Info info);
+
+MPI_Info PMPI_Info_f2c(MPI_Fint info);
+
+int PMPI_Message_toint(MPI_Message message);
+
+MPI_Message PMPI_Message_fromint(int message);
+
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
+
+int PMPI_Op_toint(MPI_Op op);
+
+MPI_Op PMPI_Op_fromint(int op);
+
+MPI_Fint PMPI_Op_c2f(MPI_Op op);
+
+MPI_Op PMPI_Op_f2c(MPI_Fint op);
+
+int PMPI_Request_toint(MPI_Request request);
+
+MPI_Request PMPI_Request_fromint(int request);
+
+MPI_Fint PMPI_Request_c2f(MPI_Request request);
+
+MPI_Request PMPI_Request_f2c(MPI_Fint request);
+
+int PMPI_Session_toint(MPI_Session session);
+
+MPI_Session PMPI_Session_fromint(int session);
+
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
+
+int PMPI_Type_toint(MPI_Datatype datatype);
+
+MPI_Datatype PMPI_Type_fromint(int datatype);
+
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
+
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+
+int PMPI_File_toint(MPI_File file);
+
+MPI_File PMPI_File_fromint(int file);
+
+MPI_Fint PMPI_File_c2f(MPI_File file);
+
+MPI_File PMPI_File_f2c(MPI_Fint file);
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Group_size(MPI_Group group, int *size);
+
+int PMPI_Group_rank(MPI_Group group, int *rank);
+
+int PMPI_Group_translate_ranks(MPI_Group group1,
+                               int n,
+                               const int *ranks1,
+                               MPI_Group group2,
+                               int *ranks2);
+
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
+
+int PMPI_Group_incl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_excl(MPI_Group group, int n, const int *ranks, MPI_Group *newgroup);
+
+int PMPI_Group_range_incl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int (*ranges)[3], MPI_Group *newgroup);
+
+int PMPI_Group_free(MPI_Group *group);
+
+int PMPI_Info_create(MPI_Info *info);
+
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
+
+int PMPI_Abi_get_info(MPI_Info *info);
+
+int PMPI_Info_create_env(int argc, char **argv, MPI_Info *info);
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
+
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
+
+int PMPI_Info_delete(MPI_Info info, const char *key);
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
+
+int PMPI_Info_free(MPI_Info *info);
+
+int PMPI_Intercomm_create(MPI_Comm local_comm,
+                          int local_leader,
+                          MPI_Comm peer_comm,
+                          int remote_leader,
+                          int tag,
+                          MPI_Comm *newintercomm);
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size);
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
+
+int PMPI_Free_mem(void *base);
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+
+int PMPI_Isend(const void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int dest,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Issend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Irsend(const void *buf,
+                int count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm,
+                MPI_Request *request);
+
+int PMPI_Recv(void *buf,
+              int count,
+              MPI_Datatype datatype,
+              int source,
+              int tag,
+              MPI_Comm comm,
+              MPI_Status *status);
+
+int PMPI_Irecv(void *buf,
+               int count,
+               MPI_Datatype datatype,
+               int source,
+               int tag,
+               MPI_Comm comm,
+               MPI_Request *request);
+
+int PMPI_Send_c(const void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int dest,
+                int tag,
+                MPI_Comm comm);
+
+int PMPI_Ssend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Rsend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm);
+
+int PMPI_Isend_c(const void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int dest,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Issend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Irsend_c(const void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  int dest,
+                  int tag,
+                  MPI_Comm comm,
+                  MPI_Request *request);
+
+int PMPI_Recv_c(void *buf,
+                MPI_Count count,
+                MPI_Datatype datatype,
+                int source,
+                int tag,
+                MPI_Comm comm,
+                MPI_Status *status);
+
+int PMPI_Irecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 int source,
+                 int tag,
+                 MPI_Comm comm,
+                 MPI_Request *request);
+
+int PMPI_Send_init(const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int dest,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Send_init_c(const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int dest,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Bsend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Bsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Ssend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Ssend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Rsend_init(const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Request *request);
+
+int PMPI_Rsend_init_c(const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Request *request);
+
+int PMPI_Recv_init(void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   int source,
+                   int tag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Recv_init_c(void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     int source,
+                     int tag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+
+int PMPI_Improbe(int source,
+                 int tag,
+                 MPI_Comm comm,
+                 int *flag,
+                 MPI_Message *message,
+                 MPI_Status *status);
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+
+int PMPI_Mrecv(void *buf,
+               int count,
+               MPI_Datatype datatype,
+               MPI_Message *message,
+               MPI_Status *status);
+
+int PMPI_Mrecv_c(void *buf,
+                 MPI_Count count,
+                 MPI_Datatype datatype,
+                 MPI_Message *message,
+                 MPI_Status *status);
+
+int PMPI_Imrecv(void *buf,
+                int count,
+                MPI_Datatype datatype,
+                MPI_Message *message,
+                MPI_Request *request);
+
+int PMPI_Imrecv_c(void *buf,
+                  MPI_Count count,
+                  MPI_Datatype datatype,
+                  MPI_Message *message,
+                  MPI_Request *request);
+
+int PMPIX_Message_shape(MPI_Message message,
+                        MPI_Count *packed_size,
+                        MPI_Count *region_count,
+                        MPI_Count max_regions,
+                        MPI_Count *region_lens,
+                        MPI_Datatype *region_types);
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+int PMPI_Request_get_status_all(int count,
+                                const MPI_Request *array_of_requests,
+                                int *flag,
+                                MPI_Status *array_of_statuses);
+
+int PMPI_Request_get_status_any(int count,
+                                const MPI_Request *array_of_requests,
+                                int *index,
+                                int *flag,
+                                MPI_Status *status);
+
+int PMPI_Request_get_status_some(int incount,
+                                 const MPI_Request *array_of_requests,
+                                 int *outcount,
+                                 int *array_of_indices,
+                                 MPI_Status *array_of_statuses);
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status);
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+
+int PMPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses);
+
+int PMPI_Testall(int count,
+                 MPI_Request *array_of_requests,
+                 int *flag,
+                 MPI_Status *array_of_statuses);
+
+int PMPI_Waitany(int count, MPI_Request *array_of_requests, int *index, MPI_Status *status);
+
+int PMPI_Testany(int count,
+                 MPI_Request *array_of_requests,
+                 int *index,
+                 int *flag,
+                 MPI_Status *status);
+
+int PMPI_Waitsome(int incount,
+                  MPI_Request *array_of_requests,
+                  int *outcount,
+                  int *array_of_indices,
+                  MPI_Status *array_of_statuses);
+
+int PMPI_Testsome(int incount,
+                  MPI_Request *array_of_requests,
+                  int *outcount,
+                  int *array_of_indices,
+                  MPI_Status *array_of_statuses);
+
+int PMPI_Request_free(MPI_Request *request);
+
+int PMPI_Cancel(MPI_Request *request);
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                        MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn,
+                        void *extra_state,
+                        MPI_Request *request);
+
+int PMPI_Grequest_complete(MPI_Request request);
+
+int PMPI_Psend_init(const void *buf,
+                    int partitions,
+                    int count,
+                    MPI_Datatype datatype,
+                    int dest,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Psend_init_c(const void *buf,
+                      int partitions,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int dest,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Precv_init(void *buf,
+                    int partitions,
+                    int count,
+                    MPI_Datatype datatype,
+                    int source,
+                    int tag,
+                    MPI_Comm comm,
+                    MPI_Info info,
+                    MPI_Request *request);
+
+int PMPI_Precv_init_c(void *buf,
+                      int partitions,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      int source,
+                      int tag,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+int PMPI_Pready(int partition, MPI_Request request);
+
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+
+int PMPI_Pready_list(int length, const int *array_of_partitions, MPI_Request request);
+
+int PMPI_Parrived(MPI_Request request, int partition, int *flag);
+
+int PMPI_Start(MPI_Request *request);
+
+int PMPI_Startall(int count, MPI_Request *array_of_requests);
+
+int PMPI_Sendrecv(const void *sendbuf,
+                  int sendcount,
+                  MPI_Datatype sendtype,
+                  int dest,
+                  int sendtag,
+                  void *recvbuf,
+                  int recvcount,
+                  MPI_Datatype recvtype,
+                  int source,
+                  int recvtag,
+                  MPI_Comm comm,
+                  MPI_Status *status);
+
+int PMPI_Isendrecv(const void *sendbuf,
+                   int sendcount,
+                   MPI_Datatype sendtype,
+                   int dest,
+                   int sendtag,
+                   void *recvbuf,
+                   int recvcount,
+                   MPI_Datatype recvtype,
+                   int source,
+                   int recvtag,
+                   MPI_Comm comm,
+                   MPI_Request *request);
+
+int PMPI_Sendrecv_c(const void *sendbuf,
+                    MPI_Count sendcount,
+                    MPI_Datatype sendtype,
+                    int dest,
+                    int sendtag,
+                    void *recvbuf,
+                    MPI_Count recvcount,
+                    MPI_Datatype recvtype,
+                    int source,
+                    int recvtag,
+                    MPI_Comm comm,
+                    MPI_Status *status);
+
+int PMPI_Isendrecv_c(const void *sendbuf,
+                     MPI_Count sendcount,
+                     MPI_Datatype sendtype,
+                     int dest,
+                     int sendtag,
+                     void *recvbuf,
+                     MPI_Count recvcount,
+                     MPI_Datatype recvtype,
+                     int source,
+                     int recvtag,
+                     MPI_Comm comm,
+                     MPI_Request *request);
+
+int PMPI_Sendrecv_replace(void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          int dest,
+                          int sendtag,
+                          int source,
+                          int recvtag,
+                          MPI_Comm comm,
+                          MPI_Status *status);
+
+int PMPI_Isendrecv_replace(void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           int dest,
+                           int sendtag,
+                           int source,
+                           int recvtag,
+                           MPI_Comm comm,
+                           MPI_Request *request);
+
+int PMPI_Sendrecv_replace_c(void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            int dest,
+                            int sendtag,
+                            int source,
+                            int recvtag,
+                            MPI_Comm comm,
+                            MPI_Status *status);
+
+int PMPI_Isendrecv_replace_c(void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             int dest,
+                             int sendtag,
+                             int source,
+                             int recvtag,
+                             MPI_Comm comm,
+                             MPI_Request *request);
+
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+
+int PMPI_Session_finalize(MPI_Session *session);
+
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+
+int PMPI_Session_get_nth_pset(MPI_Session session,
+                              MPI_Info info,
+                              int n,
+                              int *pset_len,
+                              char *pset_name);
+
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function session_errhandler_fn,
+                                   MPI_Errhandler *errhandler);
+
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
+
+int PMPI_Status_get_source(const MPI_Status *status, int *source);
+
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag);
+
+int PMPI_Status_get_error(const MPI_Status *status, int *error);
+
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count);
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag);
+
+int PMPI_Status_set_source(MPI_Status *status, int source);
+
+int PMPI_Status_set_tag(MPI_Status *status, int tag);
+
+int PMPI_Status_set_error(MPI_Status *status, int error);
+
+int PMPI_Dims_create(int nnodes, int ndims, int *dims);
+
+int PMPI_Cart_create(MPI_Comm comm_old,
+                     int ndims,
+                     const int *dims,
+                     const int *periods,
+                     int reorder,
+                     MPI_Comm *comm_cart);
+
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int *dims, const int *periods, int *newrank);
+
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
+
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
+
+int PMPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
+
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int *coords);
+
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+
+int PMPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
+
+int PMPI_Topo_test(MPI_Comm comm, int *status);
+
+int PMPI_Graph_create(MPI_Comm comm_old,
+                      int nnodes,
+                      const int *index,
+                      const int *edges,
+                      int reorder,
+                      MPI_Comm *comm_graph);
+
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int *index, const int *edges, int *newrank);
+
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int *index, int *edges);
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int *neighbors);
+
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old,
+                                    int indegree,
+                                    const int *sources,
+                                    const int *sourceweights,
+                                    int outdegree,
+                                    const int *destinations,
+                                    const int *destweights,
+                                    MPI_Info info,
+                                    int reorder,
+                                    MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_create(MPI_Comm comm_old,
+                           int n,
+                           const int *sources,
+                           const int *degrees,
+                           const int *destinations,
+                           const int *weights_,
+                           MPI_Info info,
+                           int reorder,
+                           MPI_Comm *comm_dist_graph);
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+
+int PMPI_Dist_graph_neighbors(MPI_Comm comm,
+                              int maxindegree,
+                              int *sources,
+                              int *sourceweights,
+                              int maxoutdegree,
+                              int *destinations,
+                              int *destweights);
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size);
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+
+int PMPI_Type_commit(MPI_Datatype *datatype);
+
+int PMPI_Type_free(MPI_Datatype *datatype);
+
+int PMPI_Type_create_subarray(int ndims,
+                              const int *array_of_sizes,
+                              const int *array_of_subsizes,
+                              const int *array_of_starts,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_subarray_c(int ndims,
+                                const MPI_Count *array_of_sizes,
+                                const MPI_Count *array_of_subsizes,
+                                const MPI_Count *array_of_starts,
+                                int order,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray(int size,
+                            int rank,
+                            int ndims,
+                            const int *array_of_gsizes,
+                            const int *array_of_distribs,
+                            const int *array_of_dargs,
+                            const int *array_of_psizes,
+                            int order,
+                            MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_create_darray_c(int size,
+                              int rank,
+                              int ndims,
+                              const MPI_Count *array_of_gsizes,
+                              const int *array_of_distribs,
+                              const int *array_of_dargs,
+                              const int *array_of_psizes,
+                              int order,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype,
+                           int *num_integers,
+                           int *num_addresses,
+                           int *num_datatypes,
+                           int *combiner);
+
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype,
+                             MPI_Count *num_integers,
+                             MPI_Count *num_addresses,
+                             MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes,
+                             int *combiner);
+
+int PMPI_Type_get_contents(MPI_Datatype datatype,
+                           int max_integers,
+                           int max_addresses,
+                           int max_datatypes,
+                           int *array_of_integers,
+                           MPI_Aint *array_of_addresses,
+                           MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype,
+                             MPI_Count max_integers,
+                             MPI_Count max_addresses,
+                             MPI_Count max_large_counts,
+                             MPI_Count max_datatypes,
+                             int *array_of_integers,
+                             MPI_Aint *array_of_addresses,
+                             MPI_Count *array_of_large_counts,
+                             MPI_Datatype *array_of_datatypes);
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Type_vector(int count,
+                     int blocklength,
+                     int stride,
+                     MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);
+
+int PMPI_Type_vector_c(MPI_Count count,
+                       MPI_Count blocklength,
+                       MPI_Count stride,
+                       MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector(int count,
+                             int blocklength,
+                             MPI_Aint stride,
+                             MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_create_hvector_c(MPI_Count count,
+                               MPI_Count blocklength,
+                               MPI_Count stride,
+                               MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct(int count,
+                            const int *array_of_blocklengths,
+                            const MPI_Aint *array_of_displacements,
+                            const MPI_Datatype *array_of_types,
+                            MPI_Datatype *newtype);
+
+int PMPI_Type_create_struct_c(MPI_Count count,
+                              const MPI_Count *array_of_blocklengths,
+                              const MPI_Count *array_of_displacements,
+                              const MPI_Datatype *array_of_types,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype,
+                             MPI_Aint lb,
+                             MPI_Aint extent,
+                             MPI_Datatype *newtype);
+
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype,
+                               MPI_Count lb,
+                               MPI_Count extent,
+                               MPI_Datatype *newtype);
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+
+int PMPI_Pack_external(const char *datarep,
+                       const void *inbuf,
+                       int incount,
+                       MPI_Datatype datatype,
+                       void *outbuf,
+                       MPI_Aint outsize,
+                       MPI_Aint *position);
+
+int PMPI_Pack_external_c(const char *datarep,
+                         const void *inbuf,
+                         MPI_Count incount,
+                         MPI_Datatype datatype,
+                         void *outbuf,
+                         MPI_Count outsize,
+                         MPI_Count *position);
+
+int PMPI_Unpack_external(const char *datarep,
+                         const void *inbuf,
+                         MPI_Aint insize,
+                         MPI_Aint *position,
+                         void *outbuf,
+                         int outcount,
+                         MPI_Datatype datatype);
+
+int PMPI_Unpack_external_c(const char *datarep,
+                           const void *inbuf,
+                           MPI_Count insize,
+                           MPI_Count *position,
+                           void *outbuf,
+                           MPI_Count outcount,
+                           MPI_Datatype datatype);
+
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
+
+int PMPI_Pack_external_size_c(const char *datarep,
+                              MPI_Count incount,
+                              MPI_Datatype datatype,
+                              MPI_Count *size);
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+
+int PMPI_Type_indexed(int count,
+                      const int *array_of_blocklengths,
+                      const int *array_of_displacements,
+                      MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+
+int PMPI_Type_indexed_c(MPI_Count count,
+                        const MPI_Count *array_of_blocklengths,
+                        const MPI_Count *array_of_displacements,
+                        MPI_Datatype oldtype,
+                        MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed(int count,
+                              const int *array_of_blocklengths,
+                              const MPI_Aint *array_of_displacements,
+                              MPI_Datatype oldtype,
+                              MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_c(MPI_Count count,
+                                const MPI_Count *array_of_blocklengths,
+                                const MPI_Count *array_of_displacements,
+                                MPI_Datatype oldtype,
+                                MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block(int count,
+                                   int blocklength,
+                                   const int *array_of_displacements,
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+int PMPI_Type_create_indexed_block_c(MPI_Count count,
+                                     MPI_Count blocklength,
+                                     const MPI_Count *array_of_displacements,
+                                     MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block(int count,
+                                    int blocklength,
+                                    const MPI_Aint *array_of_displacements,
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+
+int PMPI_Type_create_hindexed_block_c(MPI_Count count,
+                                      MPI_Count blocklength,
+                                      const MPI_Count *array_of_displacements,
+                                      MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype);
+
+int PMPI_Pack(const void *inbuf,
+              int incount,
+              MPI_Datatype datatype,
+              void *outbuf,
+              int outsize,
+              int *position,
+              MPI_Comm comm);
+
+int PMPI_Pack_c(const void *inbuf,
+                MPI_Count incount,
+                MPI_Datatype datatype,
+                void *outbuf,
+                MPI_Count outsize,
+                MPI_Count *position,
+                MPI_Comm comm);
+
+int PMPI_Unpack(const void *inbuf,
+                int insize,
+                int *position,
+                void *outbuf,
+                int outcount,
+                MPI_Datatype datatype,
+                MPI_Comm comm);
+
+int PMPI_Unpack_c(const void *inbuf,
+                  MPI_Count insize,
+                  MPI_Count *position,
+                  void *outbuf,
+                  MPI_Count outcount,
+                  MPI_Datatype datatype,
+                  MPI_Comm comm);
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
+
+int PMPI_Type_get_value_index(MPI_Datatype value_type,
+                              MPI_Datatype index_type,
+                              MPI_Datatype *pair_type);
+
+int PMPI_Get_address(const void *location, MPI_Aint *address);
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+
+int PMPI_Op_free(MPI_Op *op);
+
+int PMPI_Op_commutative(MPI_Op op, int *commute);
+
+int PMPI_Reduce_local(const void *inbuf,
+                      void *inoutbuf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Op op);
+
+int PMPI_Reduce_local_c(const void *inbuf,
+                        void *inoutbuf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Op op);
+
+int PMPI_Pcontrol(const int level, ...);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -3884,6 +6369,7 @@ extern "C" {
 
 /* Profiling control: mpicd accepts any level and changes nothing; profilers intercept it. */
 int MPI_Pcontrol(const int level, ...);
+int PMPI_Pcontrol(const int level, ...);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -6,7 +6,10 @@
 #
 #   PREFIX/lib/libmpi.so.0.1.0        the shared library (SONAME libmpi.so.0)
 #   PREFIX/lib/libmpi.so.0, libmpi.so the SONAME and development links
-#   PREFIX/lib/libmpi.a               the static library (its native libraries: pkg-config --static)
+#   PREFIX/lib/libmpi.a               the static library (its native libraries: pkg-config --static),
+#                                     with the profiling interface turned around for static
+#                                     links: each function defined as PMPI_X, MPI_X a weak
+#                                     symbol that jumps to it (a tool's own MPI_X wins)
 #   PREFIX/lib/libmpi_abi.so.1        the same library under the MPI-5 standard ABI name, with
 #                                     SONAME libmpi_abi.so.1 (a copy renamed with patchelf; a
 #                                     link to libmpi.so.0.1.0 when patchelf is missing), and
@@ -59,7 +62,24 @@ rm -f "$DEST/lib/$REAL"
 install -m 0755 "$BUILD/libmpi.so" "$DEST/lib/$REAL"
 ln -sfn "$REAL" "$DEST/lib/$SONAME"
 ln -sfn "$SONAME" "$DEST/lib/libmpi.so"
-install -m 0644 "$BUILD/libmpi.a" "$DEST/lib/libmpi.a"
+# libmpi.a: cargo's archive holds MPI_X (the function) and PMPI_X (a jump to MPI_X), both
+# strong: a tool defining MPI_X would clash with it, and its PMPI_X would jump back into the
+# tool. Swapping the two names (the references inside the archive follow) and weakening MPI_X
+# gives what a static tool needs: the function as PMPI_X, a weak MPI_X jumping to it.
+OBJCOPY=${OBJCOPY:-objcopy}
+pmpi_tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpicd-pmpi.XXXXXX")
+nm --defined-only "$BUILD/libmpi.a" 2>/dev/null |
+    awk '$2 == "T" && $3 ~ /^PMPIX?_/ { print substr($3, 2) }' | sort -u >"$pmpi_tmp/names"
+awk '{ print $1, "P" $1; print "P" $1, $1 }' "$pmpi_tmp/names" >"$pmpi_tmp/swap"
+if [[ ! -s "$pmpi_tmp/names" ]]; then
+    echo "install: $BUILD/libmpi.a has no PMPI_ functions: rebuild it" >&2
+    rm -rf "$pmpi_tmp"
+    exit 1
+fi
+"$OBJCOPY" --redefine-syms="$pmpi_tmp/swap" "$BUILD/libmpi.a" "$pmpi_tmp/swapped.a"
+"$OBJCOPY" --weaken-symbols="$pmpi_tmp/names" "$pmpi_tmp/swapped.a" "$pmpi_tmp/libmpi.a"
+install -m 0644 "$pmpi_tmp/libmpi.a" "$DEST/lib/libmpi.a"
+rm -rf "$pmpi_tmp"
 
 PATCHELF=${PATCHELF:-patchelf}
 rm -f "$DEST/lib/$ABI"

@@ -27,6 +27,7 @@ use crate::types::pack::{check_base, packed_len};
 use mpicd::{Communicator, Datatype, Request, SendMode, TypedBuf};
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 pub(crate) use crate::types::pack::packable;
@@ -101,6 +102,10 @@ static BUFFERS: Mutex<Buffers> = Mutex::new(Buffers {
     pending: Vec::new(),
 });
 
+/// False only while no buffered send is pending: completion calls, which all sweep, then skip
+/// the lock (set and cleared under it).
+static ANY_PENDING: AtomicBool = AtomicBool::new(false);
+
 fn buffers() -> MutexGuard<'static, Buffers> {
     BUFFERS.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -118,6 +123,7 @@ impl Buffers {
             }
             false
         });
+        ANY_PENDING.store(!pending.is_empty(), Ordering::Release);
         self.pending = pending;
     }
 
@@ -128,6 +134,9 @@ impl Buffers {
 
 /// Progresses the pending buffered sends (every completion call does).
 pub(crate) fn sweep() {
+    if !ANY_PENDING.load(Ordering::Acquire) {
+        return;
+    }
     let mut b = buffers();
     if !b.pending.is_empty() {
         b.sweep();
@@ -232,6 +241,7 @@ pub(crate) unsafe fn bsend(
     let sent = unsafe { c.isend_raw(at, len, m.dest, m.tag, SendMode::Standard) };
     match sent {
         Ok(request) => {
+            ANY_PENDING.store(true, Ordering::Release);
             b.pending.push(Pending {
                 request,
                 owner,

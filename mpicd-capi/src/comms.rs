@@ -75,7 +75,16 @@ pub(crate) fn run_on(
     comm: MPI_Comm,
     body: impl FnOnce(Arc<Communicator>) -> CResult<()>,
 ) -> c_int {
-    run(name, errh(comm), |_| body(get(comm)?))
+    // The usual case in one lookup: a live communicator's handler and object.
+    let live = crate::env::check_live().ok().and_then(|()| {
+        COMMS.with(comm as usize, |e| {
+            (e.errh.bound_to(comm as usize), Arc::clone(&e.comm))
+        })
+    });
+    match live {
+        Some((errh, c)) => run(name, errh, |_| body(c)),
+        None => run(name, errh(comm), |_| body(get(comm)?)),
+    }
 }
 
 /// The handle of a communicator made from `parent`: it takes `parent`'s error handler and

@@ -1,7 +1,7 @@
 //! Integer forms of handles: `MPI_<Kind>_toint` / `_fromint` (the MPI-5 standard ABI's
 //! conversions) and their older names `MPI_<Kind>_c2f` / `_f2c` (MPI_Fint is a C int here), for
-//! communicators, error handlers, groups, info objects, messages, ops, requests, sessions and
-//! datatypes. A predefined handle's integer is its handle value (all below 4096, as the
+//! communicators, error handlers, groups, info objects, messages, ops, requests, sessions,
+//! datatypes and files (MPI_FILE_NULL, the one file handle while I/O is not implemented). A predefined handle's integer is its handle value (all below 4096, as the
 //! standard ABI lays them out); another handle gets the next integer from 4096 up the first time
 //! it is converted, and keeps it. An integer never given out converts back to the kind's null
 //! handle.
@@ -275,6 +275,30 @@ pub extern "C" fn MPI_Type_f2c(datatype: MPI_Fint) -> MPI_Datatype {
     MPI_Type_fromint(datatype)
 }
 
+/// The integer form of a MPI_File handle.
+#[no_mangle]
+pub extern "C" fn MPI_File_toint(file: MPI_File) -> c_int {
+    to_int(file as usize)
+}
+
+/// The MPI_File handle of an integer from `MPI_File_toint` (MPI_FILE_NULL if it was never given out).
+#[no_mangle]
+pub extern "C" fn MPI_File_fromint(file: c_int) -> MPI_File {
+    from_int(file, MPI_FILE_NULL as usize) as MPI_File
+}
+
+/// `MPI_File_toint` under its MPI-1 name (MPI_Fint is a C int).
+#[no_mangle]
+pub extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
+    MPI_File_toint(file)
+}
+
+/// `MPI_File_fromint` under its MPI-1 name.
+#[no_mangle]
+pub extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
+    MPI_File_fromint(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +315,8 @@ mod tests {
         assert_eq!(MPI_Comm_f2c(MPI_Comm_c2f(h)), h);
         assert_eq!(MPI_Request_fromint(1 << 30), MPI_REQUEST_NULL);
         assert_eq!(MPI_Type_fromint(-1), MPI_DATATYPE_NULL);
+        assert_eq!(MPI_File_toint(MPI_FILE_NULL), 0x118);
+        assert_eq!(MPI_File_fromint(0x118), MPI_FILE_NULL);
+        assert_eq!(MPI_File_fromint(1 << 30), MPI_FILE_NULL);
     }
 }

@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod abi;
+pub mod abi_fortran;
 pub mod attrs;
 mod blocks;
 pub mod bsend;
@@ -17,6 +18,7 @@ pub mod comm_from_group;
 pub mod comms;
 pub mod config;
 pub mod custom;
+mod detached;
 pub mod env;
 pub mod errcodes;
 pub mod errhandlers;
@@ -30,6 +32,7 @@ pub mod memory;
 pub mod p2p;
 pub mod p2p_c;
 pub mod p2p_persistent;
+mod pmpi;
 pub mod probe;
 mod reductions;
 pub mod request_status;

@@ -37,7 +37,7 @@ fn look(ctx: &mut Ctx, h: MPI_Request) -> CResult<Look> {
         return Ok(Look::Inactive);
     }
     let mut entry = REQUESTS
-        .remove(h as usize)
+        .lend(h as usize)
         .ok_or_else(|| fail(MPI_ERR_REQUEST, "unknown or already freed request"))?;
     ctx.errh = entry.errh;
     let found = if !entry.is_active() {

@@ -7,14 +7,14 @@
 use crate::abi::*;
 use crate::blocks::Elem;
 use crate::comms::{errh, run_on};
+use crate::detached::Detached;
 use crate::env::{out, require};
 use crate::errors::{CResult, Fail};
 use crate::p2p::{recv_tag, start_recv, start_send, Incoming, Outgoing};
-use crate::requests::{failed, insert_work, outcome_to_c, progress, Finished, Owned, Work};
+use crate::requests::{failed, insert_work, outcome_to_c, wait_step, Finished, Owned, Work};
 use crate::status;
 use mpicd::{Communicator, SendMode};
 use std::ffi::{c_int, c_void};
-use std::sync::{Mutex, MutexGuard};
 
 /// Where a `_replace` call's message goes once both halves are done.
 struct Placement {
@@ -42,25 +42,16 @@ pub(crate) struct Pair {
 /// `_replace` pairs freed unfinished (MPI_Request_free, finalize): progressed by every
 /// completion call until done, since they own the buffer their receive writes into, and they
 /// still place the message.
-static DETACHED: Mutex<Vec<Pair>> = Mutex::new(Vec::new());
-
-fn detached() -> MutexGuard<'static, Vec<Pair>> {
-    DETACHED.lock().unwrap_or_else(|p| p.into_inner())
-}
+static DETACHED: Detached<Pair> = Detached::new();
 
 /// Progresses the detached pairs; drops those done.
 pub(crate) fn sweep() {
-    let mut list = std::mem::take(&mut *detached());
-    if list.is_empty() {
-        return;
-    }
-    list.retain_mut(|p| p.test().is_none());
-    detached().extend(list);
+    DETACHED.sweep(|p| p.test().is_none());
 }
 
 /// After finalize: nothing writes into the pairs' buffers any more.
 pub(crate) fn release() {
-    for mut p in std::mem::take(&mut *detached()) {
+    for mut p in DETACHED.take_all() {
         p.finished = true;
         drop(p);
     }
@@ -71,7 +62,7 @@ impl Drop for Pair {
         if self.finished || self.place.is_none() {
             return;
         }
-        detached().push(Pair {
+        DETACHED.push(Pair {
             recv: self.recv.take(),
             send: self.send.take(),
             custom_count: self.custom_count,
@@ -125,11 +116,12 @@ impl Pair {
     }
 
     fn wait(mut self) -> Finished {
+        let mut idle = mpicd::Idle::default();
         loop {
             if let Some(done) = self.test() {
                 return done;
             }
-            if let Err(f) = progress() {
+            if let Err(f) = wait_step(&mut idle) {
                 return failed(f);
             }
         }

@@ -5,6 +5,10 @@
 //! typedefs of function types, as in the paper (`typedef int (MPI_Type_custom_state_function)
 //! (...)`, used as `MPI_Type_custom_state_function *statefn`), and every macro value is
 //! parenthesized (`#define MPI_ANY_SOURCE (-1)`, `#define MPI_COMM_WORLD ((MPI_Comm)257)`).
+//!
+//! Then the profiling interface, which cbindgen cannot write (it declares each function once):
+//! a section at the end of the declarations repeats every `MPI_X`/`MPIX_X` prototype as
+//! `PMPI_X`/`PMPIX_X`, the names `src/pmpi.rs` exports.
 
 use std::path::PathBuf;
 
@@ -64,7 +68,70 @@ fn generate() -> String {
         .expect("cbindgen failed")
         .write(&mut out);
     let raw = String::from_utf8(out).expect("utf-8 header");
-    raw.lines().map(touch_line).collect::<Vec<_>>().join("\n") + "\n"
+    let touched = raw.lines().map(touch_line).collect::<Vec<_>>().join("\n") + "\n";
+    with_pmpi(&touched)
+}
+
+/// Where the declarations' `extern "C"` block closes (before the include guard's end).
+const DECLARATIONS_END: &str =
+    "#ifdef __cplusplus\n}  // extern \"C\"\n#endif  // __cplusplus\n\n#endif  /* MPICD_MPI_H */";
+
+/// The function prototypes of a header, each as its lines: a declaration starts at column 0
+/// with its result type, names an `MPI_`/`MPIX_` function and ends at the line ending in `;`.
+fn prototypes(header: &str) -> Vec<Vec<&str>> {
+    let mut found = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in header.lines() {
+        if let Some(lines) = current.as_mut() {
+            lines.push(line);
+        } else if line.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !line.starts_with("typedef")
+            && function_name(line).is_some()
+        {
+            current = Some(vec![line]);
+        } else {
+            continue;
+        }
+        if line.trim_end().ends_with(';') {
+            found.extend(current.take());
+        }
+    }
+    found
+}
+
+/// The name of the function a prototype's first line declares (`MPI_Send` in
+/// `int MPI_Send(const void *buf,`), if it is an `MPI_`/`MPIX_` function.
+fn function_name(line: &str) -> Option<&str> {
+    let open = line.find('(')?;
+    let head = &line[..open];
+    let start = head.rfind([' ', '*']).map_or(0, |i| i + 1);
+    let name = &head[start..];
+    (start > 0 && (name.starts_with("MPI_") || name.starts_with("MPIX_"))).then_some(name)
+}
+
+/// The header with its `PMPI_` section: each prototype again under its `P` name, the
+/// continuation lines shifted by one column to stay aligned.
+fn with_pmpi(header: &str) -> String {
+    let mut section = String::from(
+        "// The profiling interface: every function above also under its PMPI_ (PMPIX_) name, the\n\
+         // same function. A tool defines MPI_X and calls PMPI_X to reach the library.\n",
+    );
+    for lines in prototypes(header) {
+        let name = function_name(lines[0]).expect("a prototype");
+        section.push('\n');
+        section.push_str(&lines[0].replacen(&format!("{name}("), &format!("P{name}("), 1));
+        section.push('\n');
+        for line in &lines[1..] {
+            section.push(' ');
+            section.push_str(line);
+            section.push('\n');
+        }
+    }
+    section.push('\n');
+    let at = header
+        .rfind(DECLARATIONS_END)
+        .expect("cbindgen's end of the declarations");
+    format!("{}{section}{}", &header[..at], &header[at..])
 }
 
 #[test]
@@ -80,6 +147,19 @@ fn mpi_h_is_up_to_date() {
         committed == fresh,
         "include/mpi.h is stale: run `MPICD_UPDATE_HEADER=1 cargo test -p mpicd-capi --test header`"
     );
+}
+
+#[test]
+fn pmpi_section_repeats_each_prototype() {
+    let header = format!(
+        "#define MPI_X 1\n\nint MPI_Send(const void *buf,\n             int count);\n\n\
+         double MPI_Wtime(void);\n\ntypedef int (MPI_User_function)(void *a);\n\n{DECLARATIONS_END}\n"
+    );
+    let out = with_pmpi(&header);
+    assert!(out.contains("\nint PMPI_Send(const void *buf,\n              int count);\n"));
+    assert!(out.contains("\ndouble PMPI_Wtime(void);\n"));
+    assert!(!out.contains("PMPI_User_function"));
+    assert!(out.ends_with(&format!("{DECLARATIONS_END}\n")));
 }
 
 #[test]

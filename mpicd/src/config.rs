@@ -225,7 +225,9 @@ pub enum Wait {
     Spin,
     /// Give the core away first (`sched_yield`).
     Yield,
-    /// Yield when the node's processes outnumber this process's cores.
+    /// Yield, then sleep on the transport's event descriptor when a wait stays idle.
+    Sleep,
+    /// Sleep when the node's processes outnumber its cores, else spin.
     Auto,
 }
 
@@ -234,9 +236,10 @@ impl Wait {
         match text.map(str::trim).unwrap_or(WAIT.default) {
             "spin" => Ok(Wait::Spin),
             "yield" => Ok(Wait::Yield),
+            "sleep" => Ok(Wait::Sleep),
             "auto" => Ok(Wait::Auto),
             other => Err(Error::InvalidArgument(format!(
-                "{}={other} is not spin, yield or auto",
+                "{}={other} is not spin, yield, sleep or auto",
                 WAIT.name
             ))),
         }

@@ -65,6 +65,9 @@ pub mod datatype;
 mod engine;
 pub mod equivalence;
 pub mod error;
+#[cfg(any(feature = "fuzzing", test))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod group;
 pub mod info;
 mod intercomm;
@@ -94,6 +97,7 @@ mod wire;
 pub use comm::{Communicator, SendMode};
 pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Shape};
 pub use datatype::{ElementType, Primitive};
+pub use engine::Idle;
 pub use equivalence::Equivalence;
 pub use error::{Error, Result};
 pub use group::{Comparison, Group, RankRange};

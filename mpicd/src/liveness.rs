@@ -8,6 +8,7 @@
 //! whether the processes it is connected to still exist. Endpoints to other nodes, and to this
 //! node's processes when `UCX_TLS` leaves shared memory out, keep UCX's peer error handling.
 
+use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 /// How often connected local peers are looked at while progressing.
@@ -63,16 +64,38 @@ impl Identity {
 
 /// True while process `pid` of this node exists and has not exited (a zombie counts as dead).
 pub(crate) fn is_alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        // The state follows the parenthesised command name, which may itself hold spaces.
-        Ok(stat) => match stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-        {
-            Some(state) => !matches!(state, "Z" | "X" | "x"),
+    use std::io::{Read, Write};
+    // On the stack: the check runs every few hundred milliseconds inside the progress loop,
+    // which allocates nothing on its own (examples/mpi_no_alloc.rs).
+    let mut path = [0u8; 32];
+    let mut cursor = std::io::Cursor::new(&mut path[..]);
+    if write!(cursor, "/proc/{pid}/stat").is_err() {
+        return true;
+    }
+    let len = cursor.position() as usize;
+    let path = std::ffi::OsStr::from_bytes(&path[..len]);
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    // "pid (comm) S ...": the command name is at most 16 bytes, so the state is within the
+    // first 64; it follows the last ')' there (a name may hold parentheses and spaces).
+    let mut head = [0u8; 64];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
+    }
+    let head = &head[..got];
+    match head.iter().rposition(|&b| b == b')') {
+        Some(i) => match head[i + 1..].iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(state) => !matches!(state, b'Z' | b'X' | b'x'),
             None => true,
         },
+        None => true,
     }
 }
 
@@ -89,6 +112,11 @@ impl Watch {
             calls: 0,
             next: Instant::now() + CHECK_INTERVAL,
         }
+    }
+
+    /// Makes the next [`Watch::due`] read the clock (progress calls are about to become rare).
+    pub(crate) fn hurry(&mut self) {
+        self.calls = CALLS_PER_CLOCK_READ;
     }
 
     /// Counts one progress call; true when a check is due.

@@ -29,9 +29,10 @@
 //! This module drives operations only through the engine's test, cancel and progress calls; it
 //! knows nothing of datatypes, communicators or wire formats.
 
-use crate::engine::{OpId, Posted, Shared};
+use crate::engine::{Idle, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::status::Status;
+use smallvec::SmallVec;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -138,10 +139,16 @@ struct Registry {
     entries: Mutex<Entries>,
 }
 
+/// Operations recorded inline before the record moves to the heap.
+const INLINE_ENTRIES: usize = 4;
+
+/// A recorded operation: the engine it runs on and its id there (`None` once completed).
+type Entry = Option<(Arc<Shared>, OpId)>;
+
 #[derive(Default)]
 struct Entries {
-    ops: Vec<Option<(Arc<Shared>, OpId)>>,
-    vacant: Vec<usize>,
+    ops: SmallVec<[Entry; INLINE_ENTRIES]>,
+    vacant: SmallVec<[usize; INLINE_ENTRIES]>,
 }
 
 impl Registry {
@@ -372,6 +379,14 @@ impl Drop for Request<'_> {
     }
 }
 
+/// One step of a blocking wait on `requests` (see [`Idle`]).
+fn wait_step(requests: &[Request<'_>], idle: &mut Idle) -> Result<()> {
+    match requests.first() {
+        Some(r) => r.shared.wait_step(idle),
+        None => Ok(()),
+    }
+}
+
 /// Progresses the engine once (through any request: they share one engine).
 fn progress(requests: &[Request<'_>]) -> Result<()> {
     match requests.first() {
@@ -398,6 +413,7 @@ pub fn wait_all_outcomes(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
     let Some(shared) = requests.first().map(|r| Arc::clone(&r.shared)) else {
         return Vec::new();
     };
+    let mut idle = Idle::default();
     while outcomes.iter().any(Option::is_none) {
         let step = shared.with(|e| {
             let mut pending = false;
@@ -407,12 +423,15 @@ pub fn wait_all_outcomes(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
                     pending |= outcome.is_none();
                 }
             }
-            if pending {
-                e.progress();
+            if !pending {
+                return Ok(None);
             }
-            Ok(())
+            let active = e.progress();
+            Ok(e.idle(&mut idle, active))
         });
-        if let Err(err) = step {
+        if let Ok(Some(nap)) = step {
+            nap.take();
+        } else if let Err(err) = step {
             for (r, outcome) in requests.iter_mut().zip(outcomes.iter_mut()) {
                 if outcome.is_none() {
                     r.state = State::Inactive;
@@ -457,13 +476,14 @@ fn poll(r: &mut Request<'_>) -> Result<Option<Result<Status>>> {
 
 /// Waits until one active request completes: its index and outcome. `None` if all are inactive.
 pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
+    let mut idle = Idle::default();
     loop {
         if let Some(found) = test_any_once(requests)? {
             return found
                 .map(|(i, s)| s.map(|s| Some((i, s))))
                 .unwrap_or(Ok(None));
         }
-        progress(requests)?;
+        wait_step(requests, &mut idle)?;
     }
 }
 
@@ -495,12 +515,13 @@ fn test_any_once(requests: &mut [Request<'_>]) -> Result<Option<AnyOutcome>> {
 
 /// Waits until at least one active request completes; returns every one that has.
 pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Status>)>> {
+    let mut idle = Idle::default();
     loop {
         let done = test_some(requests)?;
         if !done.is_empty() || requests.iter().all(Request::is_inactive) {
             return Ok(done);
         }
-        progress(requests)?;
+        wait_step(requests, &mut idle)?;
     }
 }
 

@@ -11,7 +11,7 @@
 //! call then fails instead of making a wrong communicator.
 
 use crate::comm::Communicator;
-use crate::engine::Shared;
+use crate::engine::{Idle, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::newcomm::Proposal;
@@ -55,6 +55,13 @@ impl Session {
             e.progress();
             Ok(())
         })
+    }
+
+    /// One step of a blocking wait for something the runtime cannot see (a generalized
+    /// request, several requests of a binding): progresses once, then, when `idle` shows the
+    /// wait found nothing to do for a while, sleeps as `MPICD_WAIT` says (see [`Idle`]).
+    pub fn wait_step(&self, idle: &mut Idle) -> Result<()> {
+        self.shared.wait_step(idle)
     }
 
     /// The number of processes of the job.

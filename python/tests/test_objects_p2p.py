@@ -427,3 +427,41 @@ def test_repeated_dicts_of_arrays(comm, pair):
     if r % 2 == 1:
         assert any(type(v[0]) is tuple and v[0] and type(v[0][0]) is str
                    for v in _pickled._RECV_ARRAYS.values())
+
+
+class Trusted:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.v == self.v
+
+
+class Untrusted(Trusted):
+    pass
+
+
+def test_restricted_unpickling(comm, pair):
+    """With an allow-list, a peer's object of an allowed class (and NumPy arrays, plain data)
+    arrives; one that names anything else fails its receive with UnpicklingError, before the
+    class is looked up; lifting the restriction lets it through again."""
+    r, peer = pair
+    if peer is None:
+        return
+    big = np.arange(100_000, dtype="f8")  # out of band, as a region
+    objs = [{"a": [1, 2.5, "x"], "arr": big}, Trusted(3), Untrusted(4), Untrusted(5)]
+    if r % 2 == 0:
+        for o in objs:
+            comm.send(o, peer, 7)
+        return
+    MPI.restrict_unpickling([Trusted])
+    try:
+        got = comm.recv(source=peer, tag=7)
+        assert got["a"] == [1, 2.5, "x"]
+        np.testing.assert_array_equal(got["arr"], big)
+        assert comm.recv(source=peer, tag=7) == Trusted(3)
+        with pytest.raises(pickle.UnpicklingError, match="allow-list"):
+            comm.recv(source=peer, tag=7)
+    finally:
+        MPI.restrict_unpickling(None)
+    assert comm.recv(source=peer, tag=7) == Untrusted(5)

@@ -4,7 +4,9 @@
  * standard thread levels (4096 for MULTIPLE); MPI_PROC_NULL and MPI_ANY_TAG in a receive's
  * status (MPI_ROOT is no rank of an intracommunicator); MPI_IDENT from MPI_Comm_compare; the
  * predefined attribute MPI_TAG_UB; MPI_KEYVAL_INVALID after a keyval is freed; the error class
- * names of the renumbered classes. Local calls only, except the ring exchange. */
+ * names of the renumbered classes; the Fortran properties (MPI_Abi_get_fortran_info: sizes 4, 4,
+ * 4, 8, the optional types; MPI_Abi_get_fortran_booleans: 1 and 0; both setters MPI_ERR_ABI).
+ * Local calls only, except the ring exchange. */
 #include "check.h"
 #include <string.h>
 
@@ -25,6 +27,35 @@ static void check_abi_queries(void) {
     }
     OK(MPI_Info_free(&info));
     CHECK(info == MPI_INFO_NULL);
+
+    /* Fortran: the library knows gfortran's properties; they cannot be set again. */
+    OK(MPI_Abi_get_fortran_info(&info));
+    CHECK(info != MPI_INFO_NULL);
+    const char *fkeys[6] = {"mpi_logical_size", "mpi_integer_size", "mpi_real_size",
+                            "mpi_double_precision_size", "mpi_integer8_supported",
+                            "mpi_real2_supported"};
+    const char *fvals[6] = {"4", "4", "4", "8", "true", "true"};
+    for (int i = 0; i < 6; i++) {
+        OK(MPI_Info_get(info, fkeys[i], MPI_MAX_INFO_VAL - 1, v, &flag));
+        CHECK(flag == 1 && strcmp(v, fvals[i]) == 0);
+    }
+    int integer_size = -1;
+    OK(MPI_Type_size(MPI_INTEGER, &integer_size));
+    CHECK(integer_size == 4);
+    CHECK(MPI_Abi_set_fortran_info(info) == MPI_ERR_ABI);
+    OK(MPI_Info_free(&info));
+    CHECK(MPI_Abi_set_fortran_info(MPI_INFO_NULL) == MPI_ERR_INFO);
+    CHECK(MPI_Abi_get_fortran_info(NULL) == MPI_ERR_ARG);
+    long long t = -1, f = -1;
+    int is_set = 0;
+    OK(MPI_Abi_get_fortran_booleans(8, &t, &f, &is_set));
+    CHECK(t == 1 && f == 0 && is_set == 1);
+    int t4 = -1, f4 = -1;
+    OK(MPI_Abi_get_fortran_booleans(4, &t4, &f4, &is_set));
+    CHECK(t4 == 1 && f4 == 0);
+    CHECK(MPI_Abi_get_fortran_booleans(3, &t4, &f4, &is_set) == MPI_ERR_ARG);
+    CHECK(MPI_Abi_set_fortran_booleans(4, &t4, &f4) == MPI_ERR_ABI);
+    CHECK(MPI_Abi_set_fortran_booleans(6, &t4, &f4) == MPI_ERR_ARG);
 }
 
 static void check_class_name(int cls, const char *name) {

@@ -2,7 +2,7 @@
 //! Request_free and Cancel. Completing a persistent request leaves it inactive; completing any
 //! other frees its handle (a generalized request's free callback runs then).
 
-use super::{requests, store_at, sweep_detached, take, Finished, Kind, Slot, REQUESTS};
+use super::{lend, requests, store_at, sweep_detached, take, Finished, Kind, Slot, REQUESTS};
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::env::{out, read_arg, require};
@@ -16,7 +16,7 @@ fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<Finished> {
     if h == MPI_REQUEST_NULL {
         return Ok((status::empty(), None));
     }
-    let mut entry = take(h)?;
+    let mut entry = lend(h)?;
     ctx.errh = entry.errh;
     sweep_detached();
     let (mut s, mut failure) = match entry.finish() {
@@ -30,6 +30,7 @@ fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<Finished> {
     if entry.is_persistent() {
         REQUESTS.insert_at(h as usize, entry);
     } else {
+        REQUESTS.release(h as usize);
         if let Some(f) = entry.release(h) {
             if failure.is_none() {
                 s.MPI_ERROR = f.code;
@@ -69,7 +70,7 @@ pub unsafe extern "C" fn MPI_Test(
         let h = unsafe { *request };
         sweep_detached();
         if h != MPI_REQUEST_NULL {
-            let mut entry = take(h)?;
+            let mut entry = lend(h)?;
             ctx.errh = entry.errh;
             let done = entry.poll();
             let blocked = entry.take_blocked();
@@ -136,7 +137,7 @@ fn poll_all(all: &[MPI_Request]) -> (Vec<usize>, usize) {
         if h == MPI_REQUEST_NULL {
             continue;
         }
-        let Some(mut entry) = REQUESTS.remove(h as usize) else {
+        let Some(mut entry) = REQUESTS.lend(h as usize) else {
             continue;
         };
         if entry.is_active() {
@@ -174,8 +175,8 @@ pub unsafe extern "C" fn MPI_Testall(
 
 /// Progresses between the passes of a blocking call over several requests (one that waits
 /// only for work the engine does not know, a generalized request, makes none itself).
-fn progress_between() -> CResult<()> {
-    super::progress()
+fn progress_between(idle: &mut mpicd::Idle) -> CResult<()> {
+    super::wait_step(idle)
 }
 
 /// Shared body of Waitany (`flag` none: block) and Testany.
@@ -189,6 +190,7 @@ fn any(
 ) -> CResult<()> {
     let all = requests(count, reqs)?;
     require(index, "index")?;
+    let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
         let (done, active) = poll_all(all);
@@ -215,7 +217,7 @@ fn any(
             out(index, MPI_UNDEFINED)?;
             return out(flag, 0);
         }
-        progress_between()?;
+        progress_between(&mut idle)?;
     }
 }
 
@@ -261,6 +263,7 @@ fn some(
     if outcount.is_null() || (count > 0 && indices.is_null()) {
         return Err(fail(MPI_ERR_ARG, "null outcount or indices"));
     }
+    let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
         let (done, active) = poll_all(all);
@@ -268,7 +271,7 @@ fn some(
             return out(outcount, MPI_UNDEFINED);
         }
         if done.is_empty() && block {
-            progress_between()?;
+            progress_between(&mut idle)?;
             continue;
         }
         for (k, &i) in done.iter().enumerate() {
@@ -353,7 +356,7 @@ pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
 pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     run("Cancel", default_errh(), |ctx| {
         let h = read_arg(request, "request pointer")?;
-        let mut entry = take(h)?;
+        let mut entry = lend(h)?;
         ctx.errh = entry.errh;
         let outcome = match (&entry.kind, &mut entry.slot) {
             // The callback is told whether the request is complete, whatever MPI has seen.

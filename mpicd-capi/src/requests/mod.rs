@@ -25,6 +25,7 @@ pub mod partitioned;
 pub mod persistent;
 
 use crate::abi::*;
+use crate::detached::Detached;
 use crate::errors::{fail, CResult, Errh, Fail};
 use crate::handles::{Table, REQUEST_BASE};
 use crate::status;
@@ -32,7 +33,7 @@ use generalized::Greq;
 use mpicd::Request;
 use partitioned::Parts;
 use std::ffi::c_int;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// A completed request's C status (MPI_ERROR set) and its failure, if any.
 pub(crate) type Finished = (MPI_Status, Option<Fail>);
@@ -100,11 +101,12 @@ impl Work {
             }
             other => other,
         };
+        let mut idle = mpicd::Idle::default();
         loop {
             if let Some(done) = work.test(custom_count) {
                 return Ok(done);
             }
-            if let Err(f) = progress() {
+            if let Err(f) = wait_step(&mut idle) {
                 return Ok(failed(f));
             }
         }
@@ -123,11 +125,14 @@ impl Work {
     }
 }
 
-/// Progresses the engine once (for waits on work the engine does not know).
-pub(crate) fn progress() -> CResult<()> {
+/// One step of a blocking wait for work the engine does not know: progress, then sleep if
+/// the wait has been idle long enough (see [`mpicd::Idle`]).
+pub(crate) fn wait_step(idle: &mut mpicd::Idle) -> CResult<()> {
     sweep_detached();
     // The runtime's, not MPI_COMM_WORLD's: a sessions-only program has none.
-    crate::env::core_session()?.progress().map_err(Into::into)
+    crate::env::core_session()?
+        .wait_step(idle)
+        .map_err(Into::into)
 }
 
 /// The outcome of a failure.
@@ -192,7 +197,7 @@ impl Owned {
 impl Drop for Owned {
     fn drop(&mut self) {
         if let Some(request) = self.0.take().filter(|r| !r.is_inactive()) {
-            detached().push(request);
+            DETACHED.push(request);
         }
     }
 }
@@ -220,11 +225,7 @@ pub(crate) struct ReqEntry {
 
 pub(crate) static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
 /// Requests dropped unfinished (see [`Owned`]): progressed until they complete.
-static DETACHED: Mutex<Vec<Request<'static>>> = Mutex::new(Vec::new());
-
-fn detached() -> std::sync::MutexGuard<'static, Vec<Request<'static>>> {
-    DETACHED.lock().unwrap_or_else(|p| p.into_inner())
-}
+static DETACHED: Detached<Request<'static>> = Detached::new();
 
 /// Makes a handle for a started operation.
 pub(crate) fn insert(req: Request<'static>, errh: Errh, custom_count: Option<i64>) -> MPI_Request {
@@ -388,6 +389,15 @@ pub(crate) unsafe fn complete_now(
     }
 }
 
+/// Takes a request out of the table to work on it, keeping its handle: the caller puts it
+/// back (`REQUESTS.insert_at`) or frees the handle (`REQUESTS.release`).
+fn lend(h: MPI_Request) -> CResult<ReqEntry> {
+    REQUESTS
+        .lend(h as usize)
+        .ok_or_else(|| fail(MPI_ERR_REQUEST, "unknown or already freed request"))
+}
+
+/// Takes a request out of the table for good.
 fn take(h: MPI_Request) -> CResult<ReqEntry> {
     REQUESTS
         .remove(h as usize)
@@ -400,11 +410,7 @@ fn exists(h: MPI_Request) -> bool {
 
 /// Progresses detached requests and buffered sends; releases those that completed.
 pub(crate) fn sweep_detached() {
-    let mut list = std::mem::take(&mut *detached());
-    if !list.is_empty() {
-        list.retain_mut(|r| matches!(r.test(), Ok(None)));
-        detached().extend(list);
-    }
+    DETACHED.sweep(|r| matches!(r.test(), Ok(None)));
     crate::bsend::sweep();
     crate::sendrecv::sweep();
 }
@@ -414,7 +420,7 @@ pub(crate) fn sweep_detached() {
 /// not hang it); what is left is then cancelled and reported by the engine's finalize.
 pub(crate) fn complete_detached(limit: std::time::Duration) {
     let deadline = std::time::Instant::now() + limit;
-    while !detached().is_empty() && std::time::Instant::now() < deadline {
+    while !DETACHED.is_empty() && std::time::Instant::now() < deadline {
         sweep_detached();
         std::thread::yield_now();
     }
@@ -430,7 +436,7 @@ pub(crate) fn free_all() {
 /// Releases the detached requests once the engine is gone (after finalize): nothing is left to
 /// wait for.
 pub(crate) fn release_detached() {
-    drop(std::mem::take(&mut *detached()));
+    drop(DETACHED.take_all());
     crate::sendrecv::release();
 }
 

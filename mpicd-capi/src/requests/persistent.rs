@@ -2,7 +2,7 @@
 //! collective's run, a persistent send or receive, a partitioned operation). Starting a
 //! request that is active, or one that is not persistent, is MPI_ERR_REQUEST.
 
-use super::{requests, take, Kind, Slot, REQUESTS};
+use super::{lend, requests, Kind, Slot, REQUESTS};
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::env::read_arg;
@@ -14,7 +14,7 @@ fn start_one(h: MPI_Request) -> CResult<()> {
     if h == MPI_REQUEST_NULL {
         return Err(fail(MPI_ERR_REQUEST, "MPI_REQUEST_NULL cannot be started"));
     }
-    let mut entry = take(h)?;
+    let mut entry = lend(h)?;
     let started = match (&entry.kind, &entry.slot) {
         (Kind::Once | Kind::General(_), _) => {
             Err(fail(MPI_ERR_REQUEST, "not a persistent request"))

@@ -81,8 +81,9 @@ pub const WAIT: Knob = Knob {
     kind: Kind::Text,
     doc: "What a process does when progress finds nothing to do: spin (poll again at once), \
           yield (give the core to another process first, as Open MPI's mpi_yield_when_idle), \
-          or auto: yield when this node runs more of the job's processes than this process may \
-          use cores, else spin.",
+          sleep (yield, and a blocking wait that saw no event for 100 us sleeps on the UCX \
+          worker's event descriptor, 2 ms at most at a time), or auto: sleep when this node \
+          runs more of the job's processes than it has cores, else spin.",
 };
 
 pub const COLL_ALGORITHMS: Knob = Knob {

@@ -19,11 +19,14 @@ mod agree;
 mod contiguous;
 mod custom;
 mod failed;
+mod idle;
 mod progress;
 mod schedule;
 mod table;
 
 pub(crate) use crate::route::Route;
+pub use idle::Idle;
+use idle::WaitPolicy;
 pub(crate) use table::OpId;
 use table::{Op, Table};
 
@@ -67,8 +70,8 @@ pub(crate) struct Engine {
     schedules: Vec<(OpId, Box<schedule::Run>)>,
     /// Non-blocking context agreements (each runs plans of its own, in `schedules`).
     agreements: Vec<(OpId, agree::Agreement)>,
-    /// Give the core away when progress finds nothing to do (`MPICD_WAIT`).
-    yield_when_idle: bool,
+    /// What a wait does when progress finds nothing to do (`MPICD_WAIT`).
+    wait: WaitPolicy,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
     /// Per communicator context: how many of the failures found (`Net::lost`) it
@@ -125,8 +128,25 @@ impl Engine {
                 crate::tag::MAX_PROCESSES
             )));
         }
+        let wait = match config.wait {
+            crate::config::Wait::Spin => WaitPolicy::Spin,
+            crate::config::Wait::Yield => WaitPolicy::Yield,
+            crate::config::Wait::Sleep => WaitPolicy::Sleep,
+            crate::config::Wait::Auto => {
+                // The node's cores, not this process's affinity mask: a launcher that binds
+                // each process to its own core leaves one in each mask.
+                // SAFETY: sysconf has no preconditions.
+                let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+                let cores = usize::try_from(online).unwrap_or(1).max(1);
+                match boot.local_size().is_some_and(|n| n as usize > cores) {
+                    true => WaitPolicy::Sleep,
+                    false => WaitPolicy::Spin,
+                }
+            }
+        };
         let worker = Worker::new(WorkerSettings {
             peer_errors,
+            wakeup: wait == WaitPolicy::Sleep,
             lead_capacity: LEAD_MAX,
             header_keep: HEADER_BYTES,
         })?;
@@ -137,18 +157,6 @@ impl Engine {
         )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
-        let yield_when_idle = match config.wait {
-            crate::config::Wait::Spin => false,
-            crate::config::Wait::Yield => true,
-            crate::config::Wait::Auto => {
-                // The node's cores, not this process's affinity mask: a launcher that binds
-                // each process to its own core leaves one in each mask.
-                // SAFETY: sysconf has no preconditions.
-                let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-                let cores = usize::try_from(online).unwrap_or(1).max(1);
-                boot.local_size().is_some_and(|n| n as usize > cores)
-            }
-        };
         Ok(Engine {
             table: Table::default(),
             orphans: Vec::new(),
@@ -156,7 +164,7 @@ impl Engine {
             noticed: Vec::new(),
             schedules: Vec::new(),
             agreements: Vec::new(),
-            yield_when_idle,
+            wait,
             progress_calls: 0,
             acked: std::collections::HashMap::new(),
             net: Net {
@@ -502,22 +510,39 @@ impl Shared {
         engine.take().map(f)
     }
 
-    /// Progresses until `ready` returns a value.
+    /// Progresses until `ready` returns a value (a blocking wait: see [`idle`]).
     pub(crate) fn progress_until<R>(
         &self,
         mut ready: impl FnMut(&mut Engine) -> Result<Option<R>>,
     ) -> Result<R> {
+        let mut idle = Idle::default();
         loop {
             let step = self.with(|e| {
                 if let Some(r) = ready(e)? {
-                    return Ok(Some(r));
+                    return Ok(Ok(r));
                 }
-                e.progress();
-                Ok(None)
+                let active = e.progress();
+                Ok(Err(e.idle(&mut idle, active)))
             })?;
-            if let Some(r) = step {
-                return Ok(r);
+            match step {
+                Ok(r) => return Ok(r),
+                Err(Some(nap)) => nap.take(),
+                Err(None) => {}
             }
         }
+    }
+
+    /// One step of a blocking wait on something `ready` cannot see (several requests, work
+    /// outside the engine): progresses once, then sleeps if the wait has been idle long
+    /// enough (see [`idle`]).
+    pub(crate) fn wait_step(&self, idle: &mut Idle) -> Result<()> {
+        let nap = self.with(|e| {
+            let active = e.progress();
+            Ok(e.idle(idle, active))
+        })?;
+        if let Some(nap) = nap {
+            nap.take();
+        }
+        Ok(())
     }
 }

@@ -77,4 +77,4 @@ pub(crate) use failures::take_copy_failure;
 pub(crate) use request::{RecvInfo, UcxRequest};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};
 pub(crate) use tagged::MessageHandle;
-pub(crate) use worker::{Worker, WorkerSettings};
+pub(crate) use worker::{Armed, Worker, WorkerSettings};

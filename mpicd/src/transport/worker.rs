@@ -29,6 +29,9 @@ pub(crate) struct WorkerSettings {
     /// Endpoints to peers that ask for it report failures (UCX peer error handling, with
     /// keepalive).
     pub peer_errors: bool,
+    /// Waits may sleep on the worker's event file descriptor ([`Worker::arm`]); without it
+    /// the context has no wakeup feature, which costs nothing.
+    pub wakeup: bool,
     /// Bytes of a lead buffer ([`Worker::lead_buffer`]); a user's contiguous receive at least
     /// this large is received into directly, a smaller one through a sink.
     pub lead_capacity: usize,
@@ -62,6 +65,19 @@ pub(crate) struct Worker {
     notify: Cell<Option<usize>>,
     /// UCX may use shared memory between processes of a node (see [`shared_memory_allowed`]).
     shared_memory: bool,
+    /// The worker's event file descriptor, if this UCX build and its transports offer one.
+    event_fd: Option<std::os::raw::c_int>,
+}
+
+/// What [`Worker::arm`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Armed {
+    /// The event file descriptor becomes readable when the worker has something to do.
+    Fd(std::os::raw::c_int),
+    /// Events are already pending: progress again instead of sleeping.
+    Busy,
+    /// The worker cannot signal events (no descriptor, or a transport without them).
+    Unavailable,
 }
 
 // SAFETY: the worker is created in UCS_THREAD_MODE_SERIALIZED and every use goes through the
@@ -117,6 +133,9 @@ impl Worker {
         params.field_mask =
             (ucx::UCP_PARAM_FIELD_FEATURES | ucx::UCP_PARAM_FIELD_MT_WORKERS_SHARED) as u64;
         params.features = ucx::UCP_FEATURE_TAG as u64;
+        if settings.wakeup {
+            params.features |= ucx::UCP_FEATURE_WAKEUP as u64;
+        }
         params.mt_workers_shared = 0;
         let mut context: ucx::ucp_context_h = ptr::null_mut();
         // SAFETY: params and config are valid; context is an out pointer.
@@ -158,7 +177,17 @@ impl Worker {
             spare_leads: RefCell::default(),
             notify: Cell::default(),
             shared_memory: shared_memory_allowed(std::env::var("UCX_TLS").ok().as_deref()),
+            event_fd: None,
         };
+        let mut fd: std::os::raw::c_int = -1;
+        // SAFETY: worker is live; fd is an out pointer. With transports that cannot signal,
+        // this fails and waits do without sleeping.
+        if settings.wakeup
+            && unsafe { ucx::ucp_worker_get_efd(worker, &mut fd) } == ucx::UCS_OK
+            && fd >= 0
+        {
+            me.event_fd = Some(fd);
+        }
         let mut collect_dt: ucx::ucp_datatype_t = 0;
         // SAFETY: COLLECT_OPS is a static table of valid callbacks; the context pointer is unused.
         let status =
@@ -207,6 +236,21 @@ impl Worker {
     pub(crate) fn progress(&self) -> bool {
         // SAFETY: worker is live and used from one thread at a time.
         unsafe { ucx::ucp_worker_progress(self.worker) != 0 }
+    }
+
+    /// Prepares the worker to signal its event file descriptor on the next event; call it only
+    /// after a progress call that found nothing to do. The descriptor belongs to the worker:
+    /// poll it, never close it.
+    pub(crate) fn arm(&self) -> Armed {
+        let Some(fd) = self.event_fd else {
+            return Armed::Unavailable;
+        };
+        // SAFETY: worker is live and used from one thread at a time.
+        match unsafe { ucx::ucp_worker_arm(self.worker) } {
+            ucx::UCS_OK => Armed::Fd(fd),
+            ucx::UCS_ERR_BUSY => Armed::Busy,
+            _ => Armed::Unavailable,
+        }
     }
 
     /// Request parameters with `flags` set and nothing else.

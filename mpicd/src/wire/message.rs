@@ -184,6 +184,9 @@ impl WirePlan {
             return Err(malformed("unsupported wire version"));
         }
         let flags = r.u16()?;
+        if flags & !(FLAG_FAILED | FLAG_TABLE_APART) != 0 {
+            return Err(malformed("unknown header flags"));
+        }
         let packed_bytes = r.u64()?;
         let stream_bytes = r.u64()?;
         let inline_bytes = r.u64()?;
@@ -274,8 +277,11 @@ impl WirePlan {
             if n > MAX_RUN {
                 return Err(malformed("absurd region count"));
             }
+            // The whole message's regions, not only each run's: runs of equal regions merge
+            // into one, which must stay within the bound too.
             count = count
                 .checked_add(n as usize)
+                .filter(|&c| c as u64 <= MAX_RUN)
                 .ok_or_else(|| malformed("absurd region count"))?;
             let region = RegionShape {
                 bytes: word & BYTES_MASK,

@@ -71,5 +71,5 @@ pub(crate) const ELEM_SHIFT: u32 = 56;
 pub(crate) const BYTES_MASK: u64 = (1 << ELEM_SHIFT) - 1;
 /// Bytes of one encoded run.
 pub(crate) const RUN_BYTES: usize = 16;
-/// The most regions one run may announce (a guard against absurd headers).
+/// The most regions one message may announce (a guard against absurd headers).
 pub(crate) const MAX_RUN: u64 = u32::MAX as u64;

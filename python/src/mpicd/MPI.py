@@ -70,6 +70,11 @@ MESSAGE_NO_PROC = Message(_L.MESSAGE_NO_PROC)
 # --- environment ------------------------------------------------------------------------
 
 
+restrict_unpickling = _pickled.restrict_unpickling
+"""Restricts what objects received from peers may rebuild (see ``_pickled.restrict_unpickling``):
+``MPI.restrict_unpickling([MyClass, "pkg.module.Name"])``; ``None`` lifts it."""
+
+
 def Wtime():
     """Seconds since an arbitrary point (MPI_Wtime)."""
     return _lib.MPI_Wtime()

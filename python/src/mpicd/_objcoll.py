@@ -15,7 +15,6 @@ As in mpi4py, the objects returned are copies, the caller's own contribution inc
 """
 
 import ctypes
-import pickle
 
 from . import _pickled
 from ._libmpi import REQUEST_NULL, lib
@@ -23,7 +22,7 @@ from ._libmpi import REQUEST_NULL, lib
 
 def _copy_parts(parts):
     """A private copy of an object given as parts (its buffers are copied once)."""
-    return pickle.loads(parts.stream, buffers=[bytearray(b) for b in parts.buffers])
+    return _pickled.unpickle(parts.stream, [bytearray(b) for b in parts.buffers])
 
 
 def _run(fn, args, ops):

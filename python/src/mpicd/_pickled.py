@@ -23,6 +23,7 @@ returns an MPI error code, which makes libmpi fail the operation on both sides.
 """
 
 import ctypes
+import io
 import itertools
 import os
 import pickle
@@ -702,7 +703,7 @@ class RecvOp(_Op):
         self.stream = None
         try:
             if not self.nregions or len(stream) > _RECV_STREAM_MAX:
-                return pickle.loads(stream, buffers=self._region_buffers())
+                return unpickle(stream, self._region_buffers())
             if type(stream) is not bytes:
                 stream = bytes(stream)
             known = _RECV_ARRAYS.get(stream)
@@ -711,7 +712,7 @@ class RecvOp(_Op):
                 if obj is not None:
                     return obj
             buffers = self._region_buffers()
-            obj = pickle.loads(stream, buffers=buffers)
+            obj = unpickle(stream, buffers)
             _remember_arrays(stream, obj, buffers, (self.lens, self.types))
             return obj
         finally:
@@ -742,7 +743,68 @@ class RecvOp(_Op):
 
 def loads(parts):
     """Unpickles parts made by :func:`dumps` (a local copy: the buffers are shared)."""
-    return pickle.loads(parts.stream, buffers=parts.buffers)
+    return unpickle(parts.stream, parts.buffers)
+
+
+# --- what a peer's stream may rebuild ---------------------------------------------------------
+
+_ALLOWED = None
+"""The (module, name) pairs a received stream may load (``restrict_unpickling``); None: any."""
+
+_NUMPY_NAMES = {
+    (mod, name)
+    for base in ("numpy.core", "numpy._core")
+    for mod, name in (
+        (f"{base}.multiarray", "_reconstruct"),
+        (f"{base}.multiarray", "scalar"),
+        (f"{base}.numeric", "_frombuffer"),
+    )
+} | {("numpy", "ndarray"), ("numpy", "dtype")}
+"""What pickled NumPy arrays, scalars and dtypes need (NumPy 1 and 2 module paths)."""
+
+
+class _Restricted(pickle.Unpickler):
+    """An unpickler that loads only the allowed classes and functions."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(
+            f"mpicd: a peer's object needs {module}.{name}, which is not in the allow-list "
+            "(MPI.restrict_unpickling)")
+
+
+def restrict_unpickling(allowed=(), numpy=True):
+    """Restricts what objects received from peers may rebuild: only the classes and functions
+    in ``allowed`` (the objects themselves, or ``"module.name"`` strings), plus NumPy's arrays,
+    scalars and dtypes unless ``numpy`` is False. Plain data (None, numbers, strings, bytes,
+    lists, tuples, dicts, sets) needs no entry. A stream that names anything else fails its
+    receive with ``pickle.UnpicklingError`` before that name is imported or called.
+    ``restrict_unpickling(None)`` lifts the restriction (pickle's own behaviour, the default).
+    Applies to every later receive of this process, objects and collectives alike."""
+    global _ALLOWED
+    if allowed is None:
+        _ALLOWED = None
+    else:
+        names = set(_NUMPY_NAMES) if numpy else set()
+        for entry in allowed:
+            if isinstance(entry, str):
+                module, _, name = entry.rpartition(".")
+                if not module:
+                    raise ValueError(f"{entry!r} is not 'module.name'")
+            else:
+                module, name = entry.__module__, entry.__qualname__
+            names.add((module, name))
+        _ALLOWED = frozenset(names)
+    # Streams recognised without unpickling were checked under the old rule.
+    _RECV_ARRAYS.clear()
+
+
+def unpickle(stream, buffers):
+    """``pickle.loads(stream, buffers=buffers)``, under the allow-list when there is one."""
+    if _ALLOWED is None:
+        return pickle.loads(stream, buffers=buffers)
+    return _Restricted(io.BytesIO(stream), buffers=buffers).load()
 
 
 # --- the C callbacks ------------------------------------------------------------------------
