@@ -6333,6 +6333,18 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
