@@ -62,6 +62,10 @@ test: build
 	bash tests/run-mpi-tests.sh
 # A peer lost through the network alone (two network namespaces, link cut) fails operations in 10 s.
 	bash tests/run-unreachable-test.sh
+# A rank dies: every survivor's calls on it fail in seconds, over shm and tcp; a killed mpirun
+# leaves no rank behind.
+	bash tests/run-fault-tests.sh
+	bash tests/run-orphan-test.sh
 	bash tests/run-c-tests.sh
 	bash cpp/run-tests.sh
 	bash tests/run-install-test.sh

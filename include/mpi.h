@@ -311,11 +311,19 @@
 // The ABI in use does not match (MPI-5.0).
 #define MPI_ERR_ABI 62
 
-// mpicd extension: a peer process failed or became unreachable.
+// ULFM (Open MPI 5's value): a peer process failed or became unreachable.
 #define MPIX_ERR_PROC_FAILED 75
 
-// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.
-#define MPIX_ERR_NOT_INITIALIZED 76
+// ULFM (Open MPI 5's value): a receive from `MPI_ANY_SOURCE` is pending on a communicator with
+// a failed process not acknowledged (`MPIX_Comm_failure_ack`); the request stays active.
+#define MPIX_ERR_PROC_FAILED_PENDING 76
+
+// ULFM (Open MPI 5's value): the communicator was revoked.
+#define MPIX_ERR_REVOKED 77
+
+// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize` (above Open MPI
+// 5's classes).
+#define MPIX_ERR_NOT_INITIALIZED 93
 
 #define MPI_ERR_LASTCODE 16383
 
@@ -3957,6 +3965,32 @@ MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 // `addr1 - addr2`, as a displacement.
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
+// ULFM: acknowledges every failure of a member of `comm` that this process knows of; receives
+// from `MPI_ANY_SOURCE` on `comm` then no longer fail with `MPIX_ERR_PROC_FAILED_PENDING`
+// because of them.
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+
+// ULFM: the group of the members of `comm` whose failure was acknowledged with
+// `MPIX_Comm_failure_ack` or `MPIX_Comm_ack_failed`.
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+
+// ULFM (MPI 5 proposal): the group of the members of `comm` this process knows failed, in
+// the order it found them.
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+
+// ULFM (MPI 5 proposal): acknowledges the first `num_to_ack` failed members of `comm` (in
+// the order of `MPIX_Comm_get_failed`) and sets `*num_acked` to how many are acknowledged.
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+// ULFM: agrees among the live members of `comm` on the bitwise AND of their `*flag` (set to
+// it on return). Returns `MPIX_ERR_PROC_FAILED` when a member failed whose failure `comm` did
+// not acknowledge; `*flag` is the agreed value all the same.
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+
+// ULFM: a new communicator `*newcomm` of the live members of `comm` (collective over them),
+// in their order in `comm`.
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
@@ -6802,6 +6836,18 @@ int PMPI_Get_address(const void *location, MPI_Aint *address);
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

@@ -436,10 +436,16 @@ pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 /// The ABI in use does not match (MPI-5.0).
 pub const MPI_ERR_ABI: c_int = 62;
-/// mpicd extension: a peer process failed or became unreachable.
+/// ULFM (Open MPI 5's value): a peer process failed or became unreachable.
 pub const MPIX_ERR_PROC_FAILED: c_int = 75;
-/// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize`.
-pub const MPIX_ERR_NOT_INITIALIZED: c_int = 76;
+/// ULFM (Open MPI 5's value): a receive from `MPI_ANY_SOURCE` is pending on a communicator with
+/// a failed process not acknowledged (`MPIX_Comm_failure_ack`); the request stays active.
+pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = 76;
+/// ULFM (Open MPI 5's value): the communicator was revoked.
+pub const MPIX_ERR_REVOKED: c_int = 77;
+/// mpicd extension: a call was made before `MPI_Init` or after `MPI_Finalize` (above Open MPI
+/// 5's classes).
+pub const MPIX_ERR_NOT_INITIALIZED: c_int = 93;
 pub const MPI_ERR_LASTCODE: c_int = 0x3fff;
 
 // ----- attribute caching (`attrs/`): the callbacks of keyvals. The predefined callbacks are

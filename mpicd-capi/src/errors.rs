@@ -54,6 +54,8 @@ pub(crate) fn abi_class(core: i32) -> c_int {
         c if c == class::ERR_NO_MEM => MPI_ERR_NO_MEM,
         c if c == class::ERR_PROC_ABORTED => MPI_ERR_PROC_ABORTED,
         c if c == class::ERR_PROC_FAILED => MPIX_ERR_PROC_FAILED,
+        c if c == class::ERR_PROC_FAILED_PENDING => MPIX_ERR_PROC_FAILED_PENDING,
+        c if c == class::ERR_REVOKED => MPIX_ERR_REVOKED,
         c if c == class::ERR_NOT_INITIALIZED => MPIX_ERR_NOT_INITIALIZED,
         c @ (0..=17 | 31..=33 | 37 | 46..=50 | 56 | 57) => c,
         _ => MPI_ERR_UNKNOWN,
@@ -237,6 +239,11 @@ pub(crate) fn predefined_class_name(code: c_int) -> Option<&'static str> {
         MPI_ERR_ERRHANDLER => "MPI_ERR_ERRHANDLER: invalid error handler",
         MPI_ERR_ABI => "MPI_ERR_ABI: ABI mismatch",
         MPIX_ERR_PROC_FAILED => "MPIX_ERR_PROC_FAILED: a peer process failed",
+        MPIX_ERR_PROC_FAILED_PENDING => {
+            "MPIX_ERR_PROC_FAILED_PENDING: a receive from any source waits on a communicator \
+             with a failed process (acknowledge it to wait on)"
+        }
+        MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator was revoked",
         MPIX_ERR_NOT_INITIALIZED => "MPIX_ERR_NOT_INITIALIZED: MPI is not initialized",
         _ => return None,
     })

@@ -43,5 +43,6 @@ pub mod status;
 pub mod topo;
 pub mod topo_graph;
 pub mod types;
+pub mod ulfm;
 pub mod userops;
 pub mod win;

@@ -5,7 +5,9 @@
 //! - [`mpicd_pmix_info_load_bool`]: `PMIX_INFO_LOAD` of a boolean (e.g. `PMIX_COLLECT_DATA`);
 //! - [`mpicd_pmix_value_get_u32`], [`mpicd_pmix_value_get_bytes`]: typed reads of a
 //!   `pmix_value_t`;
-//! - [`mpicd_pmix_value_release`]: `PMIX_VALUE_RELEASE`.
+//! - [`mpicd_pmix_value_release`]: `PMIX_VALUE_RELEASE`;
+//! - [`mpicd_pmix_event_affected_ranks`]: the ranks an event names as affected (unions and
+//!   data arrays, read with PMIx's key macros).
 //!
 //! Key macros are NUL-terminated byte strings (`PMIX_JOB_SIZE: &[u8; 14] = b"pmix.job.size\0"`),
 //! status macros are `i32` like `pmix_status_t`, `PMIX_RANK_WILDCARD` is a `u32` constant.

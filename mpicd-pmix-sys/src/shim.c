@@ -38,3 +38,33 @@ void mpicd_pmix_value_release(pmix_value_t *value)
 {
     PMIX_VALUE_RELEASE(value);
 }
+
+static size_t add_rank(const pmix_proc_t *proc, const char *nspace, uint32_t *ranks, size_t max,
+                       size_t found)
+{
+    if (proc != NULL && PMIX_CHECK_NSPACE(proc->nspace, nspace)) {
+        if (found < max)
+            ranks[found] = proc->rank;
+        found++;
+    }
+    return found;
+}
+
+size_t mpicd_pmix_event_affected_ranks(const pmix_info_t *info, size_t ninfo,
+                                       const char *nspace, uint32_t *ranks, size_t max)
+{
+    size_t found = 0;
+    for (size_t i = 0; info != NULL && i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && v->type == PMIX_PROC) {
+            found = add_rank(v->data.proc, nspace, ranks, max, found);
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROCS) &&
+                   v->type == PMIX_DATA_ARRAY && v->data.darray != NULL &&
+                   v->data.darray->type == PMIX_PROC) {
+            const pmix_proc_t *procs = (const pmix_proc_t *)v->data.darray->array;
+            for (size_t k = 0; procs != NULL && k < v->data.darray->size; k++)
+                found = add_rank(&procs[k], nspace, ranks, max, found);
+        }
+    }
+    return found;
+}

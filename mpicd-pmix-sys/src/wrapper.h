@@ -20,4 +20,10 @@ int mpicd_pmix_value_get_bytes(const pmix_value_t *value, const void **data, siz
 /* PMIX_VALUE_RELEASE: frees a value returned by PMIx_Get. */
 void mpicd_pmix_value_release(pmix_value_t *value);
 
+/* The ranks of namespace `nspace` an event names as affected (PMIX_EVENT_AFFECTED_PROC, or the
+ * array PMIX_EVENT_AFFECTED_PROCS) in its `ninfo` infos: writes at most `max` of them to `ranks`
+ * and returns how many it found. */
+size_t mpicd_pmix_event_affected_ranks(const pmix_info_t *info, size_t ninfo,
+                                       const char *nspace, uint32_t *ranks, size_t max);
+
 #endif

@@ -3,6 +3,7 @@
 #define MPICD_UCX_WRAPPER_H
 
 #include <ucp/api/ucp.h>
+#include <ucs/debug/log_def.h>
 
 /* UCS_PTR_IS_ERR(ptr): nonzero when a status pointer carries an error. */
 int mpicd_ucs_ptr_is_err(void *ptr);

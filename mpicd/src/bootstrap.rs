@@ -7,8 +7,10 @@
 use crate::{Error, Result};
 use mpicd_pmix_sys as sys;
 use std::collections::HashMap;
-use std::ffi::{CStr, CString};
+use std::ffi::{c_void, CStr, CString};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 
 /// The key under which the launcher publishes the number of processes of the job.
 const JOB_SIZE: &CStr = pmix_const_key(sys::PMIX_JOB_SIZE);
@@ -55,6 +57,7 @@ impl Bootstrap {
         // SAFETY: `me` is a writable pmix_proc_t; a null info array with ninfo = 0 is allowed.
         let rc = unsafe { sys::PMIx_Init(&mut me, ptr::null_mut(), 0) };
         check(rc, "PMIx_Init (the environment advertises a PMIx launcher)")?;
+        crate::launch_events::register(&me);
         // From here on, dropping `boot` finalizes PMIx, also on the error path below.
         let mut boot = Bootstrap {
             kind: Kind::Pmix { me, size: 0 },
@@ -164,6 +167,54 @@ impl Bootstrap {
         check(unsafe { sys::PMIx_Fence(&all, 1, &info, 1) }, "PMIx_Fence")
     }
 
+    /// Waits for the processes `ranks` of the job (all of them: `None`) without collecting
+    /// data, unless `give_up` says (it is asked every few milliseconds) that waiting is
+    /// pointless: a process is known dead and the launcher may never complete the fence.
+    /// `Ok(false)` when given up.
+    pub(crate) fn fence_unless(
+        &self,
+        ranks: Option<&[u32]>,
+        mut give_up: impl FnMut() -> bool,
+    ) -> Result<bool> {
+        let Kind::Pmix { me, .. } = &self.kind else {
+            return Ok(true);
+        };
+        let procs = match ranks {
+            None => vec![with_rank(me, sys::PMIX_RANK_WILDCARD)],
+            Some(ranks) => ranks.iter().map(|&r| with_rank(me, r)).collect(),
+        };
+        let wait = Arc::new(FenceWait {
+            done: AtomicBool::new(false),
+            status: AtomicI32::new(sys::PMIX_SUCCESS),
+            procs,
+        });
+        let cbdata = Arc::into_raw(Arc::clone(&wait)) as *mut c_void;
+        // SAFETY: the procs live in the FenceWait, which the reference handed to PMIx keeps
+        // alive until `fence_done` runs (even if this wait gives up first); no info.
+        let rc = unsafe {
+            sys::PMIx_Fence_nb(
+                wait.procs.as_ptr(),
+                wait.procs.len(),
+                ptr::null(),
+                0,
+                Some(fence_done),
+                cbdata,
+            )
+        };
+        if rc != sys::PMIX_SUCCESS {
+            // SAFETY: PMIx refused the call, so it will not call back: the reference is ours.
+            drop(unsafe { Arc::from_raw(cbdata as *const FenceWait) });
+            return check(rc, "PMIx_Fence_nb").map(|()| true);
+        }
+        while !wait.done.load(Ordering::Acquire) {
+            if give_up() {
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        check(wait.status.load(Ordering::Acquire), "PMIx_Fence_nb").map(|()| true)
+    }
+
     /// The blob that `rank` put under `key` (call after the fence that follows the put).
     pub(crate) fn get(&self, rank: u32, key: &str) -> Result<Vec<u8>> {
         let ckey = pmix_key(key)?;
@@ -250,6 +301,22 @@ impl Drop for Bootstrap {
             unsafe { sys::PMIx_Finalize(ptr::null(), 0) };
         }
     }
+}
+
+/// A non-blocking fence in flight: what PMIx reads until it calls back, and the outcome.
+struct FenceWait {
+    done: AtomicBool,
+    status: AtomicI32,
+    procs: Vec<sys::pmix_proc_t>,
+}
+
+/// PMIx's completion callback of [`Bootstrap::fence_unless`].
+unsafe extern "C" fn fence_done(status: sys::pmix_status_t, cbdata: *mut c_void) {
+    // SAFETY: `cbdata` is the reference made by `Arc::into_raw` for this fence, given back
+    // once, here.
+    let wait = unsafe { Arc::from_raw(cbdata as *const FenceWait) };
+    wait.status.store(status, Ordering::Release);
+    wait.done.store(true, Ordering::Release);
 }
 
 /// A value returned by PMIx_Get, released when dropped.

@@ -74,12 +74,12 @@ impl Communicator {
 }
 
 /// Sends `bytes` to communicator rank `dest` on the collective context.
-fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
+pub(crate) fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Result<()> {
     scope(|s| isend(s, comm, bytes, dest, tag)?.wait().map(drop))
 }
 
 /// Receives a message of any size from communicator rank `source` on the collective context.
-fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
+pub(crate) fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
     let from = comm.world_rank(source)?;
     let (status, matched) = comm
         .shared

@@ -66,8 +66,13 @@ pub enum Error {
     /// The sending process failed while producing the message (for example its pack callback
     /// returned an error after the data started flowing).
     RemoteFailure,
-    /// The peer process died or became unreachable.
+    /// The peer process died or became unreachable (`rank` is -1 only inside the runtime,
+    /// from the transport, before the engine names the peer).
     ProcFailed { rank: i32 },
+    /// A receive from any source waits on a communicator with a failed member whose failure
+    /// was not acknowledged (ULFM): the receive stays pending, and waiting for it again after
+    /// the acknowledgment goes on.
+    ProcFailedPending { rank: i32 },
     /// The operation was cancelled.
     Cancelled,
     /// The process manager (PMIx) failed.
@@ -133,10 +138,15 @@ pub mod class {
     pub const ERR_INFO_VALUE: i32 = 33;
     pub const ERR_NO_MEM: i32 = 39;
     pub const ERR_PROC_ABORTED: i32 = 58;
-    /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h.
+    /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h (Open MPI 5's value).
     pub const ERR_PROC_FAILED: i32 = 75;
-    /// Not in the standard ABI: `MPIX_ERR_NOT_INITIALIZED` in mpi.h.
-    pub const ERR_NOT_INITIALIZED: i32 = 76;
+    /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED_PENDING` in mpi.h (Open MPI 5's value).
+    pub const ERR_PROC_FAILED_PENDING: i32 = 76;
+    /// Not in the standard ABI: `MPIX_ERR_REVOKED` in mpi.h (Open MPI 5's value).
+    pub const ERR_REVOKED: i32 = 77;
+    /// Not in the standard ABI: `MPIX_ERR_NOT_INITIALIZED` in mpi.h (above Open MPI 5's
+    /// classes, which end at 92).
+    pub const ERR_NOT_INITIALIZED: i32 = 93;
 }
 
 impl Error {
@@ -161,6 +171,7 @@ impl Error {
             Error::Callback { code, .. } => *code,
             Error::RemoteFailure => ERR_OTHER,
             Error::ProcFailed { .. } => ERR_PROC_FAILED,
+            Error::ProcFailedPending { .. } => ERR_PROC_FAILED_PENDING,
             Error::Cancelled => ERR_OTHER,
             Error::Launch(_) | Error::Transport(_) => ERR_INTERN,
             Error::PendingOperations(_) => ERR_PENDING,
@@ -233,6 +244,11 @@ impl fmt::Display for Error {
                 write!(f, "the sender failed while producing the message")
             }
             Error::ProcFailed { rank } => write!(f, "process {rank} failed or is unreachable"),
+            Error::ProcFailedPending { rank } => write!(
+                f,
+                "a receive from any source is pending on a communicator whose process {rank} \
+                 failed (not acknowledged)"
+            ),
             Error::Cancelled => write!(f, "operation cancelled"),
             Error::Launch(why) => write!(f, "launch (PMIx) error: {why}"),
             Error::Transport(why) => write!(f, "transport (UCX) error: {why}"),

@@ -72,6 +72,7 @@ pub mod fuzzing;
 pub mod group;
 pub mod info;
 mod intercomm;
+mod launch_events;
 mod liveness;
 mod message;
 mod newcomm;
@@ -90,6 +91,8 @@ mod tag;
 pub mod topology;
 mod transport;
 mod typed;
+mod ulfm;
+mod ulfm_agree;
 pub mod window;
 mod wire;
 

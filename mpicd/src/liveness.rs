@@ -1,11 +1,12 @@
 //! Liveness of peer processes on the same node, watched without the transport's help.
 //!
-//! UCX can detect a dead peer itself (error-handling endpoints with keepalive), but on shared
-//! memory that mode costs much of the bandwidth (compare `ucx_perftest` with and without
-//! `-e`). So endpoints to processes on this node use no UCX error handling, and the
-//! engine instead looks, about every 200 ms while it progresses, at whether the processes it is
-//! connected to still exist. Endpoints to other nodes keep UCX's peer error handling, which
-//! network transports provide at no such cost.
+//! UCX can detect a dead peer itself (error-handling endpoints with keepalive), but UCX 1.13's
+//! shared-memory transports lack that mode: an endpoint that asks for it moves to tcp over
+//! loopback (`ucx_info -e -u te -P intra`). So endpoints to processes on this node use no UCX
+//! error handling while shared memory is allowed, and the engine instead looks, about every
+//! 200 ms while it progresses (at once after UCX reported a failed copy between processes), at
+//! whether the processes it is connected to still exist. Endpoints to other nodes, and to this
+//! node's processes when `UCX_TLS` leaves shared memory out, keep UCX's peer error handling.
 
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};

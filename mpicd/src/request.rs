@@ -257,22 +257,59 @@ impl Request<'_> {
         matches!(self.state, State::Inactive)
     }
 
-    /// Tests for completion: `Some(status)` once done (the request is then inactive).
+    /// Tests for completion: `Some(status)` once done (the request is then inactive). A
+    /// receive from any source on a communicator with a failed member not acknowledged fails
+    /// with [`Error::ProcFailedPending`] and stays pending (ULFM).
     pub fn test(&mut self) -> Result<Option<Status>> {
         let state = &mut self.state;
         let polled = match state {
-            State::Pending { .. } => self.shared.with(|e| {
-                e.progress();
-                Ok(settle(state, |id| e.test(id)))
-            }),
+            State::Pending { id, .. } => {
+                let id = *id;
+                self.shared.with(|e| {
+                    e.progress();
+                    let outcome = settle(state, |id| e.test(id));
+                    if outcome.is_none() {
+                        if let Some(rank) = e.any_source_blocked(id) {
+                            return Ok(Some(Err(Error::ProcFailedPending { rank })));
+                        }
+                    }
+                    Ok(outcome)
+                })
+            }
             _ => Ok(take_outcome(state)),
         };
         self.fail_if_gone(polled)?.transpose()
     }
 
-    /// Waits for completion.
+    /// Waits for completion. A receive from any source that a failed member of its
+    /// communicator blocks (see [`Request::wait_or_pending`]) is cancelled and fails with
+    /// [`Error::ProcFailed`]: a blocking receive has no request left to wait on again.
     pub fn wait(mut self) -> Result<Status> {
-        self.wait_mut()
+        match self.wait_or_pending() {
+            Err(Error::ProcFailedPending { rank }) => Err(Error::ProcFailed { rank }),
+            outcome => outcome,
+        }
+    }
+
+    /// Waits for completion, unless the request is a receive from any source on a
+    /// communicator with a failed member whose failure was not acknowledged: then it fails
+    /// with [`Error::ProcFailedPending`] and stays pending, to be waited on again (ULFM).
+    pub fn wait_or_pending(&mut self) -> Result<Status> {
+        let state = &mut self.state;
+        let outcome = self.shared.progress_until(|e| {
+            let id = match state {
+                State::Pending { id, .. } => Some(*id),
+                _ => None,
+            };
+            let outcome = settle(state, |id| e.test(id));
+            if outcome.is_none() {
+                if let Some(rank) = id.and_then(|id| e.any_source_blocked(id)) {
+                    return Ok(Some(Err(Error::ProcFailedPending { rank })));
+                }
+            }
+            Ok(outcome)
+        });
+        self.fail_if_gone(outcome)?
     }
 
     fn wait_mut(&mut self) -> Result<Status> {

@@ -19,7 +19,14 @@ fn wait_one(ctx: &mut Ctx, request: *mut MPI_Request) -> CResult<Finished> {
     let mut entry = lend(h)?;
     ctx.errh = entry.errh;
     sweep_detached();
-    let (mut s, mut failure) = entry.finish();
+    let (mut s, mut failure) = match entry.finish() {
+        Ok(done) => done,
+        Err(blocked) => {
+            // ULFM: the receive stays active (MPIX_ERR_PROC_FAILED_PENDING).
+            REQUESTS.insert_at(h as usize, entry);
+            return Ok(blocked);
+        }
+    };
     if entry.is_persistent() {
         REQUESTS.insert_at(h as usize, entry);
     } else {
@@ -66,7 +73,15 @@ pub unsafe extern "C" fn MPI_Test(
             let mut entry = lend(h)?;
             ctx.errh = entry.errh;
             let done = entry.poll();
+            let blocked = entry.take_blocked();
             REQUESTS.insert_at(h as usize, entry);
+            if let Some((s, Some(failure))) = blocked {
+                // ULFM: not complete, and failed for now (MPIX_ERR_PROC_FAILED_PENDING).
+                out(flag, 0)?;
+                // SAFETY: MPI_STATUS_IGNORE or a writable status.
+                unsafe { status::store(status, s) };
+                return Err(failure);
+            }
             if !done {
                 return out(flag, 0);
             }

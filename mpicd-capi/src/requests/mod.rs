@@ -71,6 +71,8 @@ impl Work {
     }
 
     /// One non-blocking check (it progresses the engine for core work); the outcome once done.
+    /// A failure that leaves the request pending (ULFM's MPIX_ERR_PROC_FAILED_PENDING) is an
+    /// outcome too: [`ReqEntry::poll`] keeps the request active.
     fn test(&mut self, custom_count: Option<i64>) -> Option<Finished> {
         match self {
             Work::Core(r) => match r.test() {
@@ -85,19 +87,27 @@ impl Work {
         }
     }
 
-    /// Blocks until done.
-    fn wait(self, custom_count: Option<i64>) -> Finished {
+    /// Blocks until done; `Err` (the work, and its failure) when a failure blocks a receive
+    /// from any source (ULFM): the request then stays active.
+    fn wait(self, custom_count: Option<i64>) -> Result<Finished, (Work, Finished)> {
         let mut work = match self {
-            Work::Core(r) => return outcome_to_c(r.wait(), custom_count),
+            Work::Core(mut r) => {
+                return match r.wait_or_pending() {
+                    Err(e @ mpicd::Error::ProcFailedPending { .. }) => {
+                        Err((Work::Core(r), outcome_to_c(Err(e), custom_count)))
+                    }
+                    outcome => Ok(outcome_to_c(outcome, custom_count)),
+                }
+            }
             other => other,
         };
         let mut idle = mpicd::Idle::default();
         loop {
             if let Some(done) = work.test(custom_count) {
-                return done;
+                return Ok(done);
             }
             if let Err(f) = wait_step(&mut idle) {
-                return failed(f);
+                return Ok(failed(f));
             }
         }
     }
@@ -152,21 +162,31 @@ impl Owned {
             return Ok(Some(mpicd::Status::empty()));
         };
         let polled = request.test();
-        if !matches!(polled, Ok(None)) {
+        if !matches!(
+            polled,
+            Ok(None) | Err(mpicd::Error::ProcFailedPending { .. })
+        ) {
             self.0 = None;
         }
         polled
     }
 
+    /// Waits for completion, unless a failure blocks a receive from any source (ULFM): then
+    /// the error, and the request stays.
+    fn wait_or_pending(&mut self) -> mpicd::Result<mpicd::Status> {
+        let Some(request) = self.0.as_mut() else {
+            return Ok(mpicd::Status::empty());
+        };
+        let outcome = request.wait_or_pending();
+        if !matches!(outcome, Err(mpicd::Error::ProcFailedPending { .. })) {
+            self.0 = None;
+        }
+        outcome
+    }
+
     /// Takes the request out, leaving an empty (completed) one.
     pub(crate) fn take(&mut self) -> Owned {
         Owned(self.0.take())
-    }
-
-    fn wait(mut self) -> mpicd::Result<mpicd::Status> {
-        self.0
-            .take()
-            .map_or(Ok(mpicd::Status::empty()), Request::wait)
     }
 
     pub(crate) fn cancel(&self) -> mpicd::Result<()> {
@@ -198,6 +218,9 @@ pub(crate) struct ReqEntry {
     pub(crate) errh: Errh,
     custom_count: Option<i64>,
     kind: Kind,
+    /// A failure reported while the request stays active (ULFM's
+    /// MPIX_ERR_PROC_FAILED_PENDING), for MPI_Test to return.
+    blocked: Option<Finished>,
 }
 
 pub(crate) static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
@@ -220,6 +243,7 @@ pub(crate) fn insert_work(work: Work, errh: Errh, custom_count: Option<i64>) -> 
         errh,
         custom_count,
         kind,
+        blocked: None,
     }) as MPI_Request
 }
 
@@ -231,6 +255,7 @@ pub(crate) fn insert_complete(status: MPI_Status, errh: Errh) -> MPI_Request {
         errh,
         custom_count: None,
         kind: Kind::Once,
+        blocked: None,
     }) as MPI_Request
 }
 
@@ -252,6 +277,7 @@ pub(crate) fn insert_persistent_work(
         errh,
         custom_count,
         kind: Kind::Persistent(start),
+        blocked: None,
     }) as MPI_Request
 }
 
@@ -263,6 +289,10 @@ impl ReqEntry {
         };
         match work.test(self.custom_count) {
             None => false,
+            Some(done) if is_blocked(&done) => {
+                self.blocked = Some(done);
+                false
+            }
             Some(done) => {
                 self.slot = Slot::Done(done);
                 true
@@ -270,13 +300,25 @@ impl ReqEntry {
         }
     }
 
+    /// The failure the last [`ReqEntry::poll`] found while the request stays active (ULFM).
+    pub(crate) fn take_blocked(&mut self) -> Option<Finished> {
+        self.blocked.take()
+    }
+
     /// Blocks until done; the C status and the failure, if any. A persistent request is left
-    /// inactive.
-    fn finish(&mut self) -> Finished {
+    /// inactive. `Err` when a failure blocks a receive from any source (ULFM): the request
+    /// stays active, and the error is reported.
+    fn finish(&mut self) -> Result<Finished, Finished> {
         match std::mem::replace(&mut self.slot, Slot::Inactive) {
-            Slot::Active(work) => work.wait(self.custom_count),
-            Slot::Done(done) => done,
-            Slot::Inactive => (status::empty(), None),
+            Slot::Active(work) => match work.wait(self.custom_count) {
+                Ok(done) => Ok(done),
+                Err((work, blocked)) => {
+                    self.slot = Slot::Active(work);
+                    Err(blocked)
+                }
+            },
+            Slot::Done(done) => Ok(done),
+            Slot::Inactive => Ok((status::empty(), None)),
         }
     }
 
@@ -306,6 +348,13 @@ impl ReqEntry {
     fn is_persistent(&self) -> bool {
         matches!(self.kind, Kind::Persistent(_))
     }
+}
+
+/// True for the outcome of a request that stays active: MPIX_ERR_PROC_FAILED_PENDING.
+fn is_blocked(done: &Finished) -> bool {
+    done.1
+        .as_ref()
+        .is_some_and(|f| f.code == MPIX_ERR_PROC_FAILED_PENDING)
 }
 
 /// The C status of an outcome, with MPI_ERROR set, and the failure if any.

@@ -78,7 +78,9 @@ impl Engine {
             .net
             .existing_endpoint(dest)
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
-        Ok(match send(&self.net.worker, ep, bits)? {
+        let sent =
+            send(&self.net.worker, ep, bits).map_err(|e| self.net.name_lost_peer(Some(dest), e));
+        Ok(match sent? {
             Some(r) => Posted::Pending(self.table.insert(Op::Send {
                 req: Some(r),
                 peer: dest,

@@ -9,7 +9,8 @@
 //! - [`custom`]: custom-typed operations: starting them, polling them when UCX files a notice;
 //! - [`progress`]: the progress loop, peer failures, tests and cancels;
 //! - [`schedule`]: runs of collective plans;
-//! - [`agree`]: non-blocking agreements on a new communicator's context id.
+//! - [`agree`]: non-blocking agreements on a new communicator's context id;
+//! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
 //! - [`rma`]: what windows use: the worker and peers' endpoints.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
@@ -18,6 +19,7 @@
 mod agree;
 mod contiguous;
 mod custom;
+mod failed;
 mod idle;
 mod progress;
 mod rma;
@@ -38,6 +40,7 @@ use crate::plan::{CustomConfig, Reach};
 use crate::status::Status;
 use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker, WorkerSettings};
 use crate::wire::{HEADER_BYTES, LEAD_MAX};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -73,6 +76,9 @@ pub(crate) struct Engine {
     wait: WaitPolicy,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
+    /// Per communicator context: how many of the failures found (`Net::lost`) it
+    /// acknowledged (ULFM's failure_ack).
+    acked: std::collections::HashMap<u32, usize>,
     net: Net,
 }
 
@@ -92,6 +98,8 @@ struct Net {
     generation: u32,
     identity: Identity,
     watch: Watch,
+    /// World ranks known failed, in the order they were found (see [`Peer::failed`]).
+    lost: Vec<u32>,
 }
 
 /// A process-to-process connection, made when first needed.
@@ -160,6 +168,7 @@ impl Engine {
             agreements: Vec::new(),
             wait,
             progress_calls: 0,
+            acked: std::collections::HashMap::new(),
             net: Net {
                 stranded: Vec::new(),
                 peers: (0..size)
@@ -180,6 +189,7 @@ impl Engine {
                 generation,
                 identity: Identity::current(),
                 watch: Watch::new(),
+                lost: Vec::new(),
             },
         })
     }
@@ -219,21 +229,19 @@ impl Engine {
                 let _ = self.test(id);
             }
         }
-        // Synchronize so nobody tears down connections others still use, unless a peer is
-        // known dead (the launcher could then wait for it forever).
+        // Synchronize so nobody tears down connections others still use, unless a process is
+        // known dead or dies meanwhile: the launcher could then wait for it forever. With a
+        // process lost, finalizing succeeds without that synchronization (as in ULFM).
         let net = &mut self.net;
-        let fence = if net.peers.iter().any(|p| p.failed) {
-            Ok(())
-        } else {
-            net.boot.fence()
-        };
-        let endpoints: Vec<Endpoint> = net
+        let fence = net.finalize_fence();
+        net.discard_unexpected();
+        let endpoints: Vec<(Endpoint, bool)> = net
             .peers
             .iter_mut()
-            .filter_map(|p| p.endpoint.take())
+            .filter_map(|p| Some((p.endpoint.take()?, p.failed)))
             .collect();
-        for ep in endpoints {
-            net.worker.close(ep, Duration::from_secs(2));
+        for (ep, lost) in endpoints {
+            net.worker.close(ep, Duration::from_secs(2), lost);
         }
         // The launcher connection stays for a runtime started later (see `Bootstrap::park`).
         std::mem::replace(&mut net.boot, Bootstrap::detached()).park();
@@ -282,11 +290,105 @@ impl Net {
                 .boot
                 .get(peer, &launch_key(ADDRESS_KEY, self.generation))?;
             self.identify(peer)?;
+            // Peers on this node are watched by pid; over shared memory that is all (UCX 1.13
+            // has no shared-memory transport with peer error handling), over a network
+            // transport their endpoints report failures too.
             let remote = self.peers[peer as usize].local_pid.is_none();
-            let ep = self.worker.connect(&address, peer, remote)?;
+            let detect = remote || !self.worker.uses_shared_memory();
+            let ep = self.worker.connect(&address, peer, detect)?;
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())
+    }
+
+    /// The fence of finalize, over the processes not known dead (so that no survivor closes
+    /// its connections while another still reads from them), begun again over fewer when one
+    /// is found dead meanwhile (the launcher says so, or a process of this node is gone). With
+    /// a process lost, finalizing succeeds whatever the fence's outcome (as in ULFM).
+    fn finalize_fence(&mut self) -> Result<()> {
+        // Every process of this node is watched by pid while waiting.
+        let all: Vec<u32> = (0..self.size).filter(|&r| r != self.rank).collect();
+        self.identify_all(&all);
+        let dead = |peers: &[Peer], r: usize| {
+            let p = &peers[r];
+            p.failed
+                || p.local_pid
+                    .is_some_and(|pid| !crate::liveness::is_alive(pid))
+        };
+        for rank in crate::launch_events::take_terminated() {
+            self.worker.failures.report(rank);
+        }
+        let mut reported: BTreeSet<u32> = BTreeSet::new();
+        loop {
+            reported.extend(self.worker.failures.take());
+            for &r in &reported {
+                if let Some(p) = self.peers.get_mut(r as usize) {
+                    p.failed = true; // its endpoint is then closed at once
+                }
+            }
+            let lost: BTreeSet<u32> = (0..self.size)
+                .filter(|&r| {
+                    r != self.rank && (reported.contains(&r) || dead(&self.peers, r as usize))
+                })
+                .collect();
+            let live: Vec<u32> = (0..self.size).filter(|r| !lost.contains(r)).collect();
+            let deaths = crate::launch_events::terminations();
+            let mut polls = 0u32;
+            let peers = &self.peers;
+            let ranks = (!lost.is_empty()).then_some(live.as_slice());
+            let outcome = self.boot.fence_unless(ranks, || {
+                polls += 1;
+                crate::launch_events::terminations() != deaths
+                    || (polls % 50 == 0
+                        && live
+                            .iter()
+                            .any(|&r| r != self.rank && dead(peers, r as usize)))
+            });
+            match outcome {
+                Ok(true) => return Ok(()),
+                // Someone died meanwhile: again, over the processes still alive.
+                Ok(false) => {
+                    for rank in crate::launch_events::take_terminated() {
+                        reported.insert(rank);
+                    }
+                    continue;
+                }
+                Err(_) if !lost.is_empty() => return Ok(()),
+                Err(e) => {
+                    let now_lost = live
+                        .iter()
+                        .any(|&r| r != self.rank && dead(&self.peers, r as usize));
+                    return if now_lost { Ok(()) } else { Err(e) };
+                }
+            }
+        }
+    }
+
+    /// Takes the messages nobody received (those of a collective that failed, or sent by a
+    /// process that then died) off the worker, so that UCX does not warn about them when it is
+    /// destroyed. A message whose data never comes (its sender died) is given up after a
+    /// second, its buffer left to UCX.
+    fn discard_unexpected(&mut self) {
+        let any = crate::tag::TagMatch { tag: 0, mask: 0 };
+        while let Some((info, Some(handle))) = self.worker.probe(any, true) {
+            let mut buf = vec![0u8; info.length];
+            // SAFETY: `buf` lives until the request completes, or is leaked below.
+            let Ok(req) = (unsafe { self.worker.msg_recv(buf.as_mut_ptr(), buf.len(), handle) })
+            else {
+                continue;
+            };
+            let mut req = Some(req);
+            let deadline = std::time::Instant::now() + Duration::from_secs(1);
+            while self.worker.poll_recv(&mut req).is_pending() {
+                if std::time::Instant::now() > deadline {
+                    // UCX may still write into it.
+                    std::mem::forget(buf);
+                    std::mem::forget(req);
+                    break;
+                }
+                self.worker.progress();
+            }
+        }
     }
 
     /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then

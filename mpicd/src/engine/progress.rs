@@ -17,7 +17,7 @@ impl Engine {
     /// something to do.
     pub(crate) fn progress(&mut self) -> bool {
         let active = self.net.worker.progress();
-        let due = self.net.watch.due();
+        let due = self.net.watch.due() || crate::transport::take_copy_failure();
         if due {
             self.net.check_local_peers();
         }
@@ -83,6 +83,7 @@ impl Engine {
                 continue;
             }
             peer.failed = true;
+            self.net.lost.push(rank);
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
@@ -137,12 +138,13 @@ impl Engine {
             return Ok(None);
         }
         let mut op = self.table.take(id)?;
+        let peer = op.peer();
         if matches!(op, Op::Recv { .. }) {
             let outcome = self.poll_contiguous(id, op);
             if outcome.is_some() {
                 self.table.retire(id);
             }
-            return Ok(outcome);
+            return Ok(outcome.map(|r| r.map_err(|e| self.net.name_lost_peer(peer, e))));
         }
         let outcome = match &mut op {
             Op::Send { req, peer, .. } => match self.net.worker.poll_send(req) {
@@ -163,7 +165,7 @@ impl Engine {
             Some(result) => {
                 self.table.retire(id);
                 drop(op); // frees the custom state exactly once
-                Ok(Some(result))
+                Ok(Some(result.map_err(|e| self.net.name_lost_peer(peer, e))))
             }
         }
     }
@@ -203,14 +205,33 @@ impl Engine {
 }
 
 impl Net {
-    /// Reports connected processes of this node that no longer exist.
+    /// Reports connected processes of this node that no longer exist, and the processes the
+    /// launcher reported terminated.
     fn check_local_peers(&mut self) {
+        for rank in crate::launch_events::take_terminated() {
+            self.worker.failures.report(rank);
+        }
         for (rank, p) in self.peers.iter().enumerate() {
             if let (Some(pid), false) = (p.local_pid, p.failed) {
                 if !crate::liveness::is_alive(pid) {
                     self.worker.failures.report(rank as u32);
                 }
             }
+        }
+    }
+
+    /// `e`, with the peer named when the transport reported a lost peer without knowing which
+    /// (`ProcFailed` of rank -1): the peer is then reported failed, so that every other
+    /// operation on it fails too.
+    pub(super) fn name_lost_peer(&self, peer: Option<u32>, e: Error) -> Error {
+        match (e, peer) {
+            (Error::ProcFailed { rank: -1 }, Some(p)) => {
+                if !self.has_failed(p) {
+                    self.worker.failures.report(p);
+                }
+                Error::ProcFailed { rank: p as i32 }
+            }
+            (e, _) => e,
         }
     }
 

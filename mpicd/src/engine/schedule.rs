@@ -41,6 +41,17 @@ impl Engine {
     /// Starts a run of `plan`: its first messages are posted before this returns; it never
     /// waits.
     pub(crate) fn start_plan(&mut self, plan: &Arc<Plan>) -> Result<Posted> {
+        // A collective over a member known dead fails at once on every member that knows,
+        // rather than succeed on some (those whose part does not reach the dead one).
+        let group = &plan.route.group;
+        if let Some(&dead) = self
+            .net
+            .lost
+            .iter()
+            .find(|&&r| group.comm_rank(r).is_some())
+        {
+            return Ok(Posted::Done(Err(Error::ProcFailed { rank: dead as i32 })));
+        }
         let mut run = Box::new(Run {
             frame: plan.frame(),
             cursor: 0,

@@ -57,9 +57,14 @@ impl Worker {
     }
 
     /// Closes an endpoint, flushing what is in flight; gives up (forcing the close) after
-    /// `timeout`.
-    pub(crate) fn close(&self, ep: Endpoint, timeout: std::time::Duration) {
-        let params = Self::request_params(0);
+    /// `timeout`. The endpoint of a peer known lost is closed at once (`lost`): nothing can
+    /// be flushed to it.
+    pub(crate) fn close(&self, ep: Endpoint, timeout: std::time::Duration, lost: bool) {
+        let mut params = Self::request_params(0);
+        if lost {
+            params.op_attr_mask |= ucx::UCP_OP_ATTR_FIELD_FLAGS;
+            params.flags = ucx::UCP_EP_CLOSE_FLAG_FORCE;
+        }
         // SAFETY: ep is a live endpoint of this worker, consumed here.
         let ptr = unsafe { ucx::ucp_ep_close_nbx(ep.ep, &params) };
         let Ok(Some(req)) = UcxRequest::from_status_ptr(ptr) else {

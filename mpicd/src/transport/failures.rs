@@ -55,6 +55,48 @@ pub(super) unsafe extern "C" fn endpoint_error(
     ctx.log.report(ctx.rank);
 }
 
+/// Set when UCX reported a failed shared-memory copy from or to another process (CMA).
+static COPY_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Installs [`log_filter`] in UCX's log, once per process.
+pub(super) fn install_log_filter() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the filter is a plain function that lives as long as the process.
+    ONCE.call_once(|| unsafe { ucx::ucs_log_push_handler(Some(log_filter)) });
+}
+
+/// True once after UCX reported a failed copy between processes (the engine then looks at its
+/// local peers at once).
+pub(crate) fn take_copy_failure() -> bool {
+    COPY_FAILED.load(Ordering::Relaxed) && COPY_FAILED.swap(false, Ordering::AcqRel)
+}
+
+/// UCX's log, seen before its own handler: a CMA copy (`process_vm_readv`/`writev`) that fails
+/// because the other process is gone is logged as a fatal error, which aborts this process,
+/// when the endpoint has no peer error handling, and in UCX 1.13 no shared-memory endpoint can
+/// have it. That one message is kept from the fatal path: the copy then fails with an error,
+/// the operation on the endpoint completes with it, and the local pid check names the peer.
+unsafe extern "C" fn log_filter(
+    file: *const std::ffi::c_char,
+    _line: std::ffi::c_uint,
+    _function: *const std::ffi::c_char,
+    level: ucx::ucs_log_level_t,
+    _comp_conf: *const ucx::ucs_log_component_config_t,
+    _message: *const std::ffi::c_char,
+    _ap: *mut ucx::__va_list_tag,
+) -> ucx::ucs_log_func_rc_t {
+    if level != ucx::UCS_LOG_LEVEL_FATAL || file.is_null() {
+        return ucx::UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    // SAFETY: UCX passes its source file name, a static NUL-terminated string.
+    let file = unsafe { std::ffi::CStr::from_ptr(file) }.to_bytes();
+    if file.ends_with(b"cma_ep.c") {
+        COPY_FAILED.store(true, Ordering::Release);
+        return ucx::UCS_LOG_FUNC_RC_STOP;
+    }
+    ucx::UCS_LOG_FUNC_RC_CONTINUE
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,6 +81,7 @@ mod worker;
 
 pub(crate) use collect::{Collector, RecvTarget};
 pub(crate) use endpoint::Endpoint;
+pub(crate) use failures::take_copy_failure;
 pub(crate) use request::{RecvInfo, UcxRequest};
 pub(crate) use rma::{AtomicOp, MemRegion, RemoteKey};
 pub(crate) use stream::{OwnedPort, StreamEnd, StreamPort};

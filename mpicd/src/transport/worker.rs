@@ -63,6 +63,8 @@ pub(crate) struct Worker {
     /// The token of the custom operation whose requests are being posted (see
     /// [`Worker::mark_requests`]).
     notify: Cell<Option<usize>>,
+    /// UCX may use shared memory between processes of a node (see [`shared_memory_allowed`]).
+    shared_memory: bool,
     /// The worker's event file descriptor, if this UCX build and its transports offer one.
     event_fd: Option<std::os::raw::c_int>,
 }
@@ -89,11 +91,26 @@ impl Worker {
         let unset = UCX_SETTINGS
             .iter()
             .filter(|s| std::env::var_os(s.name).is_none());
-        for s in unset.clone().filter(|s| s.apply == Apply::Environment) {
+        // A variable of a transport UCX_TLS leaves out would only make UCX warn that it is
+        // unused.
+        let tls = std::env::var("UCX_TLS").ok();
+        let in_use = |name: &str| {
+            ["TCP", "POSIX", "SYSV", "CMA"]
+                .iter()
+                .find(|t| name.starts_with(&format!("UCX_{t}_")))
+                .map_or(true, |t| {
+                    transport_allowed(tls.as_deref(), &t.to_ascii_lowercase())
+                })
+        };
+        for s in unset
+            .clone()
+            .filter(|s| s.apply == Apply::Environment && in_use(s.name))
+        {
             // Before any UCX thread exists; like every MPI library, init is expected before
             // the application starts threads that read the environment.
             std::env::set_var(s.name, s.value);
         }
+        super::failures::install_log_filter();
         let mut config: *mut ucx::ucp_config_t = ptr::null_mut();
         // SAFETY: null prefix/filename mean "UCX_ prefix, no file"; config is an out pointer.
         check(
@@ -163,6 +180,7 @@ impl Worker {
             spare_sinks: RefCell::default(),
             spare_leads: RefCell::default(),
             notify: Cell::default(),
+            shared_memory: shared_memory_allowed(std::env::var("UCX_TLS").ok().as_deref()),
             event_fd: None,
         };
         let mut fd: std::os::raw::c_int = -1;
@@ -209,6 +227,13 @@ impl Worker {
         // SAFETY: addr came from ucp_worker_get_address on this worker.
         unsafe { ucx::ucp_worker_release_address(self.worker, addr) };
         Ok(bytes)
+    }
+
+    /// True when processes of this node may talk through shared memory. Endpoints to them
+    /// then cannot have peer error handling: UCX 1.13's shared-memory transports lack it, and
+    /// asking for it moves the endpoint to tcp over loopback (25 times the latency).
+    pub(crate) fn uses_shared_memory(&self) -> bool {
+        self.shared_memory
     }
 
     /// Progresses the worker once; true if something happened.
@@ -346,9 +371,63 @@ pub(super) fn status_error(status: ucx::ucs_status_t) -> Error {
     if status == ucx::UCS_ERR_CANCELED {
         return Error::Cancelled;
     }
+    if is_peer_loss(status) {
+        // The transport does not know the peer's rank: the engine, which does, names it.
+        return Error::ProcFailed { rank: -1 };
+    }
     // SAFETY: ucs_status_string returns a pointer to a static, NUL-terminated string.
     let text = unsafe { CStr::from_ptr(ucx::ucs_status_string(status)) };
     Error::Transport(text.to_string_lossy().into_owned())
+}
+
+/// Whether UCX may use a shared-memory transport between processes under `UCX_TLS` (its
+/// value, if set).
+pub(crate) fn shared_memory_allowed(tls: Option<&str>) -> bool {
+    ["posix", "sysv", "cma"]
+        .iter()
+        .any(|t| transport_allowed(tls, t))
+}
+
+/// Whether `UCX_TLS` (its value, if set) lets UCX use `transport`: a list of transports and
+/// aliases (`all`; `sm` and `shm` for shared memory; `mm` for posix and sysv), or a
+/// `^`-prefixed list of those excluded.
+pub(crate) fn transport_allowed(tls: Option<&str>, transport: &str) -> bool {
+    let aliases: &[&str] = match transport {
+        "posix" | "sysv" => &["sm", "shm", "mm"],
+        "cma" | "knem" | "xpmem" => &["sm", "shm"],
+        _ => &[],
+    };
+    let Some(tls) = tls.map(str::trim).filter(|t| !t.is_empty()) else {
+        return true;
+    };
+    let names =
+        |list: &str| -> Vec<String> { list.split(',').map(|t| t.trim().to_string()).collect() };
+    let named = |list: &[String]| {
+        list.iter()
+            .any(|t| t == transport || aliases.contains(&t.as_str()))
+    };
+    match tls.strip_prefix('^') {
+        Some(excluded) => !named(&names(excluded)),
+        None => {
+            let listed = names(tls);
+            listed.iter().any(|t| t == "all") || named(&listed)
+        }
+    }
+}
+
+/// True for the statuses with which UCX reports that the peer of an endpoint is gone: it
+/// closed the connection, stopped answering, or its memory (shared memory, CMA) went away.
+fn is_peer_loss(status: ucx::ucs_status_t) -> bool {
+    [
+        ucx::UCS_ERR_ENDPOINT_TIMEOUT,
+        ucx::UCS_ERR_CONNECTION_RESET,
+        ucx::UCS_ERR_UNREACHABLE,
+        ucx::UCS_ERR_NOT_CONNECTED,
+        ucx::UCS_ERR_REJECTED,
+        ucx::UCS_ERR_SHMEM_SEGMENT,
+        ucx::UCS_ERR_IO_ERROR,
+    ]
+    .contains(&status)
 }
 
 /// `Ok` for `UCS_OK`, else a transport error naming the call `what`.
@@ -356,9 +435,32 @@ pub(super) fn check(status: ucx::ucs_status_t, what: &str) -> Result<()> {
     if status == ucx::UCS_OK {
         Ok(())
     } else {
+        // SAFETY: ucs_status_string returns a pointer to a static, NUL-terminated string.
+        let text = unsafe { CStr::from_ptr(ucx::ucs_status_string(status)) };
         Err(Error::Transport(format!(
             "{what}: {}",
-            status_error(status)
+            text.to_string_lossy()
         )))
+    }
+}
+
+#[cfg(test)]
+mod shared_memory_tests {
+    use super::shared_memory_allowed as allowed;
+
+    #[test]
+    fn ucx_tls_decides_whether_shared_memory_is_used() {
+        assert!(allowed(None));
+        assert!(allowed(Some("")));
+        assert!(allowed(Some("all")));
+        assert!(allowed(Some("sm,self")));
+        assert!(allowed(Some("tcp,posix,self")));
+        assert!(allowed(Some("mm,self")));
+        assert!(allowed(Some("^tcp")));
+        assert!(allowed(Some("^cma")));
+        assert!(!allowed(Some("tcp,self")));
+        assert!(!allowed(Some("tcp")));
+        assert!(!allowed(Some("^sm")));
+        assert!(!allowed(Some("^posix,sysv,cma")));
     }
 }

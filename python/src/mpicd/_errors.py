@@ -11,7 +11,9 @@ from ._libmpi import ERROR_CLASSES, lib
 
 _NAMES = {v: "MPI_" + k for k, v in ERROR_CLASSES.items()}
 _NAMES[75] = "MPIX_ERR_PROC_FAILED"
-_NAMES[76] = "MPIX_ERR_NOT_INITIALIZED"
+_NAMES[76] = "MPIX_ERR_PROC_FAILED_PENDING"
+_NAMES[77] = "MPIX_ERR_REVOKED"
+_NAMES[93] = "MPIX_ERR_NOT_INITIALIZED"
 
 
 def error_string(code):

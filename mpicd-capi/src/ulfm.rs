@@ -1,0 +1,90 @@
+//! The ULFM calls of Open MPI 5 (`MPIX_Comm_*`) that report and acknowledge failed processes:
+//! translations to [`mpicd::Communicator`]'s failure calls.
+
+use crate::abi::*;
+use crate::comms::run_on;
+use crate::env::{out, require};
+use crate::errors::fail;
+use std::ffi::c_int;
+
+/// ULFM: acknowledges every failure of a member of `comm` that this process knows of; receives
+/// from `MPI_ANY_SOURCE` on `comm` then no longer fail with `MPIX_ERR_PROC_FAILED_PENDING`
+/// because of them.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_failure_ack(comm: MPI_Comm) -> c_int {
+    run_on("MPIX_Comm_failure_ack", comm, |c| Ok(c.ack_failures()?))
+}
+
+/// ULFM: the group of the members of `comm` whose failure was acknowledged with
+/// `MPIX_Comm_failure_ack` or `MPIX_Comm_ack_failed`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_failure_get_acked(
+    comm: MPI_Comm,
+    failedgrp: *mut MPI_Group,
+) -> c_int {
+    run_on("MPIX_Comm_failure_get_acked", comm, |c| {
+        require(failedgrp, "failedgrp")?;
+        let group = c.acked_failures()?;
+        out(
+            failedgrp,
+            crate::groups::insert(group, crate::comms::session_of(comm)),
+        )
+    })
+}
+
+/// ULFM (MPI 5 proposal): the group of the members of `comm` this process knows failed, in
+/// the order it found them.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_get_failed(comm: MPI_Comm, failedgrp: *mut MPI_Group) -> c_int {
+    run_on("MPIX_Comm_get_failed", comm, |c| {
+        require(failedgrp, "failedgrp")?;
+        let group = c.failed_members()?;
+        out(
+            failedgrp,
+            crate::groups::insert(group, crate::comms::session_of(comm)),
+        )
+    })
+}
+
+/// ULFM (MPI 5 proposal): acknowledges the first `num_to_ack` failed members of `comm` (in
+/// the order of `MPIX_Comm_get_failed`) and sets `*num_acked` to how many are acknowledged.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_ack_failed(
+    comm: MPI_Comm,
+    num_to_ack: c_int,
+    num_acked: *mut c_int,
+) -> c_int {
+    run_on("MPIX_Comm_ack_failed", comm, |c| {
+        require(num_acked, "num_acked")?;
+        let count =
+            usize::try_from(num_to_ack).map_err(|_| fail(MPI_ERR_ARG, "num_to_ack is negative"))?;
+        let acked = c.ack_failed(count)?;
+        out(num_acked, c_int::try_from(acked).unwrap_or(c_int::MAX))
+    })
+}
+
+/// ULFM: agrees among the live members of `comm` on the bitwise AND of their `*flag` (set to
+/// it on return). Returns `MPIX_ERR_PROC_FAILED` when a member failed whose failure `comm` did
+/// not acknowledge; `*flag` is the agreed value all the same.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    run_on("MPIX_Comm_agree", comm, |c| {
+        require(flag, "flag")?;
+        // SAFETY: checked non-null; the caller gives a readable and writable int.
+        let mine = unsafe { *flag } as u32;
+        let (agreed, outcome) = c.agree(mine);
+        out(flag, agreed as c_int)?;
+        Ok(outcome?)
+    })
+}
+
+/// ULFM: a new communicator `*newcomm` of the live members of `comm` (collective over them),
+/// in their order in `comm`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    run_on("MPIX_Comm_shrink", comm, |c| {
+        require(newcomm, "newcomm")?;
+        let shrunk = c.shrink()?;
+        out(newcomm, crate::comms::insert(shrunk, comm))
+    })
+}

@@ -1,0 +1,87 @@
+//! Failures as a communicator sees them (ULFM, as Open MPI 5's `MPIX_Comm_*` calls define
+//! them): the members known failed, acknowledging them, and the acknowledged ones. A receive
+//! from any source on a communicator with a failed member whose failure was not acknowledged
+//! fails with [`Error::ProcFailedPending`](crate::Error::ProcFailedPending) and stays pending
+//! ([`Request::wait_or_pending`](crate::Request::wait_or_pending)); once acknowledged, it waits
+//! for the live members again.
+
+use crate::comm::Communicator;
+use crate::error::{Error, Result};
+use crate::group::Group;
+
+impl Communicator {
+    /// The members of this communicator (of the remote group of an inter-communicator) that
+    /// this process knows failed, in the order it found them (`MPIX_Comm_get_failed`).
+    pub fn failed_members(&self) -> Result<Group> {
+        let failed = self.shared.with(|e| {
+            e.progress();
+            Ok(e.failed_members(&self.route))
+        })?;
+        Ok(Group::from_members(failed))
+    }
+
+    /// Acknowledges every failure this process knows of (`MPIX_Comm_failure_ack`): receives
+    /// from any source on this communicator no longer fail for them.
+    pub fn ack_failures(&self) -> Result<()> {
+        self.shared.with(|e| {
+            e.ack_failures(&self.route);
+            Ok(())
+        })
+    }
+
+    /// Acknowledges the first `count` failed members, in the order of
+    /// [`Communicator::failed_members`] (`MPIX_Comm_ack_failed`); returns how many of this
+    /// communicator's failed members are acknowledged now.
+    pub fn ack_failed(&self, count: usize) -> Result<usize> {
+        self.shared
+            .with(|e| Ok(e.ack_first_failures(&self.route, count)))
+    }
+
+    /// The members whose failure this communicator acknowledged
+    /// (`MPIX_Comm_failure_get_acked`).
+    pub fn acked_failures(&self) -> Result<Group> {
+        let acked = self.shared.with(|e| Ok(e.acked_members(&self.route)))?;
+        Ok(Group::from_members(acked))
+    }
+}
+
+impl Communicator {
+    /// The AND of `flag` over the live members (`MPIX_Comm_agree`), agreed although members
+    /// fail (see [`crate::ulfm_agree`] for which failures it survives). Fails with
+    /// [`Error::ProcFailed`] when a member failed whose failure this communicator did not
+    /// acknowledge, after the agreement (whose flag is then still the agreed one, as in ULFM).
+    pub fn agree(&self, flag: u32) -> (u32, Result<()>) {
+        let agreed = match self.agree_surviving(flag, 0) {
+            Ok(a) => a,
+            Err(e) => return (flag, Err(e)),
+        };
+        let acked = match self.acked_failures() {
+            Ok(g) => g.members(),
+            Err(e) => return (agreed.flag, Err(e)),
+        };
+        let unacked = agreed.failed.iter().find(|r| !acked.contains(r));
+        let outcome = match unacked {
+            Some(&r) => Err(Error::ProcFailed { rank: r as i32 }),
+            None => Ok(()),
+        };
+        (agreed.flag, outcome)
+    }
+
+    /// A new communicator of the live members, in their order here (`MPIX_Comm_shrink`):
+    /// they agree on the failed members and on a context id, although members fail.
+    pub fn shrink(&self) -> Result<Communicator> {
+        let mine = crate::newcomm::Proposal::new(&self.shared)?;
+        let agreed = self.agree_surviving(1, mine.value())?;
+        mine.assign(agreed.proposal)?;
+        let live: Vec<u32> = self
+            .route
+            .group
+            .members()
+            .into_iter()
+            .filter(|m| !agreed.failed.contains(m))
+            .collect();
+        let me = self.world_rank(self.rank)?;
+        let rank = live.iter().position(|&m| m == me).unwrap_or(0) as i32;
+        Ok(self.with_context(agreed.proposal, Group::from_members(live), rank))
+    }
+}

@@ -1,0 +1,154 @@
+//! The agreement of ULFM's `MPIX_Comm_agree` and `MPIX_Comm_shrink`: the live members of a
+//! communicator agree on the AND of their flags, the largest of their context proposals, and
+//! the set of failed members, although members fail.
+//!
+//! A coordinator (the lowest member none knows failed) collects every live member's flag,
+//! proposal and failures, point-to-point on the communicator's collective context, and sends the
+//! outcome back; a member it cannot hear from is failed. A member whose coordinator fails
+//! before answering moves to the next coordinator. What it does not survive: a coordinator
+//! that fails after answering some members but not all (the others' next coordinator already
+//! returned); ULFM's own agreement (Open MPI's ERA) survives that too.
+
+use crate::collective::{recv_vec, send};
+use crate::comm::Communicator;
+use crate::error::{Error, Result};
+use std::collections::BTreeSet;
+
+/// What the live members agreed on.
+pub(crate) struct Agreed {
+    /// The AND of their flags.
+    pub flag: u32,
+    /// The largest of their proposals.
+    pub proposal: u32,
+    /// The failed members (world ranks) any of them knew of.
+    pub failed: BTreeSet<u32>,
+}
+
+impl Communicator {
+    /// Runs the agreement with this member's `flag` and `proposal` (collective over the live
+    /// members; see the module's documentation for which failures it survives).
+    pub(crate) fn agree_surviving(&self, flag: u32, proposal: u32) -> Result<Agreed> {
+        self.require_intra("MPIX_Comm_agree")?;
+        let tag = self.next_coll_tag();
+        let members = self.route.group.members();
+        self.shared.with(|e| {
+            e.watch_members(&members);
+            Ok(())
+        })?;
+        let me = self.world_rank(self.rank)?;
+        loop {
+            let known: BTreeSet<u32> = self.failed_members()?.members().into_iter().collect();
+            let Some(&coordinator) = members.iter().find(|m| !known.contains(m)) else {
+                return Err(Error::ProcFailed { rank: -1 });
+            };
+            if coordinator == me {
+                return self.coordinate(&members, known, flag, proposal, tag);
+            }
+            let to = self.comm_rank_of(coordinator);
+            let mine = encode(flag, proposal, &known);
+            let answer = send(self, &mine, to, tag).and_then(|()| recv_vec(self, to, tag));
+            match answer {
+                Ok(bytes) => return decode(&bytes),
+                // The coordinator failed: the next one takes over.
+                Err(Error::ProcFailed { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The coordinator's part: hears every live member, then answers each.
+    fn coordinate(
+        &self,
+        members: &[u32],
+        mut failed: BTreeSet<u32>,
+        mut flag: u32,
+        mut proposal: u32,
+        tag: i32,
+    ) -> Result<Agreed> {
+        let me = self.world_rank(self.rank)?;
+        let others: Vec<u32> = members
+            .iter()
+            .copied()
+            .filter(|m| *m != me && !failed.contains(m))
+            .collect();
+        let mut heard = Vec::new();
+        for &m in &others {
+            match recv_vec(self, self.comm_rank_of(m), tag) {
+                Ok(bytes) => {
+                    let theirs = decode(&bytes)?;
+                    flag &= theirs.flag;
+                    proposal = proposal.max(theirs.proposal);
+                    failed.extend(theirs.failed);
+                    heard.push(m);
+                }
+                Err(Error::ProcFailed { .. }) => {
+                    failed.insert(m);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let outcome = encode(flag, proposal, &failed);
+        for &m in heard.iter().filter(|m| !failed.contains(m)) {
+            match send(self, &outcome, self.comm_rank_of(m), tag) {
+                Ok(()) | Err(Error::ProcFailed { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Agreed {
+            flag,
+            proposal,
+            failed,
+        })
+    }
+
+    /// The rank in this communicator of member `world` (a member by construction).
+    fn comm_rank_of(&self, world: u32) -> i32 {
+        self.route.group.comm_rank(world).unwrap_or(-1)
+    }
+}
+
+fn encode(flag: u32, proposal: u32, failed: &BTreeSet<u32>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + 4 * failed.len());
+    for v in [flag, proposal, failed.len() as u32]
+        .into_iter()
+        .chain(failed.iter().copied())
+    {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+fn decode(bytes: &[u8]) -> Result<Agreed> {
+    let word = |i: usize| -> Result<u32> {
+        bytes
+            .get(4 * i..4 * i + 4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| Error::Transport("a truncated agreement message".into()))
+    };
+    let n = word(2)? as usize;
+    if bytes.len() != 12 + 4 * n {
+        return Err(Error::Transport("a malformed agreement message".into()));
+    }
+    Ok(Agreed {
+        flag: word(0)?,
+        proposal: word(1)?,
+        failed: (0..n).map(|i| word(3 + i)).collect::<Result<_>>()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_messages_round_trip_and_bad_ones_are_refused() {
+        let failed: BTreeSet<u32> = [3, 7].into_iter().collect();
+        let a = decode(&encode(5, 900, &failed)).unwrap();
+        assert_eq!((a.flag, a.proposal, a.failed), (5, 900, failed));
+        assert!(decode(&[1, 2, 3]).is_err());
+        let mut long = encode(1, 2, &BTreeSet::new());
+        long.push(0);
+        assert!(decode(&long).is_err());
+    }
+}

@@ -1,0 +1,198 @@
+/* fault.c: one rank dies (_exit, like a crash) and the survivors report how each of their calls
+ * ended and after how long. Plain MPI, so the same source builds against mpicd (bin/mpicc) and
+ * Open MPI (mpicc.openmpi) for comparison; tests/run-fault-tests.sh runs it and checks the lines.
+ *
+ * Usage: fault SCENARIO (at least 3 ranks; the launcher must keep the job alive when a rank
+ * exits non-zero: Open MPI's `--mca orte_abort_on_non_zero_status 0`)
+ *   bigrecv  rank 1 sends 512 MiB to rank 0 and dies about 20 ms into the transfer
+ *   recv     rank 2 dies; rank 0 receives from it
+ *   send     rank 2 dies; rank 0 sends 4 MiB, 8 B, and a synchronous 8 B to it
+ *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
+ *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
+ *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce
+ *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
+ *            others compute (sleep) for 2 minutes: the launcher is killed meanwhile
+ *
+ * Each survivor prints, per call, `RESULT <scenario> rank=R op=OP class=NAME secs=S` (S: from the
+ * call's start to its return), then `DONE rank=R` after MPI_Finalize. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(OPEN_MPI) || defined(MPICH)
+#include <mpi-ext.h>
+#endif
+
+#define BIG_BYTES (512u << 20)
+
+static const char *scenario;
+static int rank;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The name of the error class of `rc`. */
+static const char *class_name(int rc) {
+    static char other[64];
+    int cls = rc;
+    MPI_Error_class(rc, &cls);
+    switch (cls) {
+    case MPI_SUCCESS: return "MPI_SUCCESS";
+    case MPI_ERR_INTERN: return "MPI_ERR_INTERN";
+    case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
+    case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
+#ifdef MPIX_ERR_PROC_FAILED
+    case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED";
+#endif
+#ifdef MPIX_ERR_PROC_FAILED_PENDING
+    case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
+#endif
+#ifdef MPIX_ERR_REVOKED
+    case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
+#endif
+    default: snprintf(other, sizeof other, "class-%d", cls); return other;
+    }
+}
+
+static void report(const char *op, int rc, double start) {
+    double secs = now() - start;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS) MPI_Error_string(rc, text, &len);
+    printf("RESULT %s rank=%d op=%s class=%s secs=%.3f (%s)\n", scenario, rank, op,
+           class_name(rc), secs, text);
+    fflush(stdout);
+}
+
+static void die(void) {
+    fflush(stdout);
+    fflush(stderr);
+    _exit(1);
+}
+
+int main(int argc, char **argv) {
+    int size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    scenario = argc > 1 ? argv[1] : "";
+    if (size < 3) {
+        if (rank == 0) fprintf(stderr, "fault: needs at least 3 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* Connect every pair first, as a real exchange would. */
+    int token = rank, sum = 0;
+    MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    double start;
+    int rc;
+    if (!strcmp(scenario, "bigrecv")) {
+        char *buf = malloc(BIG_BYTES);
+        if (!buf) MPI_Abort(MPI_COMM_WORLD, 3);
+        memset(buf, rank, BIG_BYTES);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            MPI_Request req;
+            MPI_Isend(buf, (int)BIG_BYTES, MPI_BYTE, 0, 1, MPI_COMM_WORLD, &req);
+            double until = now() + 0.02;
+            int flag = 0;
+            while (now() < until && !flag) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            die();
+        }
+        if (rank == 0) {
+            start = now();
+            rc = MPI_Recv(buf, (int)BIG_BYTES, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            report("Recv-512MiB", rc, start);
+        }
+        free(buf);
+    } else if (!strcmp(scenario, "recv") || !strcmp(scenario, "send") ||
+               !strcmp(scenario, "anysrc")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 2) die();
+        if (rank == 0) {
+            char small[8] = {0};
+            if (!strcmp(scenario, "recv")) {
+                start = now();
+                rc = MPI_Recv(small, 8, MPI_BYTE, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                report("Recv", rc, start);
+            } else if (!strcmp(scenario, "send")) {
+                char *big = calloc(4u << 20, 1);
+                start = now();
+                rc = MPI_Send(big, 4 << 20, MPI_BYTE, 2, 1, MPI_COMM_WORLD);
+                report("Send-4MiB", rc, start);
+                start = now();
+                rc = MPI_Send(small, 8, MPI_BYTE, 2, 1, MPI_COMM_WORLD);
+                report("Send-8B", rc, start);
+                start = now();
+                rc = MPI_Ssend(small, 8, MPI_BYTE, 2, 1, MPI_COMM_WORLD);
+                report("Ssend-8B", rc, start);
+                free(big);
+            } else {
+                MPI_Request req;
+                MPI_Status st;
+                MPI_Irecv(small, 8, MPI_BYTE, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &req);
+                start = now();
+                rc = MPI_Wait(&req, &st);
+                report("Irecv-ANY_SOURCE", rc, start);
+#ifdef MPIX_ERR_PROC_FAILED_PENDING
+                /* ULFM: the receive stays pending; once the failure is acknowledged it waits
+                 * for rank 1, which sends when told to. */
+                if (rc != MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+                    MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+                    MPI_Send(small, 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+                    start = now();
+                    rc = MPI_Wait(&req, &st);
+                    report("Irecv-ANY_SOURCE-after-ack", rc, start);
+                    if (rc == MPI_SUCCESS && st.MPI_SOURCE != 1) report("wrong-source", -1, start);
+                }
+#endif
+            }
+        }
+        if (rank == 1 && !strcmp(scenario, "anysrc")) {
+#ifdef MPIX_ERR_PROC_FAILED_PENDING
+            char go[8];
+            if (MPI_Recv(go, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+                MPI_Send(go, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+#endif
+        }
+    } else if (!strcmp(scenario, "coll")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 2) die();
+        start = now();
+        rc = MPI_Barrier(MPI_COMM_WORLD);
+        report("Barrier", rc, start);
+        int v = rank, r = 0;
+        start = now();
+        rc = MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        report("Bcast", rc, start);
+        start = now();
+        rc = MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        report("Allreduce", rc, start);
+    } else if (!strcmp(scenario, "orphan")) {
+        /* The launcher is killed meanwhile: rank 0 waits in MPI, the others compute. */
+        printf("READY rank=%d pid=%d\n", rank, (int)getpid());
+        fflush(stdout);
+        double until = now() + 120;
+        int flag = 0;
+        while (now() < until) {
+            if (rank == 0)
+                MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            else
+                usleep(100000);
+        }
+    } else {
+        if (rank == 0) fprintf(stderr, "fault: unknown scenario '%s'\n", scenario);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    start = now();
+    rc = MPI_Finalize();
+    printf("DONE rank=%d finalize=%s secs=%.3f\n", rank, rc == MPI_SUCCESS ? "ok" : "error",
+           now() - start);
+    return 0;
+}
