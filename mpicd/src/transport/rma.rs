@@ -17,7 +17,9 @@ use std::ptr;
 
 /// Memory registered with the UCP context, so that peers may read and write it.
 ///
-/// Released with [`Worker::mem_unmap`] (it needs the context, so it is not a `Drop`).
+/// Released with [`Worker::mem_unmap`] (it needs the context, so it is not a `Drop`); a region
+/// whose owner never released it (a window forgotten with `mem::forget`) is unmapped when the
+/// worker is destroyed, before the context, which UCX requires.
 #[derive(Debug)]
 pub(crate) struct MemRegion {
     memh: ucx::ucp_mem_h,
@@ -98,6 +100,7 @@ impl Worker {
             unsafe { ucx::ucp_mem_map(self.context, &params, &mut memh) },
             "ucp_mem_map",
         )?;
+        self.mapped.borrow_mut().push(memh);
         Ok(MemRegion { memh })
     }
 
@@ -124,6 +127,7 @@ impl Worker {
             unsafe { ucx::ucp_mem_map(self.context, &params, &mut memh) },
             "ucp_mem_map",
         )?;
+        self.mapped.borrow_mut().push(memh);
         let region = MemRegion { memh };
         // SAFETY: all-zero is a valid attribute query with no fields selected.
         let mut attr: ucx::ucp_mem_attr_t = unsafe { std::mem::zeroed() };
@@ -143,8 +147,13 @@ impl Worker {
     /// Releases a registration (peers' keys to it become invalid), and the memory of one made
     /// by [`Worker::mem_allocate`].
     pub(crate) fn mem_unmap(&self, region: MemRegion) {
-        // SAFETY: the handle came from ucp_mem_map on this context and is unmapped once.
-        let _ = unsafe { ucx::ucp_mem_unmap(self.context, region.memh) };
+        let mut mapped = self.mapped.borrow_mut();
+        if let Some(i) = mapped.iter().position(|&m| m == region.memh) {
+            mapped.swap_remove(i);
+            // SAFETY: the handle came from ucp_mem_map on this context and is still mapped
+            // (it was on the list), so it is unmapped once.
+            let _ = unsafe { ucx::ucp_mem_unmap(self.context, region.memh) };
+        }
     }
 
     /// The packed remote key of a region, for the peers to unpack.

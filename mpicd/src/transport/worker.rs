@@ -63,6 +63,9 @@ pub(crate) struct Worker {
     /// The token of the custom operation whose requests are being posted (see
     /// [`Worker::mark_requests`]).
     notify: Cell<Option<usize>>,
+    /// Memory handles of the regions registered and not yet unmapped (see
+    /// [`super::rma::MemRegion`]); what is left is unmapped when the worker is destroyed.
+    pub(super) mapped: RefCell<Vec<ucx::ucp_mem_h>>,
     /// UCX may use shared memory between processes of a node (see [`shared_memory_allowed`]).
     shared_memory: bool,
     /// The worker's event file descriptor, if this UCX build and its transports offer one.
@@ -180,6 +183,7 @@ impl Worker {
             spare_sinks: RefCell::default(),
             spare_leads: RefCell::default(),
             notify: Cell::default(),
+            mapped: RefCell::default(),
             shared_memory: shared_memory_allowed(std::env::var("UCX_TLS").ok().as_deref()),
             event_fd: None,
         };
@@ -354,6 +358,10 @@ impl Drop for Worker {
                 ucx::ucp_dt_destroy(self.sink_dt);
             }
             ucx::ucp_worker_destroy(self.worker);
+            for memh in self.mapped.get_mut().drain(..) {
+                // Regions whose windows were forgotten: the context must not outlive them.
+                let _ = ucx::ucp_mem_unmap(self.context, memh);
+            }
             ucx::ucp_cleanup(self.context);
         }
     }
