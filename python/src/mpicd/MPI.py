@@ -15,6 +15,11 @@ from ._errors import Exception, check, error_class, error_string
 from ._libmpi import lib as _lib
 from ._request import Message, Request
 from ._status import Status
+from ._win import (  # noqa: F401  (mpi4py's names)
+    LOCK_EXCLUSIVE, LOCK_SHARED, MODE_NOCHECK, MODE_NOPRECEDE, MODE_NOPUT, MODE_NOSTORE,
+    MODE_NOSUCCEED, WIN_BASE, WIN_CREATE_FLAVOR, WIN_DISP_UNIT, WIN_FLAVOR_ALLOCATE,
+    WIN_FLAVOR_CREATE, WIN_FLAVOR_DYNAMIC, WIN_FLAVOR_SHARED, WIN_MODEL, WIN_SEPARATE, WIN_SIZE,
+    WIN_UNIFIED, Win)
 from ._types import PREDEFINED_OPS, PREDEFINED_TYPES, Datatype, Op
 
 __all__ = [
