@@ -3,8 +3,8 @@
 //! attached region of a dynamic window, found in the target's directory), and waiting for a
 //! transport request with the target's failure turned into [`Error::ProcFailed`].
 
+use super::epoch::Epoch;
 use super::memory::{Directory, DIRECTORY_HEADER, ENTRY_BYTES};
-use super::sync::Epoch;
 use super::{Flavor, Keys, Window};
 use crate::engine::Engine;
 use crate::error::{Error, Result, RmaError};

@@ -21,6 +21,7 @@
 //! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW).
 
 mod access;
+mod epoch;
 mod memory;
 mod rma_ops;
 mod sync;
@@ -36,8 +37,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 pub use crate::reduction::CombineFn;
+pub use epoch::LockKind;
 pub use rma_ops::AccumulateOp;
-pub use sync::LockKind;
 
 /// How a window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,59 +5,11 @@
 //! counted in the control words of the origins and the targets).
 
 use super::access::State;
+use super::epoch::{Held, LockKind};
 use super::memory::{word, EXCLUSIVE};
 use super::Window;
 use crate::error::{Error, Result, RmaError};
 use crate::transport::AtomicOp;
-
-/// A passive-target lock type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LockKind {
-    Shared,
-    Exclusive,
-}
-
-/// A lock this process holds on a target: its type, and whether the lock word was taken
-/// (not with `MPI_MODE_NOCHECK`).
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    kind: LockKind,
-    taken: bool,
-}
-
-/// The epochs this process is in on a window.
-pub(crate) struct Epoch {
-    /// A fence opened an access epoch (closed by a fence with `MPI_MODE_NOSUCCEED`).
-    fence: bool,
-    locks: Vec<Option<Held>>,
-    /// Inside `MPI_Win_lock_all` (whether the lock words were taken).
-    lock_all: Option<bool>,
-    /// The targets of `MPI_Win_start`, until `MPI_Win_complete`.
-    access: Option<Vec<usize>>,
-    /// The origins of `MPI_Win_post`, until `MPI_Win_wait`.
-    exposure: Option<Vec<usize>>,
-    /// Posts and completions accounted for by start and wait so far.
-    posts_seen: u64,
-    completes_seen: u64,
-}
-
-impl Epoch {
-    pub(crate) fn new(members: usize) -> Epoch {
-        Epoch {
-            fence: false,
-            locks: vec![None; members],
-            lock_all: None,
-            access: None,
-            exposure: None,
-            posts_seen: 0,
-            completes_seen: 0,
-        }
-    }
-
-    fn passive(&self, rank: usize) -> bool {
-        self.lock_all.is_some() || self.locks[rank].is_some()
-    }
-}
 
 fn sync_error(why: impl Into<String>) -> Error {
     Error::Rma(RmaError::Sync, why.into())
