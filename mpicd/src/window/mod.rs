@@ -24,6 +24,7 @@ mod access;
 mod epoch;
 mod memory;
 mod rma_ops;
+mod scoped;
 mod sync;
 
 use crate::comm::Communicator;
@@ -39,6 +40,7 @@ use std::sync::{Mutex, MutexGuard};
 pub use crate::reduction::CombineFn;
 pub use epoch::LockKind;
 pub use rma_ops::AccumulateOp;
+pub use scoped::Epoch;
 
 /// How a window's memory came to be (`MPI_WIN_CREATE_FLAVOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
