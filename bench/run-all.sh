@@ -3,7 +3,7 @@
 # one command, with CSV files, PNG plots and a Markdown summary of the ratios against the targets
 # in bench/results/.
 #
-#   bash bench/run-all.sh            the full run (make bench); about 25-30 minutes on 2 cores
+#   bash bench/run-all.sh            the full run (make bench); 8.5 minutes on a quiet 2-core machine, more when busy
 #   bash bench/run-all.sh --smoke    tiny sizes, one iteration, correctness only (make test)
 #
 # What runs, in order (a progress line each):
