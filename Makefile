@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -155,6 +155,12 @@ bench-coll: build
 # ratios; and the CPU a rank blocked 10 s in MPI_Recv uses: bench/results/fairness.{csv,md}.
 bench-fairness: build
 	python3 bench/fairness/run.py $(BENCH_FAIRNESS_ARGS)
+
+# bench-rma: one-sided latency (put, get, accumulate, fetch-and-op, compare-and-swap, 8 B with a
+# flush each) and put/get bandwidth of mpicd against Open MPI (--mca osc ucx) and raw UCX
+# (ucx_perftest), best of 3 rounds (bench/rma/run.sh, about 1 minute): bench/results/rma.md.
+bench-rma: build
+	bash bench/rma/run.sh
 
 # bench-python: Python objects ping-pong, mpicd vs mpi4py on Open MPI (python/bench/run.sh, 3-6 min):
 # CSV and plot in python/bench/results/.
