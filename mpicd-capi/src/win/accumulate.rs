@@ -3,11 +3,10 @@
 //! `_c` forms. Ops become [`AccumulateOp`]s over the reductions `MPI_Reduce` uses (every
 //! predefined op on every type it is defined for, MPI_REPLACE and MPI_NO_OP).
 
-use super::rma::{finished, target, typed, Target};
+use super::rma::{run_rma, target, typed, Target};
 use super::run_on_win;
 use crate::abi::*;
 use crate::blocks::Elem;
-use crate::env::require;
 use crate::errors::{fail, CResult};
 use crate::p2p::count_of;
 use crate::reductions::Reduction;
@@ -160,23 +159,10 @@ pub unsafe extern "C" fn MPI_Accumulate_c(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Accumulate", win, |w| {
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Accumulate", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the buffers.
-        unsafe {
-            accumulate(
-                &w,
-                (origin_addr, origin_count, origin_datatype),
-                None,
-                t,
-                op,
-            )
-        }
+        unsafe { accumulate(w, (origin_addr, origin_count, origin_datatype), None, t, op) }
     })
 }
 
@@ -231,17 +217,12 @@ pub unsafe extern "C" fn MPI_Get_accumulate_c(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Get_accumulate", win, |w| {
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Get_accumulate", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the buffers.
         unsafe {
             accumulate(
-                &w,
+                w,
                 (origin_addr, origin_count, origin_datatype),
                 Some((result_addr, result_count, result_datatype)),
                 t,
@@ -296,26 +277,10 @@ pub unsafe extern "C" fn MPI_Raccumulate_c(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Raccumulate", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Raccumulate", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the buffers.
-        unsafe {
-            accumulate(
-                &w,
-                (origin_addr, origin_count, origin_datatype),
-                None,
-                t,
-                op,
-            )
-        }?;
-        finished(&w, target_rank, win, request)
+        unsafe { accumulate(w, (origin_addr, origin_count, origin_datatype), None, t, op) }
     })
 }
 
@@ -373,26 +338,18 @@ pub unsafe extern "C" fn MPI_Rget_accumulate_c(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Rget_accumulate", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Rget_accumulate", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the buffers.
         unsafe {
             accumulate(
-                &w,
+                w,
                 (origin_addr, origin_count, origin_datatype),
                 Some((result_addr, result_count, result_datatype)),
                 t,
                 op,
             )
-        }?;
-        finished(&w, target_rank, win, request)
+        }
     })
 }
 
@@ -414,11 +371,11 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
         count: 1,
         datatype,
     };
-    run_on_win("Fetch_and_op", win, |w| {
+    run_rma("Fetch_and_op", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the buffers.
         unsafe {
             accumulate(
-                &w,
+                w,
                 (origin_addr, 1, datatype),
                 Some((result_addr, 1, datatype)),
                 t,

@@ -49,6 +49,40 @@ pub(crate) struct Target {
     pub datatype: MPI_Datatype,
 }
 
+impl Target {
+    pub(crate) fn new(rank: c_int, disp: MPI_Aint, count: i64, datatype: MPI_Datatype) -> Target {
+        Target {
+            rank,
+            disp,
+            count,
+            datatype,
+        }
+    }
+}
+
+/// Runs the one-sided call `name` on `win` with `body`. A request-based call (`request` set)
+/// must be in a passive-target epoch on `rank`; its operation is flushed and it returns a
+/// complete request (see the module docs).
+pub(crate) fn run_rma(
+    name: &'static str,
+    win: MPI_Win,
+    rank: c_int,
+    request: Option<*mut MPI_Request>,
+    body: impl FnOnce(&Window) -> CResult<()>,
+) -> c_int {
+    run_on_win(name, win, |w| {
+        if let Some(r) = request {
+            require(r, "request")?;
+            w.check_passive(rank)?;
+        }
+        body(&w)?;
+        match request {
+            Some(r) => finished(&w, rank, win, r),
+            None => Ok(()),
+        }
+    })
+}
+
 /// The body of MPI_Put (`put`) and MPI_Get.
 unsafe fn put_get(
     w: &Window,
@@ -71,12 +105,7 @@ unsafe fn put_get(
 }
 
 /// A complete request for a request-based operation, after its flush.
-pub(crate) fn finished(
-    w: &Window,
-    rank: c_int,
-    win: MPI_Win,
-    request: *mut MPI_Request,
-) -> CResult<()> {
+fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) -> CResult<()> {
     w.flush(rank)?;
     out(
         request,
@@ -98,17 +127,17 @@ pub unsafe extern "C" fn MPI_Put(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count as i64,
-        datatype: target_datatype,
-    };
-    run_on_win("Put", win, |w| {
+    let t = Target::new(
+        target_rank,
+        target_disp,
+        target_count as i64,
+        target_datatype,
+    );
+    run_rma("Put", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the origin buffer.
         unsafe {
             put_get(
-                &w,
+                w,
                 true,
                 origin_addr,
                 origin_count as i64,
@@ -131,15 +160,10 @@ pub unsafe extern "C" fn MPI_Put_c(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Put_c", win, |w| {
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Put_c", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(&w, true, origin_addr, origin_count, origin_datatype, t) }
+        unsafe { put_get(w, true, origin_addr, origin_count, origin_datatype, t) }
     })
 }
 
@@ -157,27 +181,24 @@ pub unsafe extern "C" fn MPI_Rput(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count as i64,
-        datatype: target_datatype,
-    };
-    run_on_win("Rput", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(
+        target_rank,
+        target_disp,
+        target_count as i64,
+        target_datatype,
+    );
+    run_rma("Rput", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the origin buffer.
         unsafe {
             put_get(
-                &w,
+                w,
                 true,
                 origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
             )
-        }?;
-        finished(&w, target_rank, win, request)
+        }
     })
 }
 
@@ -194,18 +215,10 @@ pub unsafe extern "C" fn MPI_Rput_c(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Rput_c", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Rput_c", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(&w, true, origin_addr, origin_count, origin_datatype, t) }?;
-        finished(&w, target_rank, win, request)
+        unsafe { put_get(w, true, origin_addr, origin_count, origin_datatype, t) }
     })
 }
 
@@ -222,17 +235,17 @@ pub unsafe extern "C" fn MPI_Get(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count as i64,
-        datatype: target_datatype,
-    };
-    run_on_win("Get", win, |w| {
+    let t = Target::new(
+        target_rank,
+        target_disp,
+        target_count as i64,
+        target_datatype,
+    );
+    run_rma("Get", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the origin buffer.
         unsafe {
             put_get(
-                &w,
+                w,
                 false,
                 origin_addr,
                 origin_count as i64,
@@ -255,15 +268,10 @@ pub unsafe extern "C" fn MPI_Get_c(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Get_c", win, |w| {
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Get_c", win, target_rank, None, |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(&w, false, origin_addr, origin_count, origin_datatype, t) }
+        unsafe { put_get(w, false, origin_addr, origin_count, origin_datatype, t) }
     })
 }
 
@@ -281,27 +289,24 @@ pub unsafe extern "C" fn MPI_Rget(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count as i64,
-        datatype: target_datatype,
-    };
-    run_on_win("Rget", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(
+        target_rank,
+        target_disp,
+        target_count as i64,
+        target_datatype,
+    );
+    run_rma("Rget", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the origin buffer.
         unsafe {
             put_get(
-                &w,
+                w,
                 false,
                 origin_addr,
                 origin_count as i64,
                 origin_datatype,
                 t,
             )
-        }?;
-        finished(&w, target_rank, win, request)
+        }
     })
 }
 
@@ -318,17 +323,9 @@ pub unsafe extern "C" fn MPI_Rget_c(
     win: MPI_Win,
     request: *mut MPI_Request,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: target_count,
-        datatype: target_datatype,
-    };
-    run_on_win("Rget_c", win, |w| {
-        require(request, "request")?;
-        w.check_passive(target_rank)?;
+    let t = Target::new(target_rank, target_disp, target_count, target_datatype);
+    run_rma("Rget_c", win, target_rank, Some(request), |w| {
         // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(&w, false, origin_addr, origin_count, origin_datatype, t) }?;
-        finished(&w, target_rank, win, request)
+        unsafe { put_get(w, false, origin_addr, origin_count, origin_datatype, t) }
     })
 }
