@@ -367,7 +367,7 @@ impl Net {
     /// Takes the messages nobody received (those of a collective that failed, or sent by a
     /// process that then died) off the worker, so that UCX does not warn about them when it is
     /// destroyed. A message whose data never comes (its sender died) is given up after a
-    /// second, its buffer left to UCX.
+    /// second, its buffer stranded with its request (see [`Stranded`]).
     fn discard_unexpected(&mut self) {
         let any = crate::tag::TagMatch { tag: 0, mask: 0 };
         while let Some((info, Some(handle))) = self.worker.probe(any, true) {
@@ -381,9 +381,11 @@ impl Net {
             let deadline = std::time::Instant::now() + Duration::from_secs(1);
             while self.worker.poll_recv(&mut req).is_pending() {
                 if std::time::Instant::now() > deadline {
-                    // UCX may still write into it.
-                    std::mem::forget(buf);
-                    std::mem::forget(req);
+                    // UCX may still write into the buffer: it stays with the request, freed
+                    // only if UCX ever completes it.
+                    if let Some(r) = req.take() {
+                        self.stranded.push(Stranded::new(r, Box::new(buf)));
+                    }
                     break;
                 }
                 self.worker.progress();
