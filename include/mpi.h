@@ -3991,6 +3991,17 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 // in their order in `comm`.
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 
+// ULFM: revokes `comm` on every process of it (not collective). Every operation on `comm`
+// then fails with `MPIX_ERR_REVOKED`, pending ones included, on each process once it learns
+// of it (within a progress call of the notice's arrival); `MPIX_Comm_agree`, `_shrink`,
+// `_failure_ack`, `_ack_failed`, `_get_failed`, `_failure_get_acked`, `_is_revoked` and
+// `MPI_Comm_free` still work on it.
+int MPIX_Comm_revoke(MPI_Comm comm);
+
+// ULFM: sets `*flag` to true if this process knows `comm` revoked (by `MPIX_Comm_revoke`
+// here or on another of its processes).
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
@@ -6848,6 +6859,10 @@ int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
 
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
+int PMPIX_Comm_revoke(MPI_Comm comm);
+
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

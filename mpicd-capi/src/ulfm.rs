@@ -88,3 +88,23 @@ pub unsafe extern "C" fn MPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm
         out(newcomm, crate::comms::insert(shrunk, comm))
     })
 }
+
+/// ULFM: revokes `comm` on every process of it (not collective). Every operation on `comm`
+/// then fails with `MPIX_ERR_REVOKED`, pending ones included, on each process once it learns
+/// of it (within a progress call of the notice's arrival); `MPIX_Comm_agree`, `_shrink`,
+/// `_failure_ack`, `_ack_failed`, `_get_failed`, `_failure_get_acked`, `_is_revoked` and
+/// `MPI_Comm_free` still work on it.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_revoke(comm: MPI_Comm) -> c_int {
+    run_on("MPIX_Comm_revoke", comm, |c| Ok(c.revoke()?))
+}
+
+/// ULFM: sets `*flag` to true if this process knows `comm` revoked (by `MPIX_Comm_revoke`
+/// here or on another of its processes).
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Comm_is_revoked(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    run_on("MPIX_Comm_is_revoked", comm, |c| {
+        require(flag, "flag")?;
+        out(flag, c_int::from(c.is_revoked()?))
+    })
+}

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::message::Message;
 use crate::request::{Request, Scope};
-use crate::route::Route;
+use crate::route::{Route, COLL_OFFSET};
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 use std::sync::atomic::{AtomicBool, AtomicU32};
@@ -70,7 +70,7 @@ impl Communicator {
                 group: Arc::clone(&group),
             },
             coll: Route {
-                context: context + 1,
+                context: context + COLL_OFFSET,
                 group,
             },
             rank,
@@ -99,7 +99,7 @@ impl Communicator {
                 group: Arc::new(remote),
             },
             coll: Route {
-                context: context + 1,
+                context: context + COLL_OFFSET,
                 group: Arc::new(Group::from_members(both)),
             },
             rank,

@@ -3,7 +3,8 @@
 //! from any source on a communicator with a failed member whose failure was not acknowledged
 //! fails with [`Error::ProcFailedPending`](crate::Error::ProcFailedPending) and stays pending
 //! ([`Request::wait_or_pending`](crate::Request::wait_or_pending)); once acknowledged, it waits
-//! for the live members again.
+//! for the live members again. A revoked communicator ([`Communicator::revoke`]) runs nothing
+//! but these calls, the agreement and shrink.
 
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
@@ -83,5 +84,25 @@ impl Communicator {
         let me = self.world_rank(self.rank)?;
         let rank = live.iter().position(|&m| m == me).unwrap_or(0) as i32;
         Ok(self.with_context(agreed.proposal, Group::from_members(live), rank))
+    }
+}
+
+impl Communicator {
+    /// Revokes this communicator on every process of it (`MPIX_Comm_revoke`; not collective):
+    /// from now on, and once each learns of it, every operation on it but the fault-tolerance
+    /// calls ([`Communicator::agree`], [`Communicator::shrink`], the acknowledgments) fails
+    /// with [`Error::Revoked`], pending receives and collectives included. It is how a process
+    /// that found a failure stops the others, wherever they wait, to recover together.
+    pub fn revoke(&self) -> Result<()> {
+        let members = self.coll.group.members();
+        self.shared.with(|e| e.revoke(self.route.context, &members))
+    }
+
+    /// True once this process knows the communicator revoked (`MPIX_Comm_is_revoked`).
+    pub fn is_revoked(&self) -> Result<bool> {
+        self.shared.with(|e| {
+            e.progress();
+            Ok(e.is_revoked(self.route.context))
+        })
     }
 }

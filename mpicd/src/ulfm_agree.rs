@@ -3,8 +3,8 @@
 //! the set of failed members, although members fail.
 //!
 //! A coordinator (the lowest member none knows failed) collects every live member's flag,
-//! proposal and failures, point-to-point on the communicator's collective context, and sends the
-//! outcome back; a member it cannot hear from is failed. A member whose coordinator fails
+//! proposal and failures, point-to-point on the communicator's fault-tolerance context (which a
+//! revocation leaves usable), and sends the outcome back; a member it cannot hear from is failed. A member whose coordinator fails
 //! before answering moves to the next coordinator. What it does not survive: a coordinator
 //! that fails after answering some members but not all (the others' next coordinator already
 //! returned); ULFM's own agreement (Open MPI's ERA) survives that too.
@@ -12,6 +12,7 @@
 use crate::collective::{recv_vec, send};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use crate::route::FAULT_OFFSET;
 use std::collections::BTreeSet;
 
 /// What the live members agreed on.
@@ -30,6 +31,7 @@ impl Communicator {
     pub(crate) fn agree_surviving(&self, flag: u32, proposal: u32) -> Result<Agreed> {
         self.require_intra("MPIX_Comm_agree")?;
         let tag = self.next_coll_tag();
+        let side = self.fault_side();
         let members = self.route.group.members();
         self.shared.with(|e| {
             e.watch_members(&members);
@@ -42,11 +44,11 @@ impl Communicator {
                 return Err(Error::ProcFailed { rank: -1 });
             };
             if coordinator == me {
-                return self.coordinate(&members, known, flag, proposal, tag);
+                return side.coordinate(&members, known, flag, proposal, tag);
             }
             let to = self.comm_rank_of(coordinator);
             let mine = encode(flag, proposal, &known);
-            let answer = send(self, &mine, to, tag).and_then(|()| recv_vec(self, to, tag));
+            let answer = send(&side, &mine, to, tag).and_then(|()| recv_vec(&side, to, tag));
             match answer {
                 Ok(bytes) => return decode(&bytes),
                 // The coordinator failed: the next one takes over.
@@ -54,6 +56,18 @@ impl Communicator {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// This communicator on its fault-tolerance context: the agreement's messages travel
+    /// there (`send` and `recv_vec` use a communicator's collective route).
+    fn fault_side(&self) -> Communicator {
+        let mut side = self.with_context(
+            self.route.context + FAULT_OFFSET,
+            (*self.route.group).clone(),
+            self.rank,
+        );
+        side.coll.context = side.route.context;
+        side
     }
 
     /// The coordinator's part: hears every live member, then answers each.

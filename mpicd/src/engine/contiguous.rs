@@ -66,6 +66,7 @@ impl Engine {
         port: Option<OwnedPort>,
         send: impl FnOnce(&Worker, &Endpoint, u64) -> Result<Option<UcxRequest>>,
     ) -> Result<Posted> {
+        self.check_revoked(route)?;
         let bits = UserTag {
             kind: MessageKind::Contiguous,
             context: route.context,
@@ -102,6 +103,7 @@ impl Engine {
         tag: Option<i32>,
         buf: TypedBuf,
     ) -> Result<Posted> {
+        self.check_revoked(route)?;
         let capacity = usize::try_from(buf.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
         if let Some(peer) = source {
             self.net.connect(peer)?;
@@ -125,6 +127,23 @@ impl Engine {
     /// # Safety
     /// `buf..buf+len` must stay valid and untouched until the operation completes.
     pub(crate) unsafe fn post_recv(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<Posted> {
+        self.check_revoked(route)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.post_recv_on_any(route, source, tag, buf, len) }
+    }
+
+    /// [`Engine::post_recv`] on any context, revoked or not (the drains of revoked contexts).
+    ///
+    /// # Safety
+    /// As [`Engine::post_recv`].
+    pub(super) unsafe fn post_recv_on_any(
         &mut self,
         route: &Route,
         source: Option<u32>,
@@ -157,6 +176,7 @@ impl Engine {
         tag: Option<i32>,
         remove: bool,
     ) -> Result<Option<(Status, Option<Matched>)>> {
+        self.check_revoked(route)?;
         self.handle_failures();
         self.net.worker.progress();
         let m = UserTag::matcher(route.context, source, tag);
@@ -365,6 +385,7 @@ impl Engine {
                     }),
                     Error::Cancelled => match self.net.failed_peer(peer) {
                         Some(e) => Err(e),
+                        None if self.revocations.covers(route.context) => Err(Error::Revoked),
                         None => Ok(Status::cancelled()),
                     },
                     e => Err(e),

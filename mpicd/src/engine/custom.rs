@@ -42,6 +42,7 @@ impl Engine {
         state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<OpId> {
+        self.check_revoked(route)?;
         self.net.connect(dest)?;
         let to = crate::ops::Destination {
             context: route.context,
@@ -63,6 +64,7 @@ impl Engine {
         tag: Option<i32>,
         state: Box<dyn UnpackState>,
     ) -> Result<OpId> {
+        self.check_revoked(route)?;
         if let Some(peer) = source {
             self.net.connect(peer)?;
         }

@@ -11,6 +11,7 @@
 //! - [`schedule`]: runs of collective plans;
 //! - [`agree`]: non-blocking agreements on a new communicator's context id;
 //! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
+//! - [`revoke`]: revoked communicators and the notices that tell their members (ULFM);
 //! - [`rma`]: what windows use: the worker and peers' endpoints.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
@@ -22,6 +23,7 @@ mod custom;
 mod failed;
 mod idle;
 mod progress;
+mod revoke;
 mod rma;
 mod schedule;
 mod table;
@@ -79,6 +81,8 @@ pub(crate) struct Engine {
     /// Per communicator context: how many of the failures found (`Net::lost`) it
     /// acknowledged (ULFM's failure_ack).
     acked: std::collections::HashMap<u32, usize>,
+    /// Revoked communicators and the engine's own operations that serve them.
+    revocations: revoke::Revocations,
     net: Net,
 }
 
@@ -159,7 +163,7 @@ impl Engine {
         )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
-        Ok(Engine {
+        let mut engine = Engine {
             table: Table::default(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
@@ -169,6 +173,7 @@ impl Engine {
             wait,
             progress_calls: 0,
             acked: std::collections::HashMap::new(),
+            revocations: revoke::Revocations::new(size),
             net: Net {
                 stranded: Vec::new(),
                 peers: (0..size)
@@ -191,7 +196,9 @@ impl Engine {
                 watch: Watch::new(),
                 lost: Vec::new(),
             },
-        })
+        };
+        engine.listen_for_notices()?;
+        Ok(engine)
     }
 
     /// This process's world rank.

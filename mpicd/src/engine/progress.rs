@@ -56,6 +56,9 @@ impl Engine {
         if !self.agreements.is_empty() {
             self.advance_agreements();
         }
+        if active || due || self.progress_calls % SCHEDULE_POLL == 0 {
+            self.advance_revocations();
+        }
         if !active && self.wait != WaitPolicy::Spin {
             // More processes than cores on this node: the peer this one waits for may need
             // this core to make its progress.
@@ -157,6 +160,7 @@ impl Engine {
             Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) | Op::Schedule => None,
             Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
+        let outcome = outcome.map(|r| self.revoked_outcome(id, r));
         match outcome {
             None => {
                 self.table.put_back(id, op);
@@ -200,7 +204,7 @@ impl Engine {
 
     /// Operations still in flight, not counting drains of discarded messages.
     pub(crate) fn pending(&self) -> usize {
-        self.table.occupied() - self.orphans.len()
+        self.table.occupied() - self.orphans.len() - self.revocations.standing()
     }
 }
 
