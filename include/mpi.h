@@ -4002,6 +4002,16 @@ int MPIX_Comm_revoke(MPI_Comm comm);
 // here or on another of its processes).
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 
+// ULFM: `MPIX_Comm_agree` without waiting: `*request` completes when the live members agreed,
+// and `*flag` holds the agreed AND then (not before: it must stay valid until completion).
+// The agreement runs on a thread of its own, which progresses the library meanwhile.
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+// ULFM: `MPIX_Comm_shrink` without waiting: `*request` completes when the live members made
+// the new communicator, which `*newcomm` holds then (not before: it must stay valid until
+// completion). It runs on a thread of its own, which progresses the library meanwhile.
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 
@@ -6863,6 +6873,10 @@ int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int PMPIX_Comm_revoke(MPI_Comm comm);
 
 int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

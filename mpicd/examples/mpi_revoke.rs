@@ -1,6 +1,7 @@
 //! ULFM's revocation from Rust: rank 0 revokes a communicator while the others wait in it (a
 //! plain receive, a custom-typed receive); both waits end with `Error::Revoked`, every later
-//! operation on it fails the same way, and agreement and shrink still run on it.
+//! operation on it fails the same way, and agreement (blocking and not) and shrink still run
+//! on it.
 // mpi-test: ranks=3 modes=shm,tcp pass=REVOKE-OK
 
 use mpicd::collective::{allreduce, ReduceOp};
@@ -32,7 +33,13 @@ fn main() {
     ok &= matches!(comm.send(&[1u8], 0, 3), Err(Error::Revoked));
     let (flag, agreed) = comm.agree(if rank == 0 { 3 } else { 1 });
     ok &= agreed.is_ok() && flag == 1;
-    let shrunk = comm.shrink().expect("shrink");
+    let pending = comm.iagree(if rank == 1 { 4 } else { 6 }).expect("iagree");
+    while !pending.is_done() {
+        std::thread::yield_now();
+    }
+    let (flag, agreed) = pending.wait().expect("iagree's thread");
+    ok &= agreed.is_ok() && flag == if world.size() > 1 { 4 } else { 6 };
+    let shrunk = comm.ishrink().expect("ishrink").wait().expect("shrink");
     ok &= shrunk.size() == world.size() && !shrunk.is_revoked().expect("is_revoked");
     shrunk
         .barrier()

@@ -46,6 +46,10 @@ pub struct Communicator {
     /// Collectives started on this communicator: the next one's messages carry this number
     /// as their tag on the collective context, so that several in flight never mix.
     pub(crate) coll_seq: AtomicU32,
+    /// Agreements and shrinks started on this communicator (ULFM), numbered apart from the
+    /// collectives: members may disagree on how many collectives they started once one failed
+    /// or the communicator was revoked, never on these.
+    pub(crate) fault_seq: AtomicU32,
     /// The engine watches every member (set at the first collective plan): a dead member then
     /// fails the collectives waiting on it, directly or through others.
     pub(crate) members_watched: AtomicBool,
@@ -76,6 +80,7 @@ impl Communicator {
             rank,
             sides: Sides::Intra,
             coll_seq: AtomicU32::new(0),
+            fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
         }
     }
@@ -107,6 +112,7 @@ impl Communicator {
                 local: Arc::new(local),
             },
             coll_seq: AtomicU32::new(0),
+            fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
         }
     }

@@ -119,6 +119,7 @@ pub use serde_api::{MessageSerdeExt, SerdeExt};
 pub use session::Session;
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
+pub use ulfm::{Background, PendingAgreement, PendingShrink};
 pub use window::{AccumulateOp, Epoch as WindowEpoch, Flavor, LockKind, Window};
 
 /// Receive from any source.

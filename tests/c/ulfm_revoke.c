@@ -2,7 +2,8 @@
  * communicator while the others wait in it (a receive from any source, a barrier, a large send
  * nobody receives); each wait ends with MPIX_ERR_REVOKED (the send may also complete: its
  * receiver drains it), every later operation on it fails the same way, and the fault-tolerance
- * calls still work on it: MPIX_Comm_is_revoked, _agree, _shrink, whose communicator works. */
+ * calls still work on it: MPIX_Comm_is_revoked, _agree, _iagree, _shrink, _ishrink, whose communicator
+ * works. */
 #include "check.h"
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,18 @@ int main(int argc, char **argv) {
     flag = rank == 0 ? 0x3 : 0x1;
     OK(MPIX_Comm_agree(a, &flag));
     CHECK(flag == (size > 1 ? 0x1 : 0x3));
+    /* Non-blocking agreements, completed by polling and by waiting, two in flight. */
+    int f1 = rank == 0 ? 0x6 : 0x2, f2 = rank == size - 1 ? 0x1 : 0x9, done = 0;
+    MPI_Request agreements[2];
+    OK(MPIX_Comm_iagree(a, &f1, &agreements[0]));
+    OK(MPIX_Comm_iagree(a, &f2, &agreements[1]));
+    while (!done)
+        OK(MPI_Test(&agreements[0], &done, MPI_STATUS_IGNORE));
+    CHECK(f1 == (size > 1 ? 0x2 : 0x6));
+    OK(MPI_Wait(&agreements[1], MPI_STATUS_IGNORE));
+    CHECK(f2 == (size > 1 ? 0x1 : 0x1));
+    CHECK(agreements[0] == MPI_REQUEST_NULL && agreements[1] == MPI_REQUEST_NULL);
+    FAILS(MPIX_Comm_iagree(a, NULL, &agreements[0]), MPI_ERR_ARG);
     MPI_Comm shrunk;
     OK(MPIX_Comm_shrink(a, &shrunk));
     int n, r, sum = 0;
@@ -87,6 +100,12 @@ int main(int argc, char **argv) {
     CHECK(sum == size * (size - 1) / 2);
     FAILS(MPIX_Comm_revoke(MPI_COMM_NULL), MPI_ERR_COMM);
     FAILS(MPIX_Comm_is_revoked(shrunk, NULL), MPI_ERR_ARG);
+    OK(MPI_Comm_free(&shrunk));
+    MPI_Request sr;
+    OK(MPIX_Comm_ishrink(b, &shrunk, &sr));
+    OK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK(sum == size * (size - 1) / 2);
     OK(MPI_Comm_free(&shrunk));
     OK(MPI_Comm_free(&a));
     OK(MPI_Comm_free(&b));
