@@ -118,6 +118,7 @@ impl Engine {
     pub(crate) fn start(generation: u32) -> Result<Engine> {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
+        crate::tool::cvar::record_in_effect();
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();

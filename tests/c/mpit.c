@@ -1,0 +1,350 @@
+/* mpit.c: the tool information interface (MPI_T). Before MPI_T_init_thread every call fails
+ * with MPI_T_ERR_NOT_INITIALIZED; MPI_T works before MPI_Init, during, and after
+ * MPI_Finalize, reference-counted. Every control variable, performance variable, category,
+ * enumeration, event type and source is enumerated and its information checked (each index
+ * found again by name, the string length rules); every control variable is read; the ones
+ * mpicd's configuration sets match the environment (the test sets MPICD_ZCOPY_DEPTH before
+ * MPI_Init, and a change after init does not show: the value in effect does); no variable
+ * can be written. The message counters count a known ring exchange exactly, start and stop,
+ * reset and readreset behave, continuous and read-only variables refuse what they must. The
+ * error classes of bad indices, handles, sessions and names. Prints nothing unless failing. */
+#include "check.h"
+#include <string.h>
+
+static void before_init(void) {
+    int n, provided;
+    FAILS(MPI_T_cvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    FAILS(MPI_T_pvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    FAILS(MPI_T_category_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    FAILS(MPI_T_event_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    FAILS(MPI_T_source_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    FAILS(MPI_T_finalize(), MPI_T_ERR_NOT_INITIALIZED);
+    OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    CHECK(provided == MPI_THREAD_SINGLE);
+    OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided));
+    CHECK(provided == MPI_THREAD_MULTIPLE);
+    OK(MPI_T_finalize()); /* one of two: still initialized */
+    OK(MPI_T_cvar_get_num(&n));
+    CHECK(n > 0);
+}
+
+/* Reads control variable `name` (an unsigned long long). */
+static unsigned long long read_ull(const char *name) {
+    int i, count;
+    MPI_T_cvar_handle h;
+    unsigned long long v = 0;
+    OK(MPI_T_cvar_get_index(name, &i));
+    OK(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+    CHECK(count == 1);
+    OK(MPI_T_cvar_read(h, &v));
+    OK(MPI_T_cvar_handle_free(&h));
+    CHECK(h == MPI_T_CVAR_HANDLE_NULL);
+    return v;
+}
+
+static void check_cvars(void) {
+    int n, ncat;
+    OK(MPI_T_cvar_get_num(&n));
+    OK(MPI_T_category_get_num(&ncat));
+    int in_categories = 0;
+    for (int c = 0; c < ncat; c++) {
+        int nc = -1, np = -1, nsub = -1;
+        OK(MPI_T_category_get_info(c, NULL, NULL, NULL, NULL, &nc, &np, &nsub));
+        in_categories += nc;
+        CHECK(nsub == 0);
+    }
+    CHECK(in_categories == n); /* each variable in one category */
+    for (int i = 0; i < n; i++) {
+        char name[256], desc[1024];
+        int name_len = sizeof name, desc_len = sizeof desc, verbosity, bind, scope, count, j;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        OK(MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &dt, &en, desc, &desc_len,
+                               &bind, &scope));
+        CHECK(name_len == (int)strlen(name) + 1 && desc_len == (int)strlen(desc) + 1);
+        CHECK(strncmp(name, "MPICD_", 6) == 0 || strncmp(name, "UCX_", 4) == 0);
+        CHECK(bind == MPI_T_BIND_NO_OBJECT);
+        CHECK(scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY);
+        CHECK(verbosity >= MPI_T_VERBOSITY_USER_BASIC && verbosity <= MPI_T_VERBOSITY_MPIDEV_ALL);
+        OK(MPI_T_cvar_get_index(name, &j));
+        CHECK(j == i);
+        MPI_T_cvar_handle h;
+        OK(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+        if (dt == MPI_CHAR) {
+            char *v = malloc(count);
+            OK(MPI_T_cvar_read(h, v));
+            CHECK((int)strlen(v) == count - 1);
+            const char *env = getenv(name);
+            if (env && strncmp(name, "MPICD_", 6) == 0) CHECK(strcmp(v, env) == 0);
+            free(v);
+        } else if (dt == MPI_INT) {
+            int v = -1;
+            OK(MPI_T_cvar_read(h, &v));
+            CHECK(count == 1);
+            if (en != MPI_T_ENUM_NULL) {
+                int items, value, len = sizeof desc;
+                char item[64];
+                int ilen = sizeof item, found = 0;
+                OK(MPI_T_enum_get_info(en, &items, desc, &len));
+                CHECK(items == 4 && strcmp(desc, "MPICD_WAIT") == 0);
+                for (int k = 0; k < items; k++) {
+                    ilen = sizeof item;
+                    OK(MPI_T_enum_get_item(en, k, &value, item, &ilen));
+                    const char *env = getenv(name);
+                    if (value == v) found = !env || strcmp(env, item) == 0;
+                }
+                CHECK(found);
+                FAILS(MPI_T_enum_get_item(en, items, &value, item, &ilen),
+                      MPI_T_ERR_INVALID_INDEX);
+            } else {
+                CHECK(v == 0 || v == 1);
+                const char *env = getenv(name);
+                if (env) CHECK(v == atoi(env));
+            }
+        } else {
+            CHECK(dt == MPI_UNSIGNED_LONG_LONG && count == 1);
+            unsigned long long v;
+            OK(MPI_T_cvar_read(h, &v));
+            const char *env = getenv(name);
+            if (env) CHECK(v == strtoull(env, NULL, 10));
+        }
+        FAILS(MPI_T_cvar_write(h, desc), MPI_T_ERR_CVAR_SET_NEVER);
+        OK(MPI_T_cvar_handle_free(&h));
+    }
+    /* The string rules: truncation, the length alone, NULL len. */
+    char small[4] = "xyz";
+    int len = sizeof small;
+    OK(MPI_T_cvar_get_info(0, small, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    CHECK(strcmp(small, "MPI") == 0 && len > 4);
+    int need = 0;
+    OK(MPI_T_cvar_get_info(0, NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    CHECK(need == len);
+    OK(MPI_T_cvar_get_info(0, small, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    /* Bad indices, names and handles. */
+    int i;
+    MPI_T_cvar_handle h;
+    FAILS(MPI_T_cvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_cvar_get_info(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_cvar_handle_alloc(n, NULL, &h, &i), MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_cvar_get_index("MPICD_NO_SUCH_KNOB", &i), MPI_T_ERR_INVALID_NAME);
+    FAILS(MPI_T_cvar_read(MPI_T_CVAR_HANDLE_NULL, &i), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_category_get_index("no such category", &i), MPI_T_ERR_INVALID_NAME);
+    FAILS(MPI_T_category_get_info(ncat, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_enum_get_info(MPI_T_ENUM_NULL, &i, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    /* The categories by name, and their members. */
+    for (int c = 0; c < ncat; c++) {
+        char name[64];
+        int l = sizeof name, j, nc, members[64];
+        OK(MPI_T_category_get_info(c, name, &l, NULL, NULL, &nc, NULL, NULL));
+        OK(MPI_T_category_get_index(name, &j));
+        CHECK(j == c && nc <= 64);
+        OK(MPI_T_category_get_cvars(c, nc, members));
+        for (int k = 0; k < nc; k++) CHECK(members[k] >= 0 && members[k] < n);
+    }
+}
+
+/* A pvar handle of `name` (class `cls`) in `s`. */
+static MPI_T_pvar_handle pvar(MPI_T_pvar_session s, const char *name, int cls) {
+    int i, count;
+    MPI_T_pvar_handle h;
+    OK(MPI_T_pvar_get_index(name, cls, &i));
+    OK(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count));
+    CHECK(count == 1);
+    return h;
+}
+
+static unsigned long long pread(MPI_T_pvar_session s, MPI_T_pvar_handle h) {
+    unsigned long long v = ~0ull;
+    OK(MPI_T_pvar_read(s, h, &v));
+    return v;
+}
+
+static void check_pvars(int rank, int size) {
+    int n;
+    OK(MPI_T_pvar_get_num(&n));
+    for (int i = 0; i < n; i++) {
+        char name[128];
+        int len = sizeof name, verbosity, cls, bind, ro, cont, atomic, j;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        OK(MPI_T_pvar_get_info(i, name, &len, &verbosity, &cls, &dt, &en, NULL, NULL, &bind,
+                               &ro, &cont, &atomic));
+        CHECK(dt == MPI_UNSIGNED_LONG_LONG && en == MPI_T_ENUM_NULL);
+        CHECK(bind == MPI_T_BIND_NO_OBJECT);
+        OK(MPI_T_pvar_get_index(name, cls, &j));
+        CHECK(j == i);
+        int other = cls == MPI_T_PVAR_CLASS_TIMER ? MPI_T_PVAR_CLASS_STATE : MPI_T_PVAR_CLASS_TIMER;
+        FAILS(MPI_T_pvar_get_index(name, other, &j), MPI_T_ERR_INVALID_NAME);
+    }
+    MPI_T_pvar_session s, s2;
+    OK(MPI_T_pvar_session_create(&s));
+    OK(MPI_T_pvar_session_create(&s2));
+    MPI_T_pvar_handle sent = pvar(s, "mpicd_messages_sent", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle bytes = pvar(s, "mpicd_bytes_sent", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle recvd = pvar(s, "mpicd_messages_received", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle rbytes = pvar(s, "mpicd_bytes_received", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle level = pvar(s, "mpicd_requests_pending", MPI_T_PVAR_CLASS_LEVEL);
+    MPI_T_pvar_handle peak =
+        pvar(s, "mpicd_requests_pending_peak", MPI_T_PVAR_CLASS_HIGHWATERMARK);
+    MPI_T_pvar_handle other = pvar(s2, "mpicd_messages_sent", MPI_T_PVAR_CLASS_COUNTER);
+    CHECK(pread(s, sent) == 0); /* stopped until started */
+    OK(MPI_T_pvar_start(s, MPI_T_PVAR_ALL_HANDLES));
+    /* A ring: each rank sends 3 messages of 100 ints to the next and receives 3. */
+    enum { ROUNDS = 3, INTS = 100 };
+    int out[INTS], in[ROUNDS][INTS];
+    MPI_Request req[ROUNDS];
+    for (int k = 0; k < INTS; k++) out[k] = rank * 1000 + k;
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (int r = 0; r < ROUNDS; r++)
+        OK(MPI_Irecv(in[r], INTS, MPI_INT, prev, r, MPI_COMM_WORLD, &req[r]));
+    CHECK(pread(s, level) >= ROUNDS && pread(s, peak) >= ROUNDS);
+    for (int r = 0; r < ROUNDS; r++) OK(MPI_Send(out, INTS, MPI_INT, next, r, MPI_COMM_WORLD));
+    OK(MPI_Waitall(ROUNDS, req, MPI_STATUSES_IGNORE));
+    for (int r = 0; r < ROUNDS; r++) CHECK(in[r][7] == prev * 1000 + 7);
+    OK(MPI_T_pvar_stop(s, MPI_T_PVAR_ALL_HANDLES));
+    CHECK(pread(s, sent) == ROUNDS);
+    CHECK(pread(s, bytes) == ROUNDS * INTS * sizeof(int));
+    CHECK(pread(s, recvd) == ROUNDS);
+    CHECK(pread(s, rbytes) == ROUNDS * INTS * sizeof(int));
+    CHECK(pread(s2, other) == 0); /* another session's handle was never started */
+    /* Stopped: nothing more counts. */
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(pread(s, sent) == ROUNDS);
+    unsigned long long v = 0;
+    OK(MPI_T_pvar_readreset(s, sent, &v));
+    CHECK(v == ROUNDS && pread(s, sent) == 0);
+    v = 40;
+    OK(MPI_T_pvar_write(s, bytes, &v));
+    CHECK(pread(s, bytes) == 40);
+    OK(MPI_T_pvar_reset(s, MPI_T_PVAR_ALL_HANDLES)); /* the read-only ones are skipped */
+    CHECK(pread(s, bytes) == 0 && pread(s, recvd) == 0);
+    /* Continuous, read-only variables. */
+    FAILS(MPI_T_pvar_start(s, level), MPI_T_ERR_PVAR_NO_STARTSTOP);
+    FAILS(MPI_T_pvar_stop(s, peak), MPI_T_ERR_PVAR_NO_STARTSTOP);
+    FAILS(MPI_T_pvar_reset(s, level), MPI_T_ERR_PVAR_NO_WRITE);
+    FAILS(MPI_T_pvar_write(s, peak, &v), MPI_T_ERR_PVAR_NO_WRITE);
+    FAILS(MPI_T_pvar_readreset(s, level, &v), MPI_T_ERR_PVAR_NO_WRITE);
+    /* Bad handles and sessions. */
+    FAILS(MPI_T_pvar_read(s, other, &v), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_pvar_read(s, MPI_T_PVAR_ALL_HANDLES, &v), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_pvar_read(MPI_T_PVAR_SESSION_NULL, sent, &v), MPI_T_ERR_INVALID_SESSION);
+    FAILS(MPI_T_pvar_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                              NULL, NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    MPI_T_pvar_handle h;
+    int count;
+    FAILS(MPI_T_pvar_handle_alloc(s, n, NULL, &h, &count), MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_pvar_get_index("no_such_pvar", MPI_T_PVAR_CLASS_COUNTER, &count),
+          MPI_T_ERR_INVALID_NAME);
+    OK(MPI_T_pvar_handle_free(s, &sent));
+    CHECK(sent == MPI_T_PVAR_HANDLE_NULL);
+    FAILS(MPI_T_pvar_handle_free(s, &other), MPI_T_ERR_INVALID_HANDLE);
+    OK(MPI_T_pvar_session_free(&s));
+    CHECK(s == MPI_T_PVAR_SESSION_NULL);
+    FAILS(MPI_T_pvar_read(s, bytes, &v), MPI_T_ERR_INVALID_SESSION);
+    OK(MPI_T_pvar_session_free(&s2));
+}
+
+static int calls;
+static void on_event(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety s,
+                     void *data) {
+    (void)e, (void)r, (void)s, (void)data;
+    calls++;
+}
+static int freed;
+static void on_free(MPI_T_event_registration r, MPI_T_cb_safety s, void *data) {
+    (void)r, (void)s;
+    freed = *(int *)data;
+}
+
+static void check_events(void) {
+    int n, i, num = 4, ns;
+    char name[64];
+    int len = sizeof name;
+    MPI_Datatype types[4];
+    MPI_Aint disps[4];
+    MPI_Info info;
+    OK(MPI_T_source_get_num(&ns));
+    CHECK(ns == 1);
+    MPI_T_source_order order;
+    MPI_Count tps, max, t0, t1;
+    OK(MPI_T_source_get_info(0, name, &len, NULL, NULL, &order, &tps, &max, &info));
+    CHECK(order == MPI_T_SOURCE_ORDERED && tps == 1000000000 && max > 0);
+    OK(MPI_Info_free(&info));
+    OK(MPI_T_source_get_timestamp(0, &t0));
+    OK(MPI_T_source_get_timestamp(0, &t1));
+    CHECK(t1 >= t0);
+    FAILS(MPI_T_source_get_timestamp(1, &t0), MPI_T_ERR_INVALID_INDEX);
+    FAILS(MPI_T_source_get_info(-1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    OK(MPI_T_event_get_num(&n));
+    CHECK(n >= 1);
+    len = sizeof name;
+    OK(MPI_T_event_get_info(0, name, &len, NULL, types, disps, &num, NULL, &info, NULL, NULL,
+                            NULL));
+    CHECK(strcmp(name, "mpicd_peer_failed") == 0 && num == 1 && types[0] == MPI_INT);
+    CHECK(disps[0] == 0);
+    OK(MPI_Info_free(&info));
+    OK(MPI_T_event_get_index("mpicd_peer_failed", &i));
+    CHECK(i == 0);
+    FAILS(MPI_T_event_get_index("no_such_event", &i), MPI_T_ERR_INVALID_NAME);
+    FAILS(MPI_T_event_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                               NULL),
+          MPI_T_ERR_INVALID_INDEX);
+    MPI_T_event_registration reg;
+    FAILS(MPI_T_event_handle_alloc(n, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+    OK(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg));
+    OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, NULL,
+                                     on_event));
+    FAILS(MPI_T_event_register_callback(reg, 5, MPI_INFO_NULL, NULL, on_event),
+          MPI_T_ERR_INVALID);
+    OK(MPI_T_event_handle_get_info(reg, &info));
+    OK(MPI_T_event_handle_set_info(reg, info));
+    OK(MPI_Info_free(&info));
+    OK(MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, &info));
+    OK(MPI_T_event_callback_set_info(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, info));
+    OK(MPI_Info_free(&info));
+    OK(MPI_T_event_set_dropped_handler(reg, NULL));
+    /* No instance outside a callback. */
+    MPI_Count ts;
+    FAILS(MPI_T_event_get_timestamp(MPI_T_EVENT_INSTANCE_NULL, &ts), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_event_read(MPI_T_EVENT_INSTANCE_NULL, 0, &i), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_event_get_source(MPI_T_EVENT_INSTANCE_NULL, &i), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_event_copy(MPI_T_EVENT_INSTANCE_NULL, &i), MPI_T_ERR_INVALID_HANDLE);
+    int token = 42;
+    OK(MPI_T_event_handle_free(reg, &token, on_free));
+    CHECK(freed == 42 && calls == 0); /* no process failed */
+    FAILS(MPI_T_event_handle_free(reg, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    FAILS(MPI_T_event_handle_set_info(reg, MPI_INFO_NULL), MPI_T_ERR_INVALID_HANDLE);
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    before_init();
+    setenv("MPICD_ZCOPY_DEPTH", "7", 1);
+    CHECK(read_ull("MPICD_ZCOPY_DEPTH") == 7); /* before MPI_Init: what init would take */
+    test_init(&argc, &argv, &rank, &size);
+    setenv("MPICD_ZCOPY_DEPTH", "9", 1);
+    CHECK(read_ull("MPICD_ZCOPY_DEPTH") == 7); /* the value in effect */
+    setenv("MPICD_ZCOPY_DEPTH", "7", 1);
+    check_cvars();
+    check_pvars(rank, size);
+    check_events();
+    OK(MPI_T_finalize());
+    int n;
+    FAILS(MPI_T_cvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    test_finish(rank, "mpit");
+    /* After MPI_Finalize: the interface still works, the variables are still readable. */
+    int provided;
+    OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    if (read_ull("MPICD_ZCOPY_DEPTH") != 7) {
+        fprintf(stderr, "mpit: MPICD_ZCOPY_DEPTH after MPI_Finalize is not 7\n");
+        return 1;
+    }
+    OK(MPI_T_finalize());
+    return 0;
+}
