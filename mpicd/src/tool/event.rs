@@ -211,6 +211,11 @@ pub fn handle_free(handle: Handle) -> ToolResult<()> {
     Ok(())
 }
 
+/// Notes that `n` registrations were freed all at once (by the last finalize).
+pub(super) fn forget(n: usize) {
+    REGISTERED.fetch_sub(n, Ordering::Relaxed);
+}
+
 /// Sets (or with `None` removes) the callback of safety `safety`, given with `user_data`.
 pub fn set_callback(
     handle: Handle,

@@ -151,7 +151,7 @@ pub fn finalize() -> ToolResult<()> {
     if o.inits == 0 {
         o.cvars.clear();
         o.sessions.clear();
-        o.registrations.clear();
+        event::forget(std::mem::take(&mut o.registrations).len());
     }
     Ok(())
 }
@@ -244,7 +244,7 @@ pub enum Verbosity {
     MpidevAll,
 }
 
-/// The names of the objects of `names` matched to `name`: its index, or an invalid-name fault.
+/// The index of `name` among `names` (of objects of kind `what`), or an invalid-name fault.
 pub(crate) fn find_name<'a>(
     names: impl Iterator<Item = &'a str>,
     name: &str,
