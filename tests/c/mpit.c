@@ -5,9 +5,10 @@
  * found again by name, the string length rules); every control variable is read; the ones
  * mpicd's configuration sets match the environment (the test sets MPICD_ZCOPY_DEPTH before
  * MPI_Init, and a change after init does not show: the value in effect does); no variable
- * can be written. The message counters count a known ring exchange exactly, start and stop,
- * reset and readreset behave, continuous and read-only variables refuse what they must. The
- * error classes of bad indices, handles, sessions and names. Prints nothing unless failing. */
+ * can be written. The message counters count a known ring exchange exactly (the custom-typed
+ * ones: a message whole in its lead, a zero-copy region), start and stop, reset and readreset
+ * behave, continuous and read-only variables refuse what they must. The error classes of bad
+ * indices, handles, sessions and names. Prints nothing unless failing. */
 #include "check.h"
 #include <string.h>
 
@@ -248,6 +249,56 @@ static void check_pvars(int rank, int size) {
     OK(MPI_T_pvar_session_free(&s2));
 }
 
+/* A custom type whose one element is one region of `region_bytes` bytes at the buffer. */
+static MPI_Count region_bytes;
+static int byte_region(void *state, void *buf, MPI_Count count, MPI_Count region_count,
+                       void *reg_bases[], MPI_Count reg_lens[], MPI_Datatype reg_types[]) {
+    (void)state;
+    if (count != 1 || region_count != 1) return MPI_ERR_ARG;
+    reg_bases[0] = buf;
+    reg_lens[0] = region_bytes;
+    reg_types[0] = MPI_BYTE;
+    return MPI_SUCCESS;
+}
+
+/* The custom-typed counters: a 16-byte message goes whole in its lead, 1 MiB does not, and
+ * travels as a zero-copy region when the peer is treated as remote (MPICD_NODE_LOCAL=0). */
+static void check_custom_pvars(int rank, int size) {
+    enum { BIG = 1 << 20 };
+    MPI_T_pvar_session s;
+    OK(MPI_T_pvar_session_create(&s));
+    MPI_T_pvar_handle sends = pvar(s, "mpicd_custom_sends", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle inl = pvar(s, "mpicd_custom_sends_inline", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle zc = pvar(s, "mpicd_custom_zcopy_regions", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_Datatype t;
+    OK(MPI_Type_create_custom(NULL, NULL, NULL, NULL, NULL, one_region_per_element,
+                              byte_region, NULL, 1, &t));
+    char *out = malloc(BIG), *in = malloc(BIG);
+    memset(out, rank + 1, BIG);
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    OK(MPI_T_pvar_start(s, MPI_T_PVAR_ALL_HANDLES));
+    MPI_Count lens[2] = {16, BIG};
+    for (int k = 0; k < 2; k++) {
+        MPI_Request r;
+        region_bytes = lens[k];
+        memset(in, 0, BIG);
+        OK(MPI_Irecv(in, 1, t, prev, 50 + k, MPI_COMM_WORLD, &r));
+        OK(MPI_Send(out, 1, t, next, 50 + k, MPI_COMM_WORLD));
+        OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        CHECK(in[0] == prev + 1 && in[lens[k] - 1] == prev + 1);
+    }
+    OK(MPI_T_pvar_stop(s, MPI_T_PVAR_ALL_HANDLES));
+    CHECK(pread(s, sends) == 2 && pread(s, inl) == 1);
+    const char *local = getenv("MPICD_NODE_LOCAL");
+    unsigned long long zcopy = pread(s, zc);
+    if (size > 1) CHECK(zcopy == (local && strcmp(local, "0") == 0 ? 1u : 0u));
+    else CHECK(zcopy <= 1);
+    OK(MPI_Type_free(&t));
+    free(out);
+    free(in);
+    OK(MPI_T_pvar_session_free(&s));
+}
+
 static int calls;
 static void on_event(MPI_T_event_instance e, MPI_T_event_registration r, MPI_T_cb_safety s,
                      void *data) {
@@ -332,6 +383,7 @@ int main(int argc, char **argv) {
     setenv("MPICD_ZCOPY_DEPTH", "7", 1);
     check_cvars();
     check_pvars(rank, size);
+    check_custom_pvars(rank, size);
     check_events();
     OK(MPI_T_finalize());
     int n;

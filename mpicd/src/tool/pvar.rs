@@ -51,6 +51,21 @@ pub(crate) static MESSAGES_RECEIVED: Counter = Counter::new();
 pub(crate) static BYTES_RECEIVED: Counter = Counter::new();
 /// Custom-typed sends started.
 pub(crate) static CUSTOM_SENDS: Counter = Counter::new();
+/// Custom-typed messages whose lead carried them whole.
+static CUSTOM_INLINE: Counter = Counter::new();
+/// Regions custom-typed messages sent zero-copy, each as its own message.
+static CUSTOM_ZCOPY_REGIONS: Counter = Counter::new();
+
+/// Records the plan of a custom-typed send: the private messages that follow its lead, of
+/// which `zcopy_regions` are regions sent zero-copy.
+#[inline]
+pub(crate) fn custom_plan(private_messages: u64, zcopy_regions: u64) {
+    if private_messages == 0 {
+        CUSTOM_INLINE.add(1);
+    }
+    CUSTOM_ZCOPY_REGIONS.add(zcopy_regions);
+}
+
 /// Operations in the engine's request table now.
 static REQUESTS: Counter = Counter::new();
 /// The most there were.
@@ -146,6 +161,18 @@ pub static PVARS: &[Pvar] = &[
         "mpicd_custom_sends",
         "Custom-typed point-to-point sends started",
         &CUSTOM_SENDS,
+    ),
+    counter(
+        "mpicd_custom_sends_inline",
+        "Custom-typed sends whose lead message carried them whole (one eager UCX message; the \
+         others add a body, region table or zero-copy region messages)",
+        &CUSTOM_INLINE,
+    ),
+    counter(
+        "mpicd_custom_zcopy_regions",
+        "Regions custom-typed sends sent zero-copy, each as its own UCX message (UCX's \
+         rendezvous from UCX_RNDV_THRESH up)",
+        &CUSTOM_ZCOPY_REGIONS,
     ),
     Pvar {
         name: "mpicd_requests_pending",
