@@ -4243,8 +4243,11 @@ int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
 // most the handle's count of `char`s, NUL included.
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
 
-// Writes a control variable: none can be written (`MPI_T_ERR_CVAR_SET_NEVER`): the runtime
-// reads them once, when it starts; set them in the environment.
+// Writes a control variable. Only `MPICD_COLL_ALGORITHMS` (scope `MPI_T_SCOPE_ALL_EQ`: every
+// process writes the same value between the same collectives) can be written, while MPI runs
+// (else `MPI_T_ERR_CVAR_SET_NOT_NOW`), with a string the collectives accept (else
+// `MPI_T_ERR_INVALID`); it takes effect at the next collective. The others are read once,
+// when the runtime starts (`MPI_T_ERR_CVAR_SET_NEVER`): set them in the environment.
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
 
 // The number of timestamp sources (1).

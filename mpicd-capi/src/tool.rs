@@ -23,6 +23,7 @@ impl From<Fault> for Fail {
             FaultKind::InvalidSession => MPI_T_ERR_INVALID_SESSION,
             FaultKind::InvalidName => MPI_T_ERR_INVALID_NAME,
             FaultKind::CvarSetNever => MPI_T_ERR_CVAR_SET_NEVER,
+            FaultKind::CvarSetNotNow => MPI_T_ERR_CVAR_SET_NOT_NOW,
             FaultKind::PvarNoWrite => MPI_T_ERR_PVAR_NO_WRITE,
             FaultKind::PvarNoStartStop => MPI_T_ERR_PVAR_NO_STARTSTOP,
             FaultKind::PvarNoAtomic => MPI_T_ERR_PVAR_NO_ATOMIC,

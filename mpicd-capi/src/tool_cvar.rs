@@ -1,10 +1,11 @@
 //! The C binding of the control variables (`MPI_T_cvar_*`): mpicd's configuration table as
 //! `mpicd::tool::cvar` presents it. Numbers are `unsigned long long`, switches and `MPICD_WAIT`
-//! `int` (the latter with an enumeration), text `char` strings; none can be written.
+//! `int` (the latter with an enumeration), text `char` strings; `MPICD_COLL_ALGORITHMS` alone
+//! can be written (while MPI runs).
 
 use crate::abi::*;
 use crate::abi_tool::*;
-use crate::errors::fail;
+use crate::errors::{fail, CResult};
 use crate::tool::{
     c_count, enum_handle, index, invalid, name_arg, put, put_required, put_string, put_unaligned,
     run_t, verbosity,
@@ -57,6 +58,7 @@ pub unsafe extern "C" fn MPI_T_cvar_get_info(
             match c.scope {
                 cvar::CvarScope::Constant => MPI_T_SCOPE_CONSTANT,
                 cvar::CvarScope::Readonly => MPI_T_SCOPE_READONLY,
+                cvar::CvarScope::AllEq => MPI_T_SCOPE_ALL_EQ,
             },
         );
         Ok(())
@@ -139,16 +141,46 @@ pub unsafe extern "C" fn MPI_T_cvar_read(handle: MPI_T_cvar_handle, buf: *mut c_
     })
 }
 
-/// Writes a control variable: none can be written (`MPI_T_ERR_CVAR_SET_NEVER`): the runtime
-/// reads them once, when it starts; set them in the environment.
+/// Writes a control variable. Only `MPICD_COLL_ALGORITHMS` (scope `MPI_T_SCOPE_ALL_EQ`: every
+/// process writes the same value between the same collectives) can be written, while MPI runs
+/// (else `MPI_T_ERR_CVAR_SET_NOT_NOW`), with a string the collectives accept (else
+/// `MPI_T_ERR_INVALID`); it takes effect at the next collective. The others are read once,
+/// when the runtime starts (`MPI_T_ERR_CVAR_SET_NEVER`): set them in the environment.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_T_cvar_write(handle: MPI_T_cvar_handle, buf: *const c_void) -> c_int {
     run_t("T_cvar_write", || {
         tool::check_initialized()?;
-        cvar::handle_index(handle as usize)?;
+        let i = cvar::handle_index(handle as usize)?;
         if buf.is_null() {
             return Err(fail(MPI_T_ERR_INVALID, "null buf"));
         }
-        Ok(cvar::write(handle as usize)?)
+        let text = match cvar::cvars()[i].ty {
+            cvar::CvarType::Text => {
+                let room = cvar::handle_count(handle as usize)?;
+                // SAFETY: the caller gives a string of at most the handle's count of chars at
+                // `buf` (non-null, checked), NUL-terminated within them or not at all.
+                unsafe { bounded_string(buf as *const u8, room) }?
+            }
+            _ => String::new(),
+        };
+        Ok(cvar::write(handle as usize, &text)?)
     })
+}
+
+/// The string at `at`: its bytes up to the first NUL or `room` bytes, which must be UTF-8.
+///
+/// # Safety
+/// `at` must point to readable bytes up to its first NUL or `room` bytes, whichever comes
+/// first.
+unsafe fn bounded_string(at: *const u8, room: usize) -> CResult<String> {
+    let mut bytes = Vec::new();
+    for k in 0..room {
+        // SAFETY: k < room and no NUL came before: within what the caller gives.
+        let b = unsafe { at.add(k).read() };
+        if b == 0 {
+            break;
+        }
+        bytes.push(b);
+    }
+    String::from_utf8(bytes).map_err(|_| invalid("a value that is not UTF-8"))
 }

@@ -4,8 +4,9 @@
  * enumeration, event type and source is enumerated and its information checked (each index
  * found again by name, the string length rules); every control variable is read; the ones
  * mpicd's configuration sets match the environment (the test sets MPICD_ZCOPY_DEPTH before
- * MPI_Init, and a change after init does not show: the value in effect does); no variable
- * can be written. The message counters count a known ring exchange exactly (the custom-typed
+ * MPI_Init, and a change after init does not show: the value in effect does); only
+ * MPICD_COLL_ALGORITHMS can be written, while MPI runs, and an allreduce's messages show it
+ * took effect. The message counters count a known ring exchange exactly (the custom-typed
  * ones: a message whole in its lead, a zero-copy region), start and stop, reset and readreset
  * behave, continuous and read-only variables refuse what they must. The error classes of bad
  * indices, handles, sessions and names. Prints nothing unless failing. */
@@ -65,7 +66,9 @@ static void check_cvars(void) {
         CHECK(name_len == (int)strlen(name) + 1 && desc_len == (int)strlen(desc) + 1);
         CHECK(strncmp(name, "MPICD_", 6) == 0 || strncmp(name, "UCX_", 4) == 0);
         CHECK(bind == MPI_T_BIND_NO_OBJECT);
-        CHECK(scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY);
+        int writable = strcmp(name, "MPICD_COLL_ALGORITHMS") == 0;
+        CHECK(scope == (writable ? MPI_T_SCOPE_ALL_EQ : scope));
+        CHECK(writable || scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY);
         CHECK(verbosity >= MPI_T_VERBOSITY_USER_BASIC && verbosity <= MPI_T_VERBOSITY_MPIDEV_ALL);
         OK(MPI_T_cvar_get_index(name, &j));
         CHECK(j == i);
@@ -74,7 +77,7 @@ static void check_cvars(void) {
         if (dt == MPI_CHAR) {
             char *v = malloc(count);
             OK(MPI_T_cvar_read(h, v));
-            CHECK((int)strlen(v) == count - 1);
+            CHECK((int)strlen(v) == count - 1 || (writable && (int)strlen(v) < count));
             const char *env = getenv(name);
             if (env && strncmp(name, "MPICD_", 6) == 0) CHECK(strcmp(v, env) == 0);
             free(v);
@@ -109,7 +112,7 @@ static void check_cvars(void) {
             const char *env = getenv(name);
             if (env) CHECK(v == strtoull(env, NULL, 10));
         }
-        FAILS(MPI_T_cvar_write(h, desc), MPI_T_ERR_CVAR_SET_NEVER);
+        if (!writable) FAILS(MPI_T_cvar_write(h, desc), MPI_T_ERR_CVAR_SET_NEVER);
         OK(MPI_T_cvar_handle_free(&h));
     }
     /* The string rules: truncation, the length alone, NULL len. */
@@ -145,6 +148,54 @@ static void check_cvars(void) {
         OK(MPI_T_category_get_cvars(c, nc, members));
         for (int k = 0; k < nc; k++) CHECK(members[k] >= 0 && members[k] < n);
     }
+}
+
+/* Writes the forced collective algorithms; MPI_SUCCESS or the error. */
+static int write_algorithms(const char *text) {
+    int i, count;
+    MPI_T_cvar_handle h;
+    OK(MPI_T_cvar_get_index("MPICD_COLL_ALGORITHMS", &i));
+    OK(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+    CHECK(count >= 256);
+    int rc = MPI_T_cvar_write(h, text);
+    char now[256];
+    OK(MPI_T_cvar_read(h, now));
+    if (rc == MPI_SUCCESS) CHECK(strcmp(now, text) == 0);
+    OK(MPI_T_cvar_handle_free(&h));
+    return rc;
+}
+
+static unsigned long long pread(MPI_T_pvar_session s, MPI_T_pvar_handle h);
+static MPI_T_pvar_handle pvar(MPI_T_pvar_session s, const char *name, int cls);
+
+/* Messages this process sends in an allreduce of 64 ints. */
+static unsigned long long allreduce_messages(void) {
+    MPI_T_pvar_session s;
+    OK(MPI_T_pvar_session_create(&s));
+    MPI_T_pvar_handle sent = pvar(s, "mpicd_messages_sent", MPI_T_PVAR_CLASS_COUNTER);
+    int in[64], out[64];
+    for (int k = 0; k < 64; k++) in[k] = k;
+    OK(MPI_T_pvar_start(s, sent));
+    OK(MPI_Allreduce(in, out, 64, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    OK(MPI_T_pvar_stop(s, sent));
+    int size;
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    CHECK(out[5] == 5 * size);
+    unsigned long long n = pread(s, sent);
+    OK(MPI_T_pvar_session_free(&s));
+    return n;
+}
+
+/* MPICD_COLL_ALGORITHMS written at run time takes effect at the next collective: at 2 ranks a
+ * small allreduce sends one message (recursive doubling), two once the ring is forced. */
+static void check_write(int size) {
+    unsigned long long by_default = allreduce_messages();
+    OK(write_algorithms("allreduce=ring"));
+    unsigned long long by_ring = allreduce_messages();
+    FAILS(write_algorithms("allreduce=nonsense"), MPI_T_ERR_INVALID);
+    OK(write_algorithms(""));
+    CHECK(allreduce_messages() == by_default);
+    if (size == 2) CHECK(by_default == 1 && by_ring == 2);
 }
 
 /* A pvar handle of `name` (class `cls`) in `s`. */
@@ -377,11 +428,13 @@ int main(int argc, char **argv) {
     before_init();
     setenv("MPICD_ZCOPY_DEPTH", "7", 1);
     CHECK(read_ull("MPICD_ZCOPY_DEPTH") == 7); /* before MPI_Init: what init would take */
+    FAILS(write_algorithms("bcast=linear"), MPI_T_ERR_CVAR_SET_NOT_NOW);
     test_init(&argc, &argv, &rank, &size);
     setenv("MPICD_ZCOPY_DEPTH", "9", 1);
     CHECK(read_ull("MPICD_ZCOPY_DEPTH") == 7); /* the value in effect */
     setenv("MPICD_ZCOPY_DEPTH", "7", 1);
     check_cvars();
+    check_write(size);
     check_pvars(rank, size);
     check_custom_pvars(rank, size);
     check_events();
@@ -393,8 +446,9 @@ int main(int argc, char **argv) {
     /* After MPI_Finalize: the interface still works, the variables are still readable. */
     int provided;
     OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    if (read_ull("MPICD_ZCOPY_DEPTH") != 7) {
-        fprintf(stderr, "mpit: MPICD_ZCOPY_DEPTH after MPI_Finalize is not 7\n");
+    if (read_ull("MPICD_ZCOPY_DEPTH") != 7 ||
+        write_algorithms("bcast=linear") != MPI_T_ERR_CVAR_SET_NOT_NOW) {
+        fprintf(stderr, "mpit: after MPI_Finalize, MPICD_ZCOPY_DEPTH is not 7 or written\n");
         return 1;
     }
     OK(MPI_T_finalize());

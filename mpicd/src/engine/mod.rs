@@ -160,6 +160,10 @@ impl Engine {
         )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
+        crate::tool::cvar::make_writable(
+            &crate::config::COLL_ALGORITHMS,
+            crate::schedule::select::install_text,
+        );
         Ok(Engine {
             table: Table::default(),
             orphans: Vec::new(),
@@ -213,6 +217,7 @@ impl Engine {
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
     /// closes endpoints (bounded in time), and reports operations that were still pending.
     pub(crate) fn finalize(mut self) -> Result<()> {
+        crate::tool::cvar::end_writes();
         let pending = self.pending();
         let worker = &self.net.worker;
         for (_, op) in self.table.iter_mut() {

@@ -6,11 +6,14 @@
 //!
 //! The runtime reads its knobs once, when it starts: from then on (after its finalize too) a
 //! read gives the values it took ([`record_in_effect`]); before, the values the environment
-//! gives now, which a start would take. None can be written while the process runs (the
-//! runtime would not see the change), so a write always fails with `CvarSetNever`.
+//! gives now, which a start would take. The knobs that can change while the runtime runs
+//! ([`WRITABLE`]) can be written then: the layer that owns one gives the function that applies
+//! a new value ([`make_writable`]) when the runtime starts, and a read gives the value written
+//! last. The others never change while the process runs (the runtime would not see it), so a
+//! write fails with `CvarSetNever`.
 
 use super::{initialized, Fault, FaultKind, Handle, HandleKind, ToolResult, Verbosity};
-use crate::config::{Entry, Kind, Layer, KNOBS, UCX_SETTINGS, WAIT};
+use crate::config::{Entry, Kind, Knob, Layer, COLL_ALGORITHMS, KNOBS, UCX_SETTINGS, WAIT};
 use std::sync::{Mutex, OnceLock};
 
 /// An enumeration: the named values of an `int` variable.
@@ -50,7 +53,17 @@ pub enum CvarScope {
     Constant,
     /// Read-only, but a runtime started again reads it anew (`MPI_T_SCOPE_READONLY`).
     Readonly,
+    /// Writable while the runtime runs, to the same value on every process
+    /// (`MPI_T_SCOPE_ALL_EQ`).
+    AllEq,
 }
+
+/// The knobs a tool can write while the runtime runs: the forced collective algorithms (all
+/// processes must write the same value between the same collectives).
+pub const WRITABLE: &[&str] = &[COLL_ALGORITHMS.name];
+
+/// The longest value of a writable text variable, terminating NUL included (its count).
+pub const WRITABLE_TEXT_MAX: usize = 256;
 
 /// One control variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +106,7 @@ pub fn cvars() -> &'static [Cvar] {
                 Kind::Text => CvarType::Text,
             };
             let (verbosity, scope) = match k.layer {
+                _ if WRITABLE.contains(&k.name) => (Verbosity::TunerBasic, CvarScope::AllEq),
                 Layer::Engine if k.name == WAIT.name => (Verbosity::UserBasic, CvarScope::Readonly),
                 l if read_by_runtime(l) => (Verbosity::TunerBasic, CvarScope::Readonly),
                 Layer::Python | Layer::Tools => (Verbosity::UserDetail, CvarScope::Constant),
@@ -142,11 +156,39 @@ static IN_EFFECT: Mutex<Option<Vec<Entry>>> = Mutex::new(None);
 /// Records the configuration the runtime starts with: what reads give from now on.
 pub(crate) fn record_in_effect() {
     *IN_EFFECT.lock().unwrap_or_else(|e| e.into_inner()) = Some(crate::config::dump());
+    WRITTEN.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
-/// The text in effect of the variable at `index`: the runtime's if it started and reads the
-/// variable, else the environment's now (or the default).
+/// A function that gives a running runtime a new value of a knob.
+pub(crate) type Apply = fn(&str) -> crate::error::Result<()>;
+
+/// The writers of the [`WRITABLE`] knobs, while a runtime runs.
+static WRITERS: Mutex<Vec<(&'static str, Apply)>> = Mutex::new(Vec::new());
+
+/// The values tools wrote since the runtime started, by variable index.
+static WRITTEN: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+
+/// Makes `knob` writable (it must be one of [`WRITABLE`]): a write calls `apply`.
+pub(crate) fn make_writable(knob: &Knob, apply: Apply) {
+    let mut w = WRITERS.lock().unwrap_or_else(|e| e.into_inner());
+    w.retain(|(n, _)| *n != knob.name);
+    w.push((knob.name, apply));
+}
+
+/// Ends the writes: the runtime finalizes.
+pub(crate) fn end_writes() {
+    WRITERS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The text in effect of the variable at `index`: the one a tool wrote last, else the
+/// runtime's if it started and reads the variable, else the environment's now (or the
+/// default).
 fn text_in_effect(index: usize, cvar: &Cvar) -> String {
+    let written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, text)) = written.iter().find(|(i, _)| *i == index) {
+        return text.clone();
+    }
+    drop(written);
     let taken = IN_EFFECT.lock().unwrap_or_else(|e| e.into_inner());
     let from = |entries: &[Entry]| entries.get(index).map(|e| e.current().to_string());
     let runtime = taken
@@ -182,9 +224,11 @@ pub fn value(index: usize) -> ToolResult<CvarValue> {
 }
 
 /// The number of elements of the variable at `index`: 1, or for a string the bytes of its
-/// value with the terminating NUL.
+/// value with the terminating NUL (for a writable one, at least [`WRITABLE_TEXT_MAX`]).
 pub fn count(index: usize) -> ToolResult<usize> {
+    let writable = WRITABLE.contains(&cvar(index)?.name);
     Ok(match value(index)? {
+        CvarValue::Text(t) if writable => (t.len() + 1).max(WRITABLE_TEXT_MAX),
         CvarValue::Text(t) => t.len() + 1,
         _ => 1,
     })
@@ -233,14 +277,32 @@ pub fn handle_count(handle: Handle) -> ToolResult<usize> {
         .ok_or_else(|| bad_handle(handle))
 }
 
-/// Writes the variable of `handle`: never possible (see the module's doc).
-pub fn write(handle: Handle) -> ToolResult<()> {
+/// Writes `text` to the variable of `handle`, which must be one of [`WRITABLE`], while the
+/// runtime runs; a value the runtime refuses fails with `Invalid`.
+pub fn write(handle: Handle, text: &str) -> ToolResult<()> {
     let index = handle_index(handle)?;
-    Err(Fault::new(
-        FaultKind::CvarSetNever,
-        format!(
-            "{} is read once, when the runtime starts: set it in the environment",
-            cvars()[index].name
-        ),
-    ))
+    let name = cvars()[index].name;
+    if !WRITABLE.contains(&name) {
+        return Err(Fault::new(
+            FaultKind::CvarSetNever,
+            format!("{name} is read once, when the runtime starts: set it in the environment"),
+        ));
+    }
+    let apply = WRITERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, a)| a);
+    let apply = apply.ok_or_else(|| {
+        Fault::new(
+            FaultKind::CvarSetNotNow,
+            format!("{name} can be written only while the runtime runs"),
+        )
+    })?;
+    apply(text).map_err(|e| Fault::new(FaultKind::Invalid, e.to_string()))?;
+    let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    written.retain(|(i, _)| *i != index);
+    written.push((index, text.to_string()));
+    Ok(())
 }

@@ -36,6 +36,8 @@ pub enum FaultKind {
     InvalidName,
     /// This control variable can never be written.
     CvarSetNever,
+    /// This control variable can be written only while the runtime runs.
+    CvarSetNotNow,
     /// This performance variable is read-only: it cannot be written or reset.
     PvarNoWrite,
     /// This performance variable is continuous: it cannot be started or stopped.

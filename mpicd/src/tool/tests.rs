@@ -149,3 +149,46 @@ fn an_event_reaches_a_restricted_callback_and_drops_for_others() {
     );
     finalize().unwrap();
 }
+
+#[test]
+fn only_the_writable_knob_is_written_and_only_while_a_runtime_runs() {
+    let _s = serial();
+    init();
+    let coll = cvar::index_of("MPICD_COLL_ALGORITHMS").unwrap();
+    let depth = cvar::index_of("MPICD_ZCOPY_DEPTH").unwrap();
+    let (h, count) = cvar::handle_alloc(coll).unwrap();
+    assert!(count >= cvar::WRITABLE_TEXT_MAX);
+    let (d, _) = cvar::handle_alloc(depth).unwrap();
+    assert_eq!(
+        cvar::write(d, "3").unwrap_err().kind,
+        FaultKind::CvarSetNever
+    );
+    assert_eq!(
+        cvar::write(h, "bcast=linear").unwrap_err().kind,
+        FaultKind::CvarSetNotNow
+    );
+    fn apply(text: &str) -> crate::error::Result<()> {
+        match text.starts_with("bcast=") || text.is_empty() {
+            true => Ok(()),
+            false => Err(crate::Error::InvalidArgument(format!("not {text}"))),
+        }
+    }
+    cvar::make_writable(&crate::config::COLL_ALGORITHMS, apply);
+    cvar::write(h, "bcast=linear").unwrap();
+    assert_eq!(
+        cvar::value(coll).unwrap(),
+        cvar::CvarValue::Text("bcast=linear".into())
+    );
+    assert_eq!(cvar::write(h, "junk").unwrap_err().kind, FaultKind::Invalid);
+    assert_eq!(
+        cvar::value(coll).unwrap(),
+        cvar::CvarValue::Text("bcast=linear".into()),
+        "a refused value changes nothing"
+    );
+    cvar::end_writes();
+    assert_eq!(
+        cvar::write(h, "").unwrap_err().kind,
+        FaultKind::CvarSetNotNow
+    );
+    finalize().unwrap();
+}
