@@ -50,9 +50,11 @@ impl Engine {
             tag,
             reach: self.net.reach(dest),
         };
-        self.start_custom(Some(dest), |ctx| {
+        let id = self.start_custom(Some(dest), |ctx| {
             SendOp::start(ctx, to, state, synchronous).map(|op| Op::CustomSend(Box::new(op)))
-        })
+        })?;
+        crate::tool::pvar::CUSTOM_SENDS.add(1);
+        Ok(id)
     }
 
     /// Posts a custom-typed receive. It matches messages of both kinds; one that takes a

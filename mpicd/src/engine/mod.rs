@@ -122,6 +122,7 @@ impl Engine {
     pub(crate) fn start(generation: u32) -> Result<Engine> {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
+        crate::tool::cvar::record_in_effect();
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
@@ -163,6 +164,10 @@ impl Engine {
         )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
+        crate::tool::cvar::make_writable(
+            &crate::config::COLL_ALGORITHMS,
+            crate::schedule::select::install_text,
+        );
         let mut engine = Engine {
             table: Table::default(),
             orphans: Vec::new(),
@@ -219,6 +224,7 @@ impl Engine {
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
     /// closes endpoints (bounded in time), and reports operations that were still pending.
     pub(crate) fn finalize(mut self) -> Result<()> {
+        crate::tool::cvar::end_writes();
         let pending = self.pending();
         let worker = &self.net.worker;
         for (_, op) in self.table.iter_mut() {

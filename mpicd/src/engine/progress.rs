@@ -87,6 +87,8 @@ impl Engine {
             }
             peer.failed = true;
             self.net.lost.push(rank);
+            crate::tool::pvar::PEERS_FAILED.add(1);
+            crate::tool::event::peer_failed(rank);
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
