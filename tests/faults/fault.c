@@ -141,6 +141,24 @@ int main(int argc, char **argv) {
                 rc = MPI_Wait(&req, &st);
                 report("Irecv-ANY_SOURCE", rc, start);
 #ifdef MPIX_ERR_PROC_FAILED_PENDING
+                /* The other completion calls report it too, and leave it active. */
+                if (rc != MPI_SUCCESS && req != MPI_REQUEST_NULL) {
+                    int index = -1, outcount = 0, indices[1];
+                    start = now();
+                    rc = MPI_Waitany(1, &req, &index, &st);
+                    report(index == 0 && req != MPI_REQUEST_NULL ? "Waitany-ANY_SOURCE"
+                                                                 : "Waitany-wrong-index",
+                           rc, start);
+                    start = now();
+                    rc = MPI_Waitsome(1, &req, &outcount, indices, &st);
+                    if (rc == MPI_ERR_IN_STATUS && outcount == 1 && req != MPI_REQUEST_NULL)
+                        rc = st.MPI_ERROR;
+                    report("Waitsome-ANY_SOURCE", rc, start);
+                    start = now();
+                    rc = MPI_Waitall(1, &req, &st);
+                    if (rc == MPI_ERR_IN_STATUS && req != MPI_REQUEST_NULL) rc = st.MPI_ERROR;
+                    report("Waitall-ANY_SOURCE", rc, start);
+                }
                 /* ULFM: the receive stays pending; once the failure is acknowledged it waits
                  * for rank 1, which sends when told to. */
                 if (rc != MPI_SUCCESS && req != MPI_REQUEST_NULL) {

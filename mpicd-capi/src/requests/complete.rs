@@ -128,10 +128,19 @@ fn complete_picked(
     }
 }
 
-/// One pass over the active requests: the indices of those now complete, and how many are
-/// active.
-fn poll_all(all: &[MPI_Request]) -> (Vec<usize>, usize) {
-    let mut done = Vec::new();
+/// One pass over the active requests.
+struct Pass {
+    /// The indices of those now complete.
+    done: Vec<usize>,
+    /// The indices of receives from any source a failure blocks (ULFM): they stay active,
+    /// and are reported with MPIX_ERR_PROC_FAILED_PENDING.
+    blocked: Vec<usize>,
+    /// How many are active.
+    active: usize,
+}
+
+fn poll_all(all: &[MPI_Request]) -> Pass {
+    let (mut done, mut blocked) = (Vec::new(), Vec::new());
     let mut active = 0;
     for (i, &h) in all.iter().enumerate() {
         if h == MPI_REQUEST_NULL {
@@ -144,11 +153,17 @@ fn poll_all(all: &[MPI_Request]) -> (Vec<usize>, usize) {
             active += 1;
             if entry.poll() {
                 done.push(i);
+            } else if entry.take_blocked().is_some() {
+                blocked.push(i);
             }
         }
         REQUESTS.insert_at(h as usize, entry);
     }
-    (done, active)
+    Pass {
+        done,
+        blocked,
+        active,
+    }
 }
 
 /// Tests all: completes them only if every one is complete.
@@ -163,8 +178,14 @@ pub unsafe extern "C" fn MPI_Testall(
         let all = requests(count, array_of_requests)?;
         require(flag, "flag")?;
         sweep_detached();
-        let (done, active) = poll_all(all);
-        if done.len() < active {
+        let pass = poll_all(all);
+        if !pass.blocked.is_empty() {
+            // ULFM: not complete, and failed for now; the blocked receives' statuses say so.
+            out(flag, 0)?;
+            let blocked = pass.blocked.into_iter().map(|i| (i, i));
+            return complete_picked(ctx, all, blocked, array_of_statuses);
+        }
+        if pass.done.len() < pass.active {
             return out(flag, 0);
         }
         out(flag, 1)?;
@@ -193,7 +214,22 @@ fn any(
     let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
-        let (done, active) = poll_all(all);
+        let Pass {
+            done,
+            blocked,
+            active,
+        } = poll_all(all);
+        if let (None, Some(&i)) = (done.first(), blocked.first()) {
+            // ULFM: the receive blocked by a failure is reported, and stays active.
+            let (s, failure) = wait_one(ctx, &mut all[i])?;
+            out(index, i as c_int)?;
+            if let Some(flag) = flag {
+                out(flag, 0)?;
+            }
+            // SAFETY: MPI_STATUS_IGNORE or a writable status.
+            unsafe { status::store(status, s) };
+            return failure.map_or(Ok(()), Err);
+        }
         if let Some(&i) = done.first() {
             let (s, failure) = wait_one(ctx, &mut all[i])?;
             out(index, i as c_int)?;
@@ -266,10 +302,18 @@ fn some(
     let mut idle = mpicd::Idle::default();
     loop {
         sweep_detached();
-        let (done, active) = poll_all(all);
+        let Pass {
+            mut done,
+            blocked,
+            active,
+        } = poll_all(all);
         if active == 0 {
             return out(outcount, MPI_UNDEFINED);
         }
+        // ULFM: receives blocked by a failure are reported with the completed ones (their
+        // statuses say MPIX_ERR_PROC_FAILED_PENDING), and stay active.
+        done.extend(blocked);
+        done.sort_unstable();
         if done.is_empty() && block {
             progress_between(&mut idle)?;
             continue;
