@@ -18,6 +18,8 @@ pub mod comm_from_group;
 pub mod comms;
 pub mod config;
 pub mod custom;
+pub mod dynamic;
+pub mod dynamic_spawn;
 mod detached;
 pub mod env;
 pub mod errcodes;

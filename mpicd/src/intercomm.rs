@@ -148,8 +148,8 @@ impl Communicator {
 
     /// One intra-communicator of both groups (`MPI_Intercomm_merge`; collective over both):
     /// the group whose members pass `high` false comes first; if both groups pass the same,
-    /// the group whose rank 0 has the lower world rank does. Every member of a group passes
-    /// the same `high`.
+    /// the group whose rank 0 has the lower world rank does (of two jobs, the lower
+    /// (namespace, rank)). Every member of a group passes the same `high`.
     pub fn merge(&self, high: bool) -> Result<Communicator> {
         let Sides::Inter { local } = &self.sides else {
             return Err(Error::CommunicatorKind(
@@ -166,7 +166,10 @@ impl Communicator {
         let remote = &self.route.group;
         let local_first = match mine_high != theirs_high {
             true => mine_high < theirs_high,
-            false => local.world_rank(0)? < remote.world_rank(0)?,
+            false => {
+                let (a, b) = (local.world_rank(0)?, remote.world_rank(0)?);
+                self.shared.with(|e| Ok(e.proc_key(a) < e.proc_key(b)))?
+            }
         };
         let (mut members, rank) = match local_first {
             true => (local.members(), self.rank),

@@ -20,8 +20,12 @@ pub(crate) const SELF_CONTEXT: u32 = WORLD_CONTEXT + CONTEXTS_PER_COMM;
 /// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`): their members talk
 /// there, addressed by world rank, under a tag made of the caller's string tag.
 pub(crate) const FROM_GROUP_CONTEXT: u32 = SELF_CONTEXT + CONTEXTS_PER_COMM;
+/// The context of the handshakes of MPI's dynamic processes (connect, accept, spawn): the
+/// roots of the two sides talk there, under tags their processes give
+/// ([`crate::dynamic`]).
+pub(crate) const PORT_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
 /// The first context id a new communicator may get.
-pub(crate) const FIRST_FREE_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
+pub(crate) const FIRST_FREE_CONTEXT: u32 = PORT_CONTEXT + CONTEXTS_PER_COMM;
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]
