@@ -27,7 +27,9 @@ fn parent() -> std::sync::MutexGuard<'static, Option<(usize, Arc<Communicator>)>
 pub(crate) fn connect_parent(world: &Communicator) -> CResult<()> {
     if let Some(inter) = mpicd::dynamic::connect_parent(world)? {
         let inter = Arc::new(inter);
-        let entry = crate::comms::CommEntry::new(Arc::clone(&inter), crate::errors::Errh::Fatal);
+        let mut entry =
+            crate::comms::CommEntry::new(Arc::clone(&inter), crate::errors::Errh::Fatal);
+        entry.name = Some("MPI_COMM_PARENT".into());
         let h = COMMS.insert(entry);
         *parent() = Some((h, inter));
     }

@@ -14,6 +14,7 @@
 //! (`create_group` is for intra-communicators only).
 
 use crate::collective::allgather_bytes;
+use crate::dynamic::bridge;
 use crate::comm::{Communicator, Sides};
 use crate::error::{Error, Result};
 use crate::group::Group;
@@ -50,7 +51,8 @@ impl Communicator {
     /// (`MPI_Intercomm_create`; collective over both groups). Each group names a leader by its
     /// rank here (`local_leader`, the same on every member); the leaders reach each other on
     /// `peer` (needed at the local leader only), where the other leader has rank
-    /// `remote_leader`, with messages of tag `tag`.
+    /// `remote_leader`, with messages of tag `tag`. The groups may be of different jobs
+    /// (dynamic processes): the leaders then swap descriptors, see [`crate::dynamic`].
     pub fn intercomm_create(
         &self,
         local_leader: i32,
@@ -74,20 +76,21 @@ impl Communicator {
         let leader = self.rank == local_leader;
         let met = match leader {
             true => self.meet_leader(peer, remote_leader, tag, local_max),
-            false => Ok((0, Vec::new())),
+            false => Ok((0, Vec::new(), false)),
         };
         let told = match (&met, leader) {
-            (Ok((agreed, remote)), true) => {
+            (Ok((agreed, remote, cross)), true) => {
                 let mut told = vec![1u8];
                 told.extend_from_slice(&agreed.to_le_bytes());
-                told.extend(remote.iter().flat_map(|w| w.to_le_bytes()));
+                told.push(*cross as u8);
+                told.extend(bridge::encode_members(&self.shared, remote, *cross)?);
                 told
             }
             (Err(_), true) => vec![0u8],
             (_, false) => Vec::new(),
         };
         let all = allgather_bytes(self, &told)?;
-        met?;
+        let met = met?;
         let told = &all[local_leader as usize];
         if told.first() != Some(&1) {
             return Err(Error::InvalidArgument(
@@ -95,7 +98,23 @@ impl Communicator {
             ));
         }
         let agreed = read_u32(told, 1)?;
-        let remote = read_members(&told[5..])?;
+        let cross = told.get(5) == Some(&1);
+        let (remote, _) = bridge::decode_members(&self.shared, told.get(6..).unwrap_or(&[]))?;
+        if cross {
+            // Processes of two jobs: each learns the ids the other side knows it by.
+            let swap = (leader && met.2).then(|| {
+                |ours: &[u8]| -> Result<Vec<u8>> {
+                    let peer = peer.ok_or(Error::InvalidCommunicator)?;
+                    scope(|s| {
+                        let sent = peer.isend(s, ours, remote_leader, tag)?;
+                        let theirs = recv_bytes(peer, remote_leader, tag);
+                        sent.wait()?;
+                        theirs
+                    })
+                }
+            });
+            self.learn_sources(local_leader, &remote, swap)?;
+        }
         mine.assign(agreed)?;
         Ok(Communicator::new_inter(
             Arc::clone(&self.shared),
@@ -107,15 +126,16 @@ impl Communicator {
     }
 
     /// The local leader's part of [`Communicator::intercomm_create`]: swaps (largest context
-    /// id, members) with the remote leader on `peer`; the agreed context id and the remote
-    /// group's members.
+    /// id, members) with the remote leader on `peer`; the agreed context id, the remote
+    /// group's members, and whether the groups involve processes of two jobs (then members
+    /// travelled as descriptors).
     fn meet_leader(
         &self,
         peer: Option<&Communicator>,
         remote_leader: i32,
         tag: i32,
         local_max: u32,
-    ) -> Result<(u32, Vec<u32>)> {
+    ) -> Result<(u32, Vec<u32>, bool)> {
         let peer = peer.ok_or_else(|| {
             Error::InvalidArgument(
                 "intercomm_create: the local leader needs a peer communicator".into(),
@@ -129,21 +149,29 @@ impl Communicator {
             )));
         }
         let mut mine = local_max.to_le_bytes().to_vec();
-        mine.extend(self.group().members().iter().flat_map(|w| w.to_le_bytes()));
+        let other_job = bridge::is_foreign(&self.shared, other)?;
+        let members = self.group().members();
+        mine.extend(bridge::encode_members(&self.shared, &members, other_job)?);
         let theirs = scope(|s| {
             let sent = peer.isend(s, &mine, remote_leader, tag)?;
             let theirs = recv_bytes(peer, remote_leader, tag);
             sent.wait()?;
             theirs
         })?;
-        let remote = read_members(theirs.get(4..).unwrap_or(&[]))?;
+        let (remote, theirs_cross) =
+            bridge::decode_members(&self.shared, theirs.get(4..).unwrap_or(&[]))?;
+        let mine_cross = mine.get(4) == Some(&1);
         let local = self.group();
         if remote.is_empty() || remote.iter().any(|w| local.contains(*w)) {
             return Err(Error::InvalidGroup(
                 "the two groups of an inter-communicator must be disjoint and not empty".into(),
             ));
         }
-        Ok((local_max.max(read_u32(&theirs, 0)?), remote))
+        Ok((
+            local_max.max(read_u32(&theirs, 0)?),
+            remote,
+            mine_cross || theirs_cross,
+        ))
     }
 
     /// One intra-communicator of both groups (`MPI_Intercomm_merge`; collective over both):

@@ -128,36 +128,8 @@ impl Communicator {
                 .collect::<Result<Vec<u32>>>()
         })?;
         // Step 5: the ids given, swapped between the roots.
-        let given: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
-        let table = allgather_bytes(self, &given)?;
-        let swapped = match &met {
-            Some(m) => self.swap_ids(m, &table),
-            None => Ok(Vec::new()),
-        };
-        let told = match &swapped {
-            Ok(theirs) if is_root => {
-                let mut told = vec![1u8];
-                told.extend_from_slice(theirs);
-                told
-            }
-            Err(e) => failure_note(e),
-            Ok(_) => Vec::new(),
-        };
-        let all = allgather_bytes(self, &told)?;
-        swapped?;
-        let theirs = read_note(&all[root as usize], |buf| Ok(buf.to_vec()))?;
-        let n = self.size() as usize;
-        if theirs.len() != ids.len() * n * 4 {
-            return Err(malformed());
-        }
-        self.shared.with(|e| {
-            for (i, &id) in ids.iter().enumerate() {
-                let at = (i * n + self.rank as usize) * 4;
-                let source = u32::from_le_bytes(theirs[at..at + 4].try_into().expect("4 bytes"));
-                e.set_tag_source(id, source);
-            }
-            Ok(())
-        })?;
+        let swap = met.as_ref().map(|m| |table: &[u8]| self.swap_ids(m, table));
+        self.learn_sources(root, &ids, swap)?;
         proposal.assign(agreed)?;
         let remote = Group::new(ids).map_err(|_| {
             Error::InvalidGroup("a process is on both sides of a connect/accept".into())
@@ -248,12 +220,55 @@ impl Communicator {
         }
     }
 
-    /// Step 5 at a root: sends the ids its side gave (`table`: one entry per member) and
-    /// returns those the other side gave, end to end.
-    fn swap_ids(&self, met: &Met, table: &[Vec<u8>]) -> Result<Vec<u8>> {
+    /// Step 5 of the handshake, also for the other calls that join the groups of two jobs
+    /// (collective over this intra-communicator): every member gave `ids` to the members of
+    /// the other group (in their rank order); `swap`, at `root` only, sends what this side
+    /// gave (one entry per member, end to end) to the other side's root and returns what the
+    /// other side gave. Each member then knows the id every process of the other side knows
+    /// it by.
+    pub(crate) fn learn_sources(
+        &self,
+        root: i32,
+        ids: &[u32],
+        swap: Option<impl FnOnce(&[u8]) -> Result<Vec<u8>>>,
+    ) -> Result<()> {
+        let given: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        let table = allgather_bytes(self, &given)?.concat();
+        let swapped = match swap {
+            Some(swap) => swap(&table),
+            None => Ok(Vec::new()),
+        };
+        let told = match &swapped {
+            Ok(theirs) if self.rank == root => {
+                let mut told = vec![1u8];
+                told.extend_from_slice(theirs);
+                told
+            }
+            Err(e) => failure_note(e),
+            Ok(_) => Vec::new(),
+        };
+        let all = allgather_bytes(self, &told)?;
+        swapped?;
+        let theirs = read_note(&all[root as usize], |buf| Ok(buf.to_vec()))?;
+        let n = self.size() as usize;
+        if theirs.len() != ids.len() * n * 4 {
+            return Err(malformed());
+        }
+        self.shared.with(|e| {
+            for (i, &id) in ids.iter().enumerate() {
+                let at = (i * n + self.rank as usize) * 4;
+                let source = u32::from_le_bytes(theirs[at..at + 4].try_into().expect("4 bytes"));
+                e.set_tag_source(id, source);
+            }
+            Ok(())
+        })
+    }
+
+    /// Step 5's swap at a root: sends the ids its side gave and returns those the other side
+    /// gave.
+    fn swap_ids(&self, met: &Met, ours: &[u8]) -> Result<Vec<u8>> {
         let chan = port_channel(self);
-        let ours: Vec<u8> = table.concat();
-        chan.send(&ours, met.other as i32, met.send_tag)?;
+        chan.send(ours, met.other as i32, met.send_tag)?;
         recv_within(
             &chan,
             met.recv_tag,

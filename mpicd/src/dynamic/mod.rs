@@ -5,11 +5,13 @@
 //! the communicators made here work like any other.
 //!
 //! - [`procs`]: process descriptors, their byte form, and port names;
+//! - [`bridge`]: groups named across jobs (`MPI_Intercomm_create` over them);
 //! - [`connect`]: [`crate::Communicator::accept`], [`crate::Communicator::connect`],
 //!   [`crate::Communicator::disconnect`], and the ports and name service of a
 //!   [`crate::session::Session`];
 //! - [`spawn`]: [`crate::Communicator::spawn`] and the parent of a spawned job.
 
+pub(crate) mod bridge;
 pub mod connect;
 pub(crate) mod procs;
 pub mod spawn;

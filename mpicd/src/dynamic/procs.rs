@@ -15,7 +15,8 @@ pub(crate) struct ProcDesc {
     pub rank: u32,
     /// Its UCX worker address.
     pub address: Vec<u8>,
-    /// Its pid and node (not in a port name: learnt in the handshake).
+    /// Its pid and node (the liveness watch, and whether endpoints to it check for errors,
+    /// which both ends of a connection must agree on).
     pub identity: Option<Identity>,
 }
 
@@ -87,8 +88,8 @@ fn malformed() -> Error {
     Error::Transport("malformed message in a dynamic-process handshake".into())
 }
 
-/// The text of a port: `mpicd-port:<id>:<rank>:<address in base64>:<namespace>`, naming the
-/// port's number in its process and that process (its address, rank and job).
+/// The text of a port: `mpicd-port:<id>:<rank>:<pid>:<address>:<node>:<namespace>` (address
+/// and node in base64), naming the port's number in its process and that process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PortName {
     pub id: u32,
@@ -99,11 +100,16 @@ const PORT_PREFIX: &str = "mpicd-port:";
 
 impl PortName {
     pub(crate) fn format(&self) -> String {
+        let (pid, node) = match &self.owner.identity {
+            Some(i) => (i.pid, i.node.as_str()),
+            None => (0, ""),
+        };
         format!(
-            "{PORT_PREFIX}{}:{}:{}:{}",
+            "{PORT_PREFIX}{}:{}:{pid}:{}:{}:{}",
             self.id,
             self.owner.rank,
             base64(&self.owner.address),
+            base64(node.as_bytes()),
             self.owner.ns
         )
     }
@@ -112,11 +118,13 @@ impl PortName {
     pub(crate) fn parse(text: &str) -> Result<PortName> {
         let bad = || Error::Dynamic(DynamicError::Port, format!("{text:?} is not a port name"));
         let rest = text.strip_prefix(PORT_PREFIX).ok_or_else(bad)?;
-        let mut parts = rest.splitn(4, ':');
+        let mut parts = rest.splitn(6, ':');
         let mut next = || parts.next().ok_or_else(bad);
         let id = next()?.parse().map_err(|_| bad())?;
         let rank = next()?.parse().map_err(|_| bad())?;
+        let pid = next()?.parse().map_err(|_| bad())?;
         let address = unbase64(next()?).ok_or_else(bad)?;
+        let node = String::from_utf8(unbase64(next()?).ok_or_else(bad)?).map_err(|_| bad())?;
         let ns = next()?.to_string();
         if ns.is_empty() || address.is_empty() {
             return Err(bad());
@@ -127,7 +135,7 @@ impl PortName {
                 ns,
                 rank,
                 address,
-                identity: None,
+                identity: (!node.is_empty()).then_some(Identity { pid, node }),
             },
         })
     }
@@ -186,7 +194,10 @@ mod tests {
                 ns: "prterun-host-1@1:x".into(),
                 rank: 3,
                 address: vec![1, 2, 3, 250],
-                identity: None,
+                identity: Some(Identity {
+                    pid: 12,
+                    node: "host/boot:id/pid:[4026531836]".into(),
+                }),
             },
         };
         assert_eq!(PortName::parse(&port.format()).unwrap(), port);

@@ -53,6 +53,11 @@ impl Net {
 }
 
 impl Engine {
+    /// True if `id` names a process of another job.
+    pub(crate) fn is_foreign(&self, id: u32) -> bool {
+        id >= self.net.size
+    }
+
     /// This process as others reach it.
     pub(crate) fn my_desc(&self) -> Result<ProcDesc> {
         Ok(ProcDesc {
@@ -165,8 +170,7 @@ impl Engine {
     /// Opens a port: its name names this process and a new port number.
     pub(crate) fn open_port(&mut self) -> Result<String> {
         let id = self.next_dynamic_tag() as u32;
-        let mut owner = self.my_desc()?;
-        owner.identity = None;
+        let owner = self.my_desc()?;
         self.net.ports.insert(id);
         Ok(PortName { id, owner }.format())
     }
