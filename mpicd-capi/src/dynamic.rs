@@ -47,7 +47,8 @@ fn run_plain(name: &'static str, body: impl FnOnce() -> CResult<()>) -> c_int {
 /// `port` is null or a NUL-terminated string.
 unsafe fn port_arg(port: *const c_char) -> CResult<String> {
     // SAFETY: forwarded from the caller.
-    unsafe { string_arg(port, MPI_MAX_PORT_NAME, "port_name") }.map_err(|f| fail(MPI_ERR_PORT, f.msg))
+    unsafe { string_arg(port, MPI_MAX_PORT_NAME, "port_name") }
+        .map_err(|f| fail(MPI_ERR_PORT, f.msg))
 }
 
 /// A service name argument.
@@ -67,7 +68,10 @@ unsafe fn service_arg(service: *const c_char) -> CResult<String> {
 unsafe fn put_port(dst: *mut c_char, text: &str) -> CResult<()> {
     require(dst, "port_name")?;
     if text.len() >= MPI_MAX_PORT_NAME as usize {
-        return Err(fail(MPI_ERR_PORT, "port name longer than MPI_MAX_PORT_NAME"));
+        return Err(fail(
+            MPI_ERR_PORT,
+            "port name longer than MPI_MAX_PORT_NAME",
+        ));
     }
     // SAFETY: the caller's promise; text.len() + 1 <= MPI_MAX_PORT_NAME bytes are written.
     unsafe {
@@ -234,12 +238,19 @@ fn join_over(fd: c_int, port: &str) -> CResult<String> {
     sock.read_exact(&mut len).map_err(io)?;
     let len = u32::from_be_bytes(len) as usize;
     if len >= MPI_MAX_PORT_NAME as usize {
-        return Err(fail(MPI_ERR_PORT, "MPI_Comm_join: the other side sent no port name"));
+        return Err(fail(
+            MPI_ERR_PORT,
+            "MPI_Comm_join: the other side sent no port name",
+        ));
     }
     let mut theirs = vec![0u8; len];
     sock.read_exact(&mut theirs).map_err(io)?;
-    String::from_utf8(theirs)
-        .map_err(|_| fail(MPI_ERR_PORT, "MPI_Comm_join: the other side sent no port name"))
+    String::from_utf8(theirs).map_err(|_| {
+        fail(
+            MPI_ERR_PORT,
+            "MPI_Comm_join: the other side sent no port name",
+        )
+    })
 }
 
 /// Publishes `port_name` under `service_name` in the launcher's name service (the processes

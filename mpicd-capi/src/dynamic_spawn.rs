@@ -20,7 +20,9 @@ unsafe fn text(ptr: *const c_char, what: &str) -> CResult<String> {
         return Err(fail(MPI_ERR_ARG, format!("null {what}")));
     }
     // SAFETY: non-null; MPI requires a NUL-terminated string.
-    Ok(unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned())
+    Ok(unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned())
 }
 
 /// The strings of a NULL-terminated `argv` (none for MPI_ARGV_NULL).

@@ -14,8 +14,8 @@
 //! (`create_group` is for intra-communicators only).
 
 use crate::collective::allgather_bytes;
-use crate::dynamic::bridge;
 use crate::comm::{Communicator, Sides};
+use crate::dynamic::bridge;
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::newcomm::Proposal;
@@ -102,17 +102,16 @@ impl Communicator {
         let (remote, _) = bridge::decode_members(&self.shared, told.get(6..).unwrap_or(&[]))?;
         if cross {
             // Processes of two jobs: each learns the ids the other side knows it by.
-            let swap = (leader && met.2).then(|| {
-                |ours: &[u8]| -> Result<Vec<u8>> {
-                    let peer = peer.ok_or(Error::InvalidCommunicator)?;
-                    scope(|s| {
-                        let sent = peer.isend(s, ours, remote_leader, tag)?;
-                        let theirs = recv_bytes(peer, remote_leader, tag);
-                        sent.wait()?;
-                        theirs
-                    })
-                }
-            });
+            let swap_with_leader = |ours: &[u8]| -> Result<Vec<u8>> {
+                let peer = peer.ok_or(Error::InvalidCommunicator)?;
+                scope(|s| {
+                    let sent = peer.isend(s, ours, remote_leader, tag)?;
+                    let theirs = recv_bytes(peer, remote_leader, tag);
+                    sent.wait()?;
+                    theirs
+                })
+            };
+            let swap = (leader && met.2).then_some(swap_with_leader);
             self.learn_sources(local_leader, &remote, swap)?;
         }
         mine.assign(agreed)?;
@@ -253,7 +252,14 @@ impl Communicator {
         let proposal = Proposal::new(&self.shared)?;
         let mut mine = proposal.value().to_le_bytes().to_vec();
         if self.rank == 0 {
-            mine.extend(group.members().iter().flat_map(|w| w.to_le_bytes()));
+            // As ranks in the local group: the other group's processes may be of another job,
+            // which names processes by other ids.
+            let local = self.group();
+            let ranks = group
+                .members()
+                .into_iter()
+                .map(|w| local.comm_rank(w).map_or(u32::MAX, |r| r as u32));
+            mine.extend(ranks.flat_map(|r| r.to_le_bytes()));
         }
         let t = self.swap_tables(&mine)?;
         let agreed = t.agreed_context()?;
@@ -265,11 +271,14 @@ impl Communicator {
                 self.size()
             )));
         }
-        let chosen = |table: &[Vec<u8>]| -> Result<Group> {
+        let chosen = |table: &[Vec<u8>], of: &Group| -> Result<Group> {
             let leader = table.first().map_or(&[][..], |e| e.get(4..).unwrap_or(&[]));
-            Ok(Group::from_members(read_members(leader)?))
+            let ranks = read_members(leader)?;
+            let members = ranks.iter().map(|&r| of.world_rank(r as i32));
+            Ok(Group::from_members(members.collect::<Result<_>>()?))
         };
-        let (local, remote) = (chosen(&t.local)?, chosen(&t.remote)?);
+        let local = chosen(&t.local, &self.group())?;
+        let remote = chosen(&t.remote, &self.remote_members())?;
         let me = self.group().world_rank(self.rank)?;
         Ok(match (local.comm_rank(me), remote.is_empty()) {
             (Some(rank), false) => Some(self.inter_on(agreed, local, remote, rank)),

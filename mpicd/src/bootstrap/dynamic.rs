@@ -112,9 +112,9 @@ impl Bootstrap {
         let mut nspace = [0 as c_char; sys::PMIX_MAX_NSLEN as usize + 1];
         // SAFETY: every pointer in `c_apps` points into `owned`, `argvs` or `envs`, alive for
         // the call (PMIx copies them); `nspace` has the PMIX_MAX_NSLEN + 1 bytes it may write.
-        let rc = unsafe { sys::mpicd_pmix_spawn(c_apps.as_ptr(), c_apps.len(), nspace.as_mut_ptr()) };
-        check(rc, "PMIx_Spawn")
-            .map_err(|e| Error::Dynamic(DynamicError::Spawn, e.to_string()))?;
+        let rc =
+            unsafe { sys::mpicd_pmix_spawn(c_apps.as_ptr(), c_apps.len(), nspace.as_mut_ptr()) };
+        check(rc, "PMIx_Spawn").map_err(|e| Error::Dynamic(DynamicError::Spawn, e.to_string()))?;
         // SAFETY: the shim copied a NUL-terminated namespace into `nspace`.
         Ok(unsafe { CStr::from_ptr(nspace.as_ptr()) }
             .to_string_lossy()
@@ -161,7 +161,9 @@ impl Bootstrap {
         }
         // SAFETY: on success the shim set `value` to a malloc-ed NUL-terminated copy, freed
         // here once read.
-        let port = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
+        let port = unsafe { CStr::from_ptr(value) }
+            .to_string_lossy()
+            .into_owned();
         // SAFETY: `value` came from strdup (malloc) and is freed once.
         unsafe { libc::free(value.cast()) };
         Ok(port)

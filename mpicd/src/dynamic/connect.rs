@@ -171,10 +171,12 @@ impl Communicator {
                 if !open {
                     return Err(port_error("accept on a port this process did not open"));
                 }
-                let request = recv_within(&chan, port.id as i32, deadline, "a connect")
-                    .map_err(|e| match deadline {
-                        Some(_) => Error::Dynamic(DynamicError::Spawn, e.to_string()),
-                        None => e,
+                let request =
+                    recv_within(&chan, port.id as i32, deadline, "a connect").map_err(|e| {
+                        match deadline {
+                            Some(_) => Error::Dynamic(DynamicError::Spawn, e.to_string()),
+                            None => e,
+                        }
                     })?;
                 let mut buf = &request[..];
                 let reply_tag = take_u32(&mut buf)? as i32;
@@ -184,7 +186,12 @@ impl Communicator {
                 let mut reply = (recv_tag as u32).to_le_bytes().to_vec();
                 reply.extend_from_slice(&ours);
                 chan.send(&reply, other as i32, reply_tag)?;
-                let answer = recv_within(&chan, recv_tag, Some(Instant::now() + timeout), "the connecting side")?;
+                let answer = recv_within(
+                    &chan,
+                    recv_tag,
+                    Some(Instant::now() + timeout),
+                    "the connecting side",
+                )?;
                 let mut buf = &answer[..];
                 let their_max = take_u32(&mut buf)?;
                 Ok(Some(Met {
@@ -203,7 +210,8 @@ impl Communicator {
                 me.encode(&mut request);
                 chan.send(&request, other as i32, port.id as i32)
                     .map_err(|e| port_error(&format!("the port's process is unreachable: {e}")))?;
-                let reply = recv_within(&chan, recv_tag, Some(Instant::now() + timeout), "an accept")?;
+                let reply =
+                    recv_within(&chan, recv_tag, Some(Instant::now() + timeout), "an accept")?;
                 let mut buf = &reply[..];
                 let send_tag = take_u32(&mut buf)? as i32;
                 let their_max = take_u32(&mut buf)?;
@@ -384,10 +392,7 @@ fn read_note<T>(note: &[u8], read: impl FnOnce(&mut &[u8]) -> Result<T>) -> Resu
         Some((1, mut rest)) => read(&mut rest),
         Some((0, mut rest)) => {
             let class = take_u32(&mut rest).unwrap_or(0) as i32;
-            let why = format!(
-                "the root failed: {}",
-                String::from_utf8_lossy(rest)
-            );
+            let why = format!("the root failed: {}", String::from_utf8_lossy(rest));
             use crate::error::class as c;
             Err(match class {
                 c::ERR_SPAWN => Error::Dynamic(DynamicError::Spawn, why),

@@ -27,7 +27,11 @@ impl ProcDesc {
         put_bytes(out, &self.address);
         put_bytes(
             out,
-            &self.identity.as_ref().map(Identity::encode).unwrap_or_default(),
+            &self
+                .identity
+                .as_ref()
+                .map(Identity::encode)
+                .unwrap_or_default(),
         );
     }
 
@@ -147,7 +151,11 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..=chunk.len() {
             out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -179,7 +187,9 @@ mod tests {
     #[test]
     fn base64_round_trips() {
         for n in 0..20u8 {
-            let bytes: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37).wrapping_add(200)).collect();
+            let bytes: Vec<u8> = (0..n)
+                .map(|i| i.wrapping_mul(37).wrapping_add(200))
+                .collect();
             assert_eq!(unbase64(&base64(&bytes)).unwrap(), bytes);
         }
         assert_eq!(base64(b"Man"), "TWFu");

@@ -35,8 +35,12 @@ pub struct SpawnApp {
 /// The parents' port if this process was spawned by mpicd (read once).
 pub fn parent_port() -> Option<String> {
     static PORT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    PORT.get_or_init(|| std::env::var(PARENT_PORT_VAR).ok().filter(|p| !p.is_empty()))
-        .clone()
+    PORT.get_or_init(|| {
+        std::env::var(PARENT_PORT_VAR)
+            .ok()
+            .filter(|p| !p.is_empty())
+    })
+    .clone()
 }
 
 /// The inter-communicator to the parents of a spawned job (collective over `world`, the

@@ -154,7 +154,12 @@ impl Engine {
 
     /// A key that orders processes the same way in every job: (namespace, rank).
     pub(crate) fn proc_key(&self, id: u32) -> (String, u32) {
-        match self.net.peers.get(id as usize).and_then(|p| p.foreign.as_ref()) {
+        match self
+            .net
+            .peers
+            .get(id as usize)
+            .and_then(|p| p.foreign.as_ref())
+        {
             Some(f) => (f.desc.ns.clone(), f.desc.rank),
             None => (self.net.namespace.clone(), id),
         }

@@ -427,9 +427,11 @@ impl Net {
             Some(told) => told,
             None => {
                 let key = launch_key(IDENTITY_KEY, self.generation);
-                Some(Identity::decode(&self.boot.get(peer, &key)?).ok_or_else(|| {
-                    Error::Launch(format!("rank {peer} published a malformed identity"))
-                })?)
+                Some(
+                    Identity::decode(&self.boot.get(peer, &key)?).ok_or_else(|| {
+                        Error::Launch(format!("rank {peer} published a malformed identity"))
+                    })?,
+                )
             }
         };
         let p = &mut self.peers[peer as usize];
