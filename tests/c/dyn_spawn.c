@@ -1,13 +1,36 @@
 /* dyn_spawn.c: MPI_Comm_spawn of copies of this program. The parents (all of the world)
  * spawn two children with arguments; every child finds its parents with
  * MPI_Comm_get_parent, and parents and children exchange data over the inter-communicator
- * (each parent with each child), merge it (parents first) and reduce over the merged
+ * (each parent with each child; a custom-typed message large enough to travel in private
+ * messages after its lead), merge it (parents first) and reduce over the merged
  * communicator, then disconnect; MPI_Comm_get_parent is then MPI_COMM_NULL. A singleton (no
  * launcher) cannot spawn: it checks MPI_ERR_SPAWN and its error codes. */
 #include "check.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define CHILDREN 2
+#define BIG 50000
+
+/* A custom datatype whose one object is an array of BIG ints sent as one region: large
+ * enough to travel in messages after its lead (private tags, which name the sender by the id
+ * the receiver gave it). */
+static int big_region(void *state, void *buf, MPI_Count count, MPI_Count region_count,
+                      void *bases[], MPI_Count lens[], MPI_Datatype types[]) {
+    (void)state;
+    if (count != 1 || region_count != 1) return MPI_ERR_ARG;
+    bases[0] = buf;
+    lens[0] = BIG;
+    types[0] = MPI_INT;
+    return MPI_SUCCESS;
+}
+
+static MPI_Datatype big_type(void) {
+    MPI_Datatype t;
+    OK(MPI_Type_create_custom(NULL, NULL, NULL, NULL, NULL, one_region_per_element, big_region,
+                              NULL, 1, &t));
+    return t;
+}
 
 static void child(char **argv) {
     MPI_Comm parent;
@@ -27,6 +50,21 @@ static void child(char **argv) {
         v = -v;
         OK(MPI_Send(&v, 1, MPI_INT, p, 2, parent));
     }
+    /* A custom-typed message from parent 0, sent back doubled. */
+    MPI_Datatype t = big_type();
+    int *big = malloc(BIG * sizeof(int));
+    OK(MPI_Recv(big, 1, t, 0, 3, parent, MPI_STATUS_IGNORE));
+    for (int i = 0; i < BIG; i++) {
+        CHECK(big[i] == i + crank);
+        big[i] *= 2;
+    }
+    OK(MPI_Send(big, 1, t, 0, 4, parent));
+    free(big);
+    OK(MPI_Type_free(&t));
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    OK(MPI_Comm_get_name(parent, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_PARENT") == 0);
     MPI_Comm merged;
     int mrank, msize, sum = 0, one = 1;
     OK(MPI_Intercomm_merge(parent, 1, &merged));
@@ -57,6 +95,18 @@ static void parent_side(char *self, int rank, int size) {
         OK(MPI_Send(&v, 1, MPI_INT, c, 1, inter));
         OK(MPI_Recv(&back, 1, MPI_INT, c, 2, inter, MPI_STATUS_IGNORE));
         CHECK(back == -v);
+    }
+    if (rank == 0) {
+        MPI_Datatype t = big_type();
+        int *big = malloc(BIG * sizeof(int));
+        for (int c = 0; c < CHILDREN; c++) {
+            for (int i = 0; i < BIG; i++) big[i] = i + c;
+            OK(MPI_Send(big, 1, t, c, 3, inter));
+            OK(MPI_Recv(big, 1, t, c, 4, inter, MPI_STATUS_IGNORE));
+            for (int i = 0; i < BIG; i++) CHECK(big[i] == 2 * (i + c));
+        }
+        free(big);
+        OK(MPI_Type_free(&t));
     }
     MPI_Comm merged;
     int mrank, msize, sum = 0, one = 1;
