@@ -108,6 +108,15 @@ pub const CONNECT_TIMEOUT: Knob = Knob {
           long for its children to connect (then MPI_ERR_SPAWN).",
 };
 
+pub const PARENT_PORT: Knob = Knob {
+    name: "MPICD_PARENT_PORT",
+    default: "",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "Set by MPI_Comm_spawn in the environment of the processes it starts: the port their \
+          MPI_Init connects to (MPI_Comm_get_parent). Not for users to set.",
+};
+
 pub static KNOBS: &[Knob] = &[
     INLINE_BYTES,
     INLINE_SPLIT,
@@ -118,14 +127,7 @@ pub static KNOBS: &[Knob] = &[
     WAIT,
     COLL_ALGORITHMS,
     CONNECT_TIMEOUT,
-    Knob {
-        name: "MPICD_PARENT_PORT",
-        default: "",
-        layer: Layer::Engine,
-        kind: Kind::Text,
-        doc: "Set by MPI_Comm_spawn in the environment of the processes it starts: the port \
-              their MPI_Init connects to (MPI_Comm_get_parent). Not for users to set.",
-    },
+    PARENT_PORT,
     Knob {
         name: "MPICD_OOB_THRESHOLD",
         default: "65536",
