@@ -381,6 +381,118 @@
 // Assertion: the fence starts no epoch.
 #define MPI_MODE_NOSUCCEED 16384
 
+#define MPI_T_VERBOSITY_USER_BASIC 9
+
+#define MPI_T_VERBOSITY_USER_DETAIL 10
+
+#define MPI_T_VERBOSITY_USER_ALL 12
+
+#define MPI_T_VERBOSITY_TUNER_BASIC 17
+
+#define MPI_T_VERBOSITY_TUNER_DETAIL 18
+
+#define MPI_T_VERBOSITY_TUNER_ALL 20
+
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 33
+
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 34
+
+#define MPI_T_VERBOSITY_MPIDEV_ALL 36
+
+#define MPI_T_BIND_NO_OBJECT 1
+
+#define MPI_T_BIND_MPI_COMM 2
+
+#define MPI_T_BIND_MPI_DATATYPE 3
+
+#define MPI_T_BIND_MPI_ERRHANDLER 4
+
+#define MPI_T_BIND_MPI_FILE 5
+
+#define MPI_T_BIND_MPI_GROUP 6
+
+#define MPI_T_BIND_MPI_OP 7
+
+#define MPI_T_BIND_MPI_REQUEST 8
+
+#define MPI_T_BIND_MPI_WIN 9
+
+#define MPI_T_BIND_MPI_MESSAGE 10
+
+#define MPI_T_BIND_MPI_INFO 11
+
+#define MPI_T_BIND_MPI_SESSION 12
+
+#define MPI_T_SCOPE_CONSTANT 1
+
+#define MPI_T_SCOPE_READONLY 2
+
+#define MPI_T_SCOPE_LOCAL 3
+
+#define MPI_T_SCOPE_GROUP 4
+
+#define MPI_T_SCOPE_GROUP_EQ 5
+
+#define MPI_T_SCOPE_ALL 6
+
+#define MPI_T_SCOPE_ALL_EQ 7
+
+#define MPI_T_PVAR_CLASS_STATE 1
+
+#define MPI_T_PVAR_CLASS_LEVEL 2
+
+#define MPI_T_PVAR_CLASS_SIZE 3
+
+#define MPI_T_PVAR_CLASS_PERCENTAGE 4
+
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 5
+
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 6
+
+#define MPI_T_PVAR_CLASS_COUNTER 7
+
+#define MPI_T_PVAR_CLASS_AGGREGATE 8
+
+#define MPI_T_PVAR_CLASS_TIMER 9
+
+#define MPI_T_PVAR_CLASS_GENERIC 10
+
+#define MPI_T_ERR_CANNOT_INIT 1001
+
+#define MPI_T_ERR_NOT_ACCESSIBLE 1002
+
+#define MPI_T_ERR_NOT_INITIALIZED 1003
+
+#define MPI_T_ERR_NOT_SUPPORTED 1004
+
+#define MPI_T_ERR_MEMORY 1005
+
+#define MPI_T_ERR_INVALID 1006
+
+#define MPI_T_ERR_INVALID_INDEX 1007
+
+#define MPI_T_ERR_INVALID_ITEM 1008
+
+#define MPI_T_ERR_INVALID_SESSION 1009
+
+#define MPI_T_ERR_INVALID_HANDLE 1010
+
+#define MPI_T_ERR_INVALID_NAME 1011
+
+#define MPI_T_ERR_OUT_OF_HANDLES 1012
+
+#define MPI_T_ERR_OUT_OF_SESSIONS 1013
+
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 1014
+
+#define MPI_T_ERR_CVAR_SET_NEVER 1015
+
+#define MPI_T_ERR_PVAR_NO_WRITE 1016
+
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 1017
+
+#define MPI_T_ERR_PVAR_NO_ATOMIC 1018
+
 typedef struct MPI_ABI_Comm MPI_ABI_Comm;
 
 typedef struct MPI_ABI_Datatype MPI_ABI_Datatype;
@@ -400,6 +512,18 @@ typedef struct MPI_ABI_Op MPI_ABI_Op;
 typedef struct MPI_ABI_Request MPI_ABI_Request;
 
 typedef struct MPI_ABI_Session MPI_ABI_Session;
+
+typedef struct MPI_ABI_T_cvar_handle MPI_ABI_T_cvar_handle;
+
+typedef struct MPI_ABI_T_enum MPI_ABI_T_enum;
+
+typedef struct MPI_ABI_T_event_instance MPI_ABI_T_event_instance;
+
+typedef struct MPI_ABI_T_event_registration MPI_ABI_T_event_registration;
+
+typedef struct MPI_ABI_T_pvar_handle MPI_ABI_T_pvar_handle;
+
+typedef struct MPI_ABI_T_pvar_session MPI_ABI_T_pvar_session;
 
 typedef struct MPI_ABI_Win MPI_ABI_Win;
 
@@ -573,6 +697,50 @@ typedef int (MPI_Grequest_cancel_function)(void *extra_state, int complete);
 // pointer to the session's handle and a pointer to the error code; mpicd passes no further
 // arguments.
 typedef void (*MPI_Session_errhandler_function)(MPI_Session *session, int *error_code, ...);
+
+// An enumeration: the named values of an `int` variable.
+typedef MPI_ABI_T_enum *MPI_T_enum;
+
+// A handle on a control variable.
+typedef MPI_ABI_T_cvar_handle *MPI_T_cvar_handle;
+
+// Whether a source's timestamps are in the order of its events (an enumeration in the
+// standard ABI).
+typedef int MPI_T_source_order;
+
+// A registration for an event type.
+typedef MPI_ABI_T_event_registration *MPI_T_event_registration;
+
+// The restrictions a callback meets (an enumeration in the standard ABI).
+typedef int MPI_T_cb_safety;
+
+// One occurrence of an event, valid while the callback it is given to runs.
+typedef MPI_ABI_T_event_instance *MPI_T_event_instance;
+
+// An event callback (`MPI_T_event_register_callback`): called with the instance, valid
+// while it runs, its registration, the safety the call requires and the user's data.
+typedef void (MPI_T_event_cb_function)(MPI_T_event_instance event_instance,
+                                        MPI_T_event_registration event_registration,
+                                        MPI_T_cb_safety cb_safety,
+                                        void *user_data);
+
+// Called with the number of events a registration lost (`MPI_T_event_set_dropped_handler`).
+typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count,
+                                                MPI_T_event_registration event_registration,
+                                                int source_index,
+                                                MPI_T_cb_safety cb_safety,
+                                                void *user_data);
+
+// Called once a registration is freed (`MPI_T_event_handle_free`).
+typedef void (MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration,
+                                             MPI_T_cb_safety cb_safety,
+                                             void *user_data);
+
+// A performance variable session.
+typedef MPI_ABI_T_pvar_session *MPI_T_pvar_session;
+
+// A handle on a performance variable in a session.
+typedef MPI_ABI_T_pvar_handle *MPI_T_pvar_handle;
 
 // A user's reduction (`MPI_Op_create`): `inoutvec[i] = invec[i] op inoutvec[i]` for the `*len`
 // elements of `*datatype`.
@@ -847,6 +1015,33 @@ typedef int64_t MPI_Offset;
 
 // [`MPI_COMM_NULL_DELETE_FN`] for windows.
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+
+// Every handle of a session (`MPI_T_pvar_start`, `_stop`, `_reset`).
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)1)
+
+#define MPI_T_EVENT_REGISTRATION_NULL ((MPI_T_event_registration)0)
+
+#define MPI_T_EVENT_INSTANCE_NULL ((MPI_T_event_instance)0)
+
+#define MPI_T_CB_REQUIRE_NONE 0
+
+#define MPI_T_CB_REQUIRE_MPI_RESTRICTED 3
+
+#define MPI_T_CB_REQUIRE_THREAD_SAFE 15
+
+#define MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE 63
+
+#define MPI_T_SOURCE_ORDERED 1
+
+#define MPI_T_SOURCE_UNORDERED 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -4051,6 +4246,254 @@ MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 // `addr1 - addr2`, as a displacement.
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
+// Starts (once more) the tool interface: callable before `MPI_Init` and after
+// `MPI_Finalize`, as often as wanted; each call needs its `MPI_T_finalize`. Every thread
+// level is provided (the interface takes its own lock).
+int MPI_T_init_thread(int required, int *provided);
+
+// Ends one `MPI_T_init_thread`; the last one frees every handle, session and registration.
+int MPI_T_finalize(void);
+
+// The number of categories.
+int MPI_T_category_get_num(int *num_cat);
+
+// A category's name, description and numbers of control variables, performance variables
+// and subcategories (mpicd's categories have none).
+int MPI_T_category_get_info(int cat_index,
+                            char *name,
+                            int *name_len,
+                            char *desc,
+                            int *desc_len,
+                            int *num_cvars,
+                            int *num_pvars,
+                            int *num_categories);
+
+// The index of the category named `name`.
+int MPI_T_category_get_index(const char *name, int *cat_index);
+
+// The number of event types in a category.
+int MPI_T_category_get_num_events(int cat_index, int *num_events);
+
+// The indices of a category's control variables (at most `len`).
+int MPI_T_category_get_cvars(int cat_index, int len, int *indices);
+
+// The indices of a category's performance variables (at most `len`).
+int MPI_T_category_get_pvars(int cat_index, int len, int *indices);
+
+// The indices of a category's event types (at most `len`).
+int MPI_T_category_get_events(int cat_index, int len, int *indices);
+
+// The indices of a category's subcategories: mpicd's categories have none.
+int MPI_T_category_get_categories(int cat_index, int len, int *indices);
+
+// The update number of the categories: 0, they never change.
+int MPI_T_category_changed(int *update_number);
+
+// An enumeration's number of items and name.
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+
+// Item `indx` of an enumeration: its value and name.
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
+
+// The number of control variables.
+int MPI_T_cvar_get_num(int *num_cvar);
+
+// A control variable's name, verbosity, datatype, enumeration (`MPI_T_ENUM_NULL` but for
+// `MPICD_WAIT`), description, binding (none) and scope (constant, or read-only when the
+// runtime reads it at init).
+int MPI_T_cvar_get_info(int cvar_index,
+                        char *name,
+                        int *name_len,
+                        int *verbosity_out,
+                        MPI_Datatype *datatype,
+                        MPI_T_enum *enumtype,
+                        char *desc,
+                        int *desc_len,
+                        int *bind,
+                        int *scope);
+
+// The index of the control variable named `name` (the environment variable's name).
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+
+// A handle on a control variable (bound to no object: `obj_handle` is ignored) and its
+// number of elements (a string's: its length plus one).
+int MPI_T_cvar_handle_alloc(int cvar_index,
+                            void *_obj_handle,
+                            MPI_T_cvar_handle *handle,
+                            int *count);
+
+// Frees a control variable handle; `*handle` becomes `MPI_T_CVAR_HANDLE_NULL`.
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+
+// Reads the value in effect into `buf`: one `int` or `unsigned long long`, or a string of at
+// most the handle's count of `char`s, NUL included.
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+
+// Writes a control variable. Only `MPICD_COLL_ALGORITHMS` (scope `MPI_T_SCOPE_ALL_EQ`: every
+// process writes the same value between the same collectives) can be written, while MPI runs
+// (else `MPI_T_ERR_CVAR_SET_NOT_NOW`), with a string the collectives accept (else
+// `MPI_T_ERR_INVALID`); it takes effect at the next collective. The others are read once,
+// when the runtime starts (`MPI_T_ERR_CVAR_SET_NEVER`): set them in the environment.
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+
+// The number of timestamp sources (1).
+int MPI_T_source_get_num(int *num_sources);
+
+// A source's name, description, ordering (ordered), ticks per second, largest tick count,
+// and a new empty info object.
+int MPI_T_source_get_info(int source_index,
+                          char *name,
+                          int *name_len,
+                          char *desc,
+                          int *desc_len,
+                          MPI_T_source_order *ordering,
+                          MPI_Count *ticks_per_second,
+                          MPI_Count *max_ticks,
+                          MPI_Info *info);
+
+// The current time of a source, in its ticks.
+int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+
+// The number of event types.
+int MPI_T_event_get_num(int *num_events);
+
+// An event type's name, verbosity, elements (datatypes and displacements: at most
+// `*num_elements` of them on entry; their number on return), enumeration (none), a new
+// empty info object, description and binding (none).
+int MPI_T_event_get_info(int event_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity,
+                         MPI_Datatype *array_of_datatypes,
+                         MPI_Aint *array_of_displacements,
+                         int *num_elements,
+                         MPI_T_enum *enumtype,
+                         MPI_Info *info,
+                         char *desc,
+                         int *desc_len,
+                         int *bind);
+
+// The index of the event type named `name`.
+int MPI_T_event_get_index(const char *name, int *event_index);
+
+// A registration for an event type (bound to no object: `obj_handle` is ignored); no
+// callback is called until one is registered.
+int MPI_T_event_handle_alloc(int event_index,
+                             void *_obj_handle,
+                             MPI_Info info,
+                             MPI_T_event_registration *event_registration);
+
+// Sets a registration's hints: none is understood; the info object is checked.
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+
+// The hints in use for a registration: a new empty info object.
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+
+// Sets the callback of safety level `cb_safety` of a registration (a NULL function removes
+// it). An event is delivered to the callback of the least level that meets what the place
+// where it happens requires (mpicd's events: `MPI_T_CB_REQUIRE_MPI_RESTRICTED`).
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info info,
+                                  void *user_data,
+                                  MPI_T_event_cb_function *event_cb_function);
+
+// Sets the hints of one callback of a registration: none is understood; checked.
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info info);
+
+// The hints in use for one callback of a registration: a new empty info object.
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                  MPI_T_cb_safety cb_safety,
+                                  MPI_Info *info_used);
+
+// Sets the handler told how many events a registration lost (a NULL function removes it).
+// mpicd calls it when an event finds no callback of the registration that may run where it
+// happens, with `MPI_T_CB_REQUIRE_MPI_RESTRICTED` and the last callback's user data.
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                    MPI_T_event_dropped_cb_function *dropped_cb_function);
+
+// Frees a registration: none of its callbacks is called afterwards; then `free_cb_function`
+// (if not NULL) is called with it and `user_data`.
+int MPI_T_event_handle_free(MPI_T_event_registration event_registration,
+                            void *user_data,
+                            MPI_T_event_free_cb_function *free_cb_function);
+
+// Copies element `element_index` of an event instance's data into `buffer`.
+int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+
+// Copies an event instance's whole data (its elements at their displacements) into
+// `buffer`.
+int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+
+// When an event instance happened, in the ticks of its source.
+int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+
+// The index of the source whose timestamp an event instance carries.
+int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+
+// The number of performance variables.
+int MPI_T_pvar_get_num(int *num_pvar);
+
+// A performance variable's name, verbosity, class, datatype (`MPI_UNSIGNED_LONG_LONG`),
+// enumeration (none), description, binding (none), and whether it is read-only, continuous
+// and can be read and reset atomically.
+int MPI_T_pvar_get_info(int pvar_index,
+                        char *name,
+                        int *name_len,
+                        int *verbosity,
+                        int *var_class,
+                        MPI_Datatype *datatype,
+                        MPI_T_enum *enumtype,
+                        char *desc,
+                        int *desc_len,
+                        int *bind,
+                        int *readonly,
+                        int *continuous,
+                        int *atomic);
+
+// The index of the performance variable of class `var_class` named `name`.
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+
+// A new session.
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session_out);
+
+// Frees a session and its handles; `*session` becomes `MPI_T_PVAR_SESSION_NULL`.
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session_io);
+
+// A handle on a performance variable in `session` (bound to no object: `obj_handle` is
+// ignored) and its number of elements (1). A counter's handle starts stopped.
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session_in,
+                            int pvar_index,
+                            void *_obj_handle,
+                            MPI_T_pvar_handle *handle,
+                            int *count);
+
+// Frees a handle of `session`; `*handle` becomes `MPI_T_PVAR_HANDLE_NULL`.
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session_in, MPI_T_pvar_handle *handle);
+
+// Starts a handle (`MPI_T_PVAR_ALL_HANDLES`: every handle of the session that is not
+// continuous); a continuous variable cannot be started (`MPI_T_ERR_PVAR_NO_STARTSTOP`).
+int MPI_T_pvar_start(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+// Stops a handle (`MPI_T_PVAR_ALL_HANDLES`: every handle of the session that is not
+// continuous), keeping what it counted.
+int MPI_T_pvar_stop(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+// Reads a handle's value (one `unsigned long long`) into `buf`.
+int MPI_T_pvar_read(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, void *buf);
+
+// Reads a handle's value into `buf` and resets it to 0 in the same step (counters only).
+int MPI_T_pvar_readreset(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, void *buf);
+
+// Resets a handle to 0 (`MPI_T_PVAR_ALL_HANDLES`: every handle of the session that is not
+// read-only); a read-only variable cannot be reset (`MPI_T_ERR_PVAR_NO_WRITE`).
+int MPI_T_pvar_reset(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+// Sets a handle's value (one `unsigned long long` at `buf`), from which it counts on.
+int MPI_T_pvar_write(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, const void *buf);
+
 // ULFM: acknowledges every failure of a member of `comm` that this process knows of; receives
 // from `MPI_ANY_SOURCE` on `comm` then no longer fail with `MPIX_ERR_PROC_FAILED_PENDING`
 // because of them.
@@ -4076,6 +4519,27 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 // ULFM: a new communicator `*newcomm` of the live members of `comm` (collective over them),
 // in their order in `comm`.
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
+// ULFM: revokes `comm` on every process of it (not collective). Every operation on `comm`
+// then fails with `MPIX_ERR_REVOKED`, pending ones included, on each process once it learns
+// of it (within a progress call of the notice's arrival); `MPIX_Comm_agree`, `_shrink`,
+// `_failure_ack`, `_ack_failed`, `_get_failed`, `_failure_get_acked`, `_is_revoked` and
+// `MPI_Comm_free` still work on it.
+int MPIX_Comm_revoke(MPI_Comm comm);
+
+// ULFM: sets `*flag` to true if this process knows `comm` revoked (by `MPIX_Comm_revoke`
+// here or on another of its processes).
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
+// ULFM: `MPIX_Comm_agree` without waiting: `*request` completes when the live members agreed,
+// and `*flag` holds the agreed AND then (not before: it must stay valid until completion).
+// The agreement runs on a thread of its own, which progresses the library meanwhile.
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+// ULFM: `MPIX_Comm_shrink` without waiting: `*request` completes when the live members made
+// the new communicator, which `*newcomm` holds then (not before: it must stay valid until
+// completion). It runs on a thread of its own, which progresses the library meanwhile.
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 
 // Creates a reduction operation from a user function.
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
@@ -6970,6 +7434,176 @@ MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
+int PMPI_T_init_thread(int required, int *provided);
+
+int PMPI_T_finalize(void);
+
+int PMPI_T_category_get_num(int *num_cat);
+
+int PMPI_T_category_get_info(int cat_index,
+                             char *name,
+                             int *name_len,
+                             char *desc,
+                             int *desc_len,
+                             int *num_cvars,
+                             int *num_pvars,
+                             int *num_categories);
+
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+
+int PMPI_T_category_get_num_events(int cat_index, int *num_events);
+
+int PMPI_T_category_get_cvars(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_pvars(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_events(int cat_index, int len, int *indices);
+
+int PMPI_T_category_get_categories(int cat_index, int len, int *indices);
+
+int PMPI_T_category_changed(int *update_number);
+
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len);
+
+int PMPI_T_cvar_get_num(int *num_cvar);
+
+int PMPI_T_cvar_get_info(int cvar_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity_out,
+                         MPI_Datatype *datatype,
+                         MPI_T_enum *enumtype,
+                         char *desc,
+                         int *desc_len,
+                         int *bind,
+                         int *scope);
+
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+
+int PMPI_T_cvar_handle_alloc(int cvar_index,
+                             void *_obj_handle,
+                             MPI_T_cvar_handle *handle,
+                             int *count);
+
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+
+int PMPI_T_source_get_num(int *num_sources);
+
+int PMPI_T_source_get_info(int source_index,
+                           char *name,
+                           int *name_len,
+                           char *desc,
+                           int *desc_len,
+                           MPI_T_source_order *ordering,
+                           MPI_Count *ticks_per_second,
+                           MPI_Count *max_ticks,
+                           MPI_Info *info);
+
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+
+int PMPI_T_event_get_num(int *num_events);
+
+int PMPI_T_event_get_info(int event_index,
+                          char *name,
+                          int *name_len,
+                          int *verbosity,
+                          MPI_Datatype *array_of_datatypes,
+                          MPI_Aint *array_of_displacements,
+                          int *num_elements,
+                          MPI_T_enum *enumtype,
+                          MPI_Info *info,
+                          char *desc,
+                          int *desc_len,
+                          int *bind);
+
+int PMPI_T_event_get_index(const char *name, int *event_index);
+
+int PMPI_T_event_handle_alloc(int event_index,
+                              void *_obj_handle,
+                              MPI_Info info,
+                              MPI_T_event_registration *event_registration);
+
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info info,
+                                   void *user_data,
+                                   MPI_T_event_cb_function *event_cb_function);
+
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info info);
+
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+                                   MPI_T_cb_safety cb_safety,
+                                   MPI_Info *info_used);
+
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+                                     MPI_T_event_dropped_cb_function *dropped_cb_function);
+
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration,
+                             void *user_data,
+                             MPI_T_event_free_cb_function *free_cb_function);
+
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+
+int PMPI_T_pvar_get_num(int *num_pvar);
+
+int PMPI_T_pvar_get_info(int pvar_index,
+                         char *name,
+                         int *name_len,
+                         int *verbosity,
+                         int *var_class,
+                         MPI_Datatype *datatype,
+                         MPI_T_enum *enumtype,
+                         char *desc,
+                         int *desc_len,
+                         int *bind,
+                         int *readonly,
+                         int *continuous,
+                         int *atomic);
+
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session_out);
+
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session_io);
+
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session_in,
+                             int pvar_index,
+                             void *_obj_handle,
+                             MPI_T_pvar_handle *handle,
+                             int *count);
+
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session_in, MPI_T_pvar_handle *handle);
+
+int PMPI_T_pvar_start(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_stop(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_read(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, void *buf);
+
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, void *buf);
+
+int PMPI_T_pvar_reset(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle);
+
+int PMPI_T_pvar_write(MPI_T_pvar_session session_in, MPI_T_pvar_handle handle, const void *buf);
+
 int PMPIX_Comm_failure_ack(MPI_Comm comm);
 
 int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
@@ -6981,6 +7615,14 @@ int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
 
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+
+int PMPIX_Comm_revoke(MPI_Comm comm);
+
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 

@@ -9,7 +9,8 @@
 # from the call's start to its return; a survivor that never reported is HANG (the job was
 # killed after the timeout) or CRASH (the job ended without the line).
 #
-# Then the ULFM example tests/faults/ulfm_solver.c recovers from a rank killed with SIGKILL.
+# Then tests/faults/mpit_event.c checks the MPI_T event of the failure, and the ULFM example
+# tests/faults/ulfm_solver.c recovers from a rank killed with SIGKILL.
 #
 # Usage: tests/run-fault-tests.sh [SCENARIO...]   (default: bigrecv recv send anysrc coll)
 # Environment:
@@ -104,6 +105,25 @@ for impl in $IMPLS; do
         done
     done
 done
+# The MPI_T event of a failure: tests/faults/mpit_event.c (3 ranks, rank 2 dies; the callbacks
+# of ranks 0 and 1 get mpicd_peer_failed once, a registration without a fitting callback loses it).
+if [[ $IMPLS == *mpicd* ]]; then
+    bin/mpicc -O1 -g -Wall -Wextra -o "$OUT/mpit_event" tests/faults/mpit_event.c || exit 1
+    for mode in $MODES; do
+        env=()
+        [[ $mode == tcp ]] && env=(UCX_TLS=tcp,self)
+        log=$OUT/mpit_event-$mode
+        env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" \
+            --mca orte_abort_on_non_zero_status 0 -n 3 "$OUT/mpit_event" >"$log.out" 2>"$log.err"
+        if grep -q "all checks passed" "$log.out" && [[ ! -s $log.err ]]; then
+            echo "ok   mpit_event $mode"
+        else
+            echo "FAIL mpit_event $mode (outputs in $log.*)"
+            head -5 "$log.err" | sed 's/^/    /'
+            failed=$((failed + 1))
+        fi
+    done
+fi
 # ULFM recovery: tests/faults/ulfm_solver.c (4 ranks, one killed with SIGKILL at iteration 17,
 # the survivors shrink, rebuild from their in-memory checkpoints and finish with the right sum).
 # Open MPI 4.1.4's mpirun does not end a job one of whose ranks a signal killed (with

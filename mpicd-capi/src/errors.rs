@@ -247,7 +247,7 @@ pub(crate) fn predefined_class_name(code: c_int) -> Option<&'static str> {
         }
         MPIX_ERR_REVOKED => "MPIX_ERR_REVOKED: the communicator was revoked",
         MPIX_ERR_NOT_INITIALIZED => "MPIX_ERR_NOT_INITIALIZED: MPI is not initialized",
-        _ => return None,
+        _ => return crate::tool::error_class_name(code),
     })
 }
 

@@ -45,6 +45,12 @@ pub mod status;
 pub mod topo;
 pub mod topo_graph;
 pub mod types;
+// The tool information interface (MPI_T).
+pub mod abi_tool;
+pub mod tool;
+pub mod tool_cvar;
+pub mod tool_event;
+pub mod tool_pvar;
 pub mod ulfm;
 pub mod userops;
 pub mod win;

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 23] = [
+const FUNCTION_TYPES: [&str; 26] = [
     "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
@@ -37,6 +37,9 @@ const FUNCTION_TYPES: [&str; 23] = [
     "MPI_Win_errhandler_function",
     "MPI_Win_copy_attr_function",
     "MPI_Win_delete_attr_function",
+    "MPI_T_event_cb_function",
+    "MPI_T_event_free_cb_function",
+    "MPI_T_event_dropped_cb_function",
 ];
 
 fn touch_line(line: &str) -> String {

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::message::Message;
 use crate::request::{Request, Scope};
-use crate::route::Route;
+use crate::route::{Route, COLL_OFFSET};
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 use std::sync::atomic::{AtomicBool, AtomicU32};
@@ -46,6 +46,10 @@ pub struct Communicator {
     /// Collectives started on this communicator: the next one's messages carry this number
     /// as their tag on the collective context, so that several in flight never mix.
     pub(crate) coll_seq: AtomicU32,
+    /// Agreements and shrinks started on this communicator (ULFM), numbered apart from the
+    /// collectives: members may disagree on how many collectives they started once one failed
+    /// or the communicator was revoked, never on these.
+    pub(crate) fault_seq: AtomicU32,
     /// The engine watches every member (set at the first collective plan): a dead member then
     /// fails the collectives waiting on it, directly or through others.
     pub(crate) members_watched: AtomicBool,
@@ -70,12 +74,13 @@ impl Communicator {
                 group: Arc::clone(&group),
             },
             coll: Route {
-                context: context + 1,
+                context: context + COLL_OFFSET,
                 group,
             },
             rank,
             sides: Sides::Intra,
             coll_seq: AtomicU32::new(0),
+            fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
         }
     }
@@ -99,7 +104,7 @@ impl Communicator {
                 group: Arc::new(remote),
             },
             coll: Route {
-                context: context + 1,
+                context: context + COLL_OFFSET,
                 group: Arc::new(Group::from_members(both)),
             },
             rank,
@@ -107,6 +112,7 @@ impl Communicator {
                 local: Arc::new(local),
             },
             coll_seq: AtomicU32::new(0),
+            fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
         }
     }

@@ -73,6 +73,9 @@ pub enum Error {
     /// was not acknowledged (ULFM): the receive stays pending, and waiting for it again after
     /// the acknowledgment goes on.
     ProcFailedPending { rank: i32 },
+    /// The communicator was revoked (ULFM's `MPIX_Comm_revoke`, here or by another member):
+    /// no operation but the fault-tolerance calls runs on it any more.
+    Revoked,
     /// The operation was cancelled.
     Cancelled,
     /// The process manager (PMIx) failed.
@@ -191,6 +194,7 @@ impl Error {
             Error::RemoteFailure => ERR_OTHER,
             Error::ProcFailed { .. } => ERR_PROC_FAILED,
             Error::ProcFailedPending { .. } => ERR_PROC_FAILED_PENDING,
+            Error::Revoked => ERR_REVOKED,
             Error::Cancelled => ERR_OTHER,
             Error::Launch(_) | Error::Transport(_) => ERR_INTERN,
             Error::PendingOperations(_) => ERR_PENDING,
@@ -274,6 +278,7 @@ impl fmt::Display for Error {
                 "a receive from any source is pending on a communicator whose process {rank} \
                  failed (not acknowledged)"
             ),
+            Error::Revoked => write!(f, "the communicator was revoked"),
             Error::Cancelled => write!(f, "operation cancelled"),
             Error::Launch(why) => write!(f, "launch (PMIx) error: {why}"),
             Error::Transport(why) => write!(f, "transport (UCX) error: {why}"),

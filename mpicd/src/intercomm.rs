@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::newcomm::Proposal;
 use crate::request::scope;
-use crate::route::CONTEXTS_PER_COMM;
+use crate::route::SUBGROUP_OFFSET;
 use crate::UNDEFINED;
 use std::sync::Arc;
 
@@ -302,7 +302,7 @@ impl Communicator {
         // remote ones (point-to-point only: its collective context is not this one's).
         let bridge = Communicator::new(
             Arc::clone(&self.shared),
-            self.route.context + CONTEXTS_PER_COMM - 1,
+            self.route.context + SUBGROUP_OFFSET,
             (*self.coll.group).clone(),
             self.rank,
         );

@@ -46,7 +46,7 @@
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
 //   foundations   config, error, tag, datatype, reduction, status, group, info, route,
-//                 bootstrap, liveness, topology
+//                 bootstrap, liveness, topology, tool (MPI_T: the engine bumps its counters)
 //   transport     transport (UCX: worker, endpoints, requests, completion notices)
 //   wire          wire (message formats)
 //   plan          plan (what a datatype moves)
@@ -89,6 +89,7 @@ pub mod serde_api;
 pub mod session;
 pub mod status;
 mod tag;
+pub mod tool;
 pub mod topology;
 mod transport;
 mod typed;
@@ -120,6 +121,7 @@ pub use serde_api::{MessageSerdeExt, SerdeExt};
 pub use session::Session;
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
+pub use ulfm::{Background, PendingAgreement, PendingShrink};
 pub use window::{AccumulateOp, Epoch as WindowEpoch, Flavor, LockKind, Window};
 
 /// Receive from any source.

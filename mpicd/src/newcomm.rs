@@ -4,7 +4,7 @@
 //!
 //! A new communicator needs a context id unused by every member: each process keeps the next
 //! id it has never used, the members take the largest of theirs, and each then marks the ids up
-//! to that one's reservation ([`CONTEXTS_PER_COMM`]) as used. Ids are never reused, so two
+//! to that one's reservation ([`crate::route::CONTEXTS_PER_COMM`]) as used. Ids are never reused, so two
 //! communicators that share a process never share an id, which is all matching needs (a
 //! message only travels between members of its communicator). Dup, split, split_type and
 //! create agree through collectives on the parent, so this sits above [`crate::collective`];
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::liveness::Identity;
 use crate::request::Request;
-use crate::route::{Route, CONTEXTS_PER_COMM};
+use crate::route::{Route, SUBGROUP_OFFSET};
 use crate::{TAG_UB, UNDEFINED};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -283,11 +283,7 @@ impl Communicator {
             return Ok(None);
         };
         // The members talk on this communicator's third context, addressed by group rank.
-        let side = self.with_context(
-            self.route.context + CONTEXTS_PER_COMM - 1,
-            group.clone(),
-            rank,
-        );
+        let side = self.with_context(self.route.context + SUBGROUP_OFFSET, group.clone(), rank);
         let mine = Proposal::new(&self.shared)?;
         let agreed = side.max_among_members(&[mine.value()], tag)?[0];
         mine.assign(agreed)?;

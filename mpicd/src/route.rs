@@ -8,10 +8,17 @@ use crate::group::Group;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// Context ids each communicator reserves: its id for point-to-point, the next one for
-/// collectives, the one after for making communicators of its subgroups
-/// ([`crate::Communicator::create_group`], whose tags must not meet point-to-point's).
-pub(crate) const CONTEXTS_PER_COMM: u32 = 3;
+/// Context ids each communicator reserves, at these offsets from its first: point-to-point,
+/// collectives, making communicators of its subgroups ([`crate::Communicator::create_group`],
+/// whose tags must not meet point-to-point's), and fault tolerance (ULFM's agreement, which
+/// must still run on a revoked communicator, see [`crate::ulfm`]).
+pub(crate) const CONTEXTS_PER_COMM: u32 = 4;
+/// The offset of a communicator's collective context.
+pub(crate) const COLL_OFFSET: u32 = 1;
+/// The offset of the context where the members of a subgroup make their communicator.
+pub(crate) const SUBGROUP_OFFSET: u32 = 2;
+/// The offset of the context of the fault-tolerance agreement.
+pub(crate) const FAULT_OFFSET: u32 = 3;
 /// The context of `MPI_COMM_WORLD`.
 pub(crate) const WORLD_CONTEXT: u32 = 0;
 /// The context of `MPI_COMM_SELF`.
@@ -20,10 +27,13 @@ pub(crate) const SELF_CONTEXT: u32 = WORLD_CONTEXT + CONTEXTS_PER_COMM;
 /// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`): their members talk
 /// there, addressed by world rank, under a tag made of the caller's string tag.
 pub(crate) const FROM_GROUP_CONTEXT: u32 = SELF_CONTEXT + CONTEXTS_PER_COMM;
+/// The context of the engine's own notices between processes (a communicator's revocation),
+/// addressed by world rank.
+pub(crate) const NOTICE_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
 /// The context of the handshakes of MPI's dynamic processes (connect, accept, spawn): the
 /// roots of the two sides talk there, under tags their processes give
 /// ([`crate::dynamic`]).
-pub(crate) const PORT_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
+pub(crate) const PORT_CONTEXT: u32 = NOTICE_CONTEXT + CONTEXTS_PER_COMM;
 /// The first context id a new communicator may get.
 pub(crate) const FIRST_FREE_CONTEXT: u32 = PORT_CONTEXT + CONTEXTS_PER_COMM;
 

@@ -3,8 +3,8 @@
 //! the set of failed members, although members fail.
 //!
 //! A coordinator (the lowest member none knows failed) collects every live member's flag,
-//! proposal and failures, point-to-point on the communicator's collective context, and sends the
-//! outcome back; a member it cannot hear from is failed. A member whose coordinator fails
+//! proposal and failures, point-to-point on the communicator's fault-tolerance context (which a
+//! revocation leaves usable), and sends the outcome back; a member it cannot hear from is failed. A member whose coordinator fails
 //! before answering moves to the next coordinator. What it does not survive: a coordinator
 //! that fails after answering some members but not all (the others' next coordinator already
 //! returned); ULFM's own agreement (Open MPI's ERA) survives that too.
@@ -12,7 +12,10 @@
 use crate::collective::{recv_vec, send};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use crate::route::{Route, FAULT_OFFSET};
+use crate::TAG_UB;
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 
 /// What the live members agreed on.
 pub(crate) struct Agreed {
@@ -24,29 +27,55 @@ pub(crate) struct Agreed {
     pub failed: BTreeSet<u32>,
 }
 
+/// An agreement ready to run: the communicator on its fault-tolerance context, the tag the
+/// agreement took (in the order of the communicator's agreements and shrinks), and the communicator's own
+/// route, whose acknowledged failures count. It owns what it needs, so it may run on another
+/// thread (`MPIX_Comm_iagree`).
+pub(crate) struct AgreementRun {
+    side: Communicator,
+    tag: i32,
+    acks: Route,
+}
+
 impl Communicator {
-    /// Runs the agreement with this member's `flag` and `proposal` (collective over the live
-    /// members; see the module's documentation for which failures it survives).
-    pub(crate) fn agree_surviving(&self, flag: u32, proposal: u32) -> Result<Agreed> {
+    /// Prepares an agreement (collective: each member prepares its agreements in the same
+    /// order).
+    pub(crate) fn prepare_agreement(&self) -> Result<AgreementRun> {
         self.require_intra("MPIX_Comm_agree")?;
-        let tag = self.next_coll_tag();
-        let members = self.route.group.members();
-        self.shared.with(|e| {
+        Ok(AgreementRun {
+            side: self.fault_side(),
+            tag: (self.fault_seq.fetch_add(1, Ordering::Relaxed) % (TAG_UB as u32 + 1)) as i32,
+            acks: self.route.clone(),
+        })
+    }
+}
+
+impl AgreementRun {
+    /// The communicator on its fault-tolerance context (the same group and rank).
+    pub(crate) fn side(&self) -> &Communicator {
+        &self.side
+    }
+
+    /// Runs the agreement with this member's `flag` and `proposal`.
+    pub(crate) fn run(&self, flag: u32, proposal: u32) -> Result<Agreed> {
+        let (side, tag) = (&self.side, self.tag);
+        let members = side.route.group.members();
+        side.shared.with(|e| {
             e.watch_members(&members);
             Ok(())
         })?;
-        let me = self.world_rank(self.rank)?;
+        let me = side.world_rank(side.rank)?;
         loop {
-            let known: BTreeSet<u32> = self.failed_members()?.members().into_iter().collect();
+            let known: BTreeSet<u32> = side.failed_members()?.members().into_iter().collect();
             let Some(&coordinator) = members.iter().find(|m| !known.contains(m)) else {
                 return Err(Error::ProcFailed { rank: -1 });
             };
             if coordinator == me {
-                return self.coordinate(&members, known, flag, proposal, tag);
+                return side.coordinate(&members, known, flag, proposal, tag);
             }
-            let to = self.comm_rank_of(coordinator);
+            let to = side.comm_rank_of(coordinator);
             let mine = encode(flag, proposal, &known);
-            let answer = send(self, &mine, to, tag).and_then(|()| recv_vec(self, to, tag));
+            let answer = send(side, &mine, to, tag).and_then(|()| recv_vec(side, to, tag));
             match answer {
                 Ok(bytes) => return decode(&bytes),
                 // The coordinator failed: the next one takes over.
@@ -54,6 +83,39 @@ impl Communicator {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// `MPIX_Comm_agree`'s outcome: the AND of the live members' `flag`s, and
+    /// [`Error::ProcFailed`] if a member failed whose failure the communicator did not
+    /// acknowledge (the flag is the agreed one all the same, as in ULFM).
+    pub(crate) fn agree(&self, flag: u32) -> (u32, Result<()>) {
+        let agreed = match self.run(flag, 0) {
+            Ok(a) => a,
+            Err(e) => return (flag, Err(e)),
+        };
+        let acked = match self.side.shared.with(|e| Ok(e.acked_members(&self.acks))) {
+            Ok(acked) => acked,
+            Err(e) => return (agreed.flag, Err(e)),
+        };
+        let outcome = match agreed.failed.iter().find(|r| !acked.contains(r)) {
+            Some(&r) => Err(Error::ProcFailed { rank: r as i32 }),
+            None => Ok(()),
+        };
+        (agreed.flag, outcome)
+    }
+}
+
+impl Communicator {
+    /// This communicator on its fault-tolerance context: the agreement's messages travel
+    /// there (`send` and `recv_vec` use a communicator's collective route).
+    fn fault_side(&self) -> Communicator {
+        let mut side = self.with_context(
+            self.route.context + FAULT_OFFSET,
+            (*self.route.group).clone(),
+            self.rank,
+        );
+        side.coll.context = side.route.context;
+        side
     }
 
     /// The coordinator's part: hears every live member, then answers each.

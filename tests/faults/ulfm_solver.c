@@ -1,7 +1,8 @@
 /* ulfm_solver.c: why ULFM matters. An iterative computation over a vector spread across the
  * ranks keeps an in-memory checkpoint (each rank's block, and a copy of its left neighbour's
  * block); one rank is killed (SIGKILL, like `kill -9`) in the middle; the survivors notice the
- * failure, shrink the communicator (MPIX_Comm_shrink), rebuild the vector from the checkpoints,
+ * failure, revoke the communicator (MPIX_Comm_revoke) so that every survivor stops where it
+ * waits, shrink it (MPIX_Comm_shrink), rebuild the vector from the checkpoints,
  * spread it over themselves, roll back and finish, with the right answer.
  *
  * The computation: x_i starts at i and each iteration makes it x_i / 2 + 1; the sum over the
@@ -74,6 +75,9 @@ int main(int argc, char **argv) {
         int eclass;
         MPI_Error_class(rc, &eclass);
         if (eclass != MPIX_ERR_PROC_FAILED && eclass != MPIX_ERR_REVOKED) fail("iteration", rc);
+        /* Whoever saw the failure first stops the others, wherever they wait (the ULFM idiom:
+         * a survivor exchanging with a live neighbour would not see it otherwise). */
+        if ((rc = MPIX_Comm_revoke(comm)) != MPI_SUCCESS) fail("MPIX_Comm_revoke", rc);
         MPI_Group old_group, failed;
         MPI_Comm_group(comm, &old_group);
         MPI_Comm smaller;

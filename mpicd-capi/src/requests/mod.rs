@@ -57,6 +57,8 @@ pub(crate) enum Work {
     Flush(crate::bsend::Owner),
     /// MPI_Isendrecv(_replace): a receive and a send, done when both are.
     Pair(Box<crate::sendrecv::Pair>),
+    /// MPIX_Comm_iagree and _ishrink: work on a thread of its own, and where its outcome goes.
+    Background(Box<crate::ulfm::Background>),
 }
 
 impl Work {
@@ -84,6 +86,7 @@ impl Work {
             Work::Partitioned(p) => p.test(),
             Work::Flush(owner) => crate::bsend::flushed(*owner).then(|| (status::empty(), None)),
             Work::Pair(p) => p.test(),
+            Work::Background(b) => b.test(),
         }
     }
 
@@ -121,6 +124,9 @@ impl Work {
             Work::Partitioned(p) => p.cancel(),
             Work::Flush(_) => Ok(()),
             Work::Pair(p) => p.cancel(),
+            // Agreements and shrinks run to their end: cancelling does nothing (as for a
+            // collective).
+            Work::Background(_) => Ok(()),
         }
     }
 }

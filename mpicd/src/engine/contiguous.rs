@@ -29,9 +29,14 @@ impl Engine {
         synchronous: bool,
     ) -> Result<Posted> {
         // SAFETY: forwarded from the caller.
-        self.post_user_send(route, dest, tag, None, |worker, ep, bits| unsafe {
-            worker.tag_send(ep, buf, len, bits, synchronous)
-        })
+        self.post_user_send(
+            route,
+            dest,
+            tag,
+            None,
+            len as u64,
+            |worker, ep, bits| unsafe { worker.tag_send(ep, buf, len, bits, synchronous) },
+        )
     }
 
     /// Starts a send of a derived-typed buffer, packed as UCX asks for its fragments: one
@@ -47,25 +52,34 @@ impl Engine {
         buf: TypedBuf,
         synchronous: bool,
     ) -> Result<Posted> {
+        let bytes = buf.packed_size();
         let mut port = OwnedPort::new(Box::new(TypedEnd(buf)));
         let at = port.port();
         // SAFETY: the port and its end live in the operation until the request completes, or
         // are detached and stranded with it (`Engine::handle_failures`).
-        self.post_user_send(route, dest, tag, Some(port), |worker, ep, bits| unsafe {
-            worker.tag_send_stream(ep, at, bits, synchronous)
-        })
+        self.post_user_send(
+            route,
+            dest,
+            tag,
+            Some(port),
+            bytes,
+            |worker, ep, bits| unsafe { worker.tag_send_stream(ep, at, bits, synchronous) },
+        )
     }
 
-    /// Sends a user-level contiguous-kind message to world rank `dest`: `send` posts it on the
-    /// peer's endpoint under the tag's bits; the operation keeps `port` until it completes.
+    /// Sends a user-level contiguous-kind message of `bytes` to world rank `dest`: `send` posts
+    /// it on the peer's endpoint under the tag's bits; the operation keeps `port` until it
+    /// completes.
     fn post_user_send(
         &mut self,
         route: &Route,
         dest: u32,
         tag: i32,
         port: Option<OwnedPort>,
+        bytes: u64,
         send: impl FnOnce(&Worker, &Endpoint, u64) -> Result<Option<UcxRequest>>,
     ) -> Result<Posted> {
+        self.check_revoked(route)?;
         let bits = UserTag {
             kind: MessageKind::Contiguous,
             context: route.context,
@@ -80,7 +94,10 @@ impl Engine {
             .ok_or(Error::ProcFailed { rank: dest as i32 })?;
         let sent =
             send(&self.net.worker, ep, bits).map_err(|e| self.net.name_lost_peer(Some(dest), e));
-        Ok(match sent? {
+        let sent = sent?;
+        crate::tool::pvar::MESSAGES_SENT.add(1);
+        crate::tool::pvar::BYTES_SENT.add(bytes);
+        Ok(match sent {
             Some(r) => Posted::Pending(self.table.insert(Op::Send {
                 req: Some(r),
                 peer: dest,
@@ -102,6 +119,7 @@ impl Engine {
         tag: Option<i32>,
         buf: TypedBuf,
     ) -> Result<Posted> {
+        self.check_revoked(route)?;
         let capacity = usize::try_from(buf.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
         if let Some(peer) = source {
             self.net.connect(peer)?;
@@ -125,6 +143,23 @@ impl Engine {
     /// # Safety
     /// `buf..buf+len` must stay valid and untouched until the operation completes.
     pub(crate) unsafe fn post_recv(
+        &mut self,
+        route: &Route,
+        source: Option<u32>,
+        tag: Option<i32>,
+        buf: *mut u8,
+        len: usize,
+    ) -> Result<Posted> {
+        self.check_revoked(route)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.post_recv_on_any(route, source, tag, buf, len) }
+    }
+
+    /// [`Engine::post_recv`] on any context, revoked or not (the drains of revoked contexts).
+    ///
+    /// # Safety
+    /// As [`Engine::post_recv`].
+    pub(super) unsafe fn post_recv_on_any(
         &mut self,
         route: &Route,
         source: Option<u32>,
@@ -157,6 +192,7 @@ impl Engine {
         tag: Option<i32>,
         remove: bool,
     ) -> Result<Option<(Status, Option<Matched>)>> {
+        self.check_revoked(route)?;
         self.handle_failures();
         self.net.worker.progress();
         let m = UserTag::matcher(route.context, source, tag);
@@ -365,6 +401,7 @@ impl Engine {
                     }),
                     Error::Cancelled => match self.net.failed_peer(peer) {
                         Some(e) => Err(e),
+                        None if self.revocations.covers(route.context) => Err(Error::Revoked),
                         None => Ok(Status::cancelled()),
                     },
                     e => Err(e),
@@ -384,6 +421,8 @@ impl Engine {
                     buffer_bytes: capacity as u64,
                 })
             } else {
+                crate::tool::pvar::MESSAGES_RECEIVED.add(1);
+                crate::tool::pvar::BYTES_RECEIVED.add(info.length as u64);
                 Status::from_tag(info.sender_tag, &route.group, Some(info.length as u64))
             });
         };

@@ -42,6 +42,7 @@ impl Engine {
         state: Box<dyn PackState>,
         synchronous: bool,
     ) -> Result<OpId> {
+        self.check_revoked(route)?;
         self.net.connect(dest)?;
         let to = crate::ops::Destination {
             context: route.context,
@@ -49,9 +50,11 @@ impl Engine {
             tag,
             reach: self.net.reach(dest),
         };
-        self.start_custom(Some(dest), |ctx| {
+        let id = self.start_custom(Some(dest), |ctx| {
             SendOp::start(ctx, to, state, synchronous).map(|op| Op::CustomSend(Box::new(op)))
-        })
+        })?;
+        crate::tool::pvar::CUSTOM_SENDS.add(1);
+        Ok(id)
     }
 
     /// Posts a custom-typed receive. It matches messages of both kinds; one that takes a
@@ -63,6 +66,7 @@ impl Engine {
         tag: Option<i32>,
         state: Box<dyn UnpackState>,
     ) -> Result<OpId> {
+        self.check_revoked(route)?;
         if let Some(peer) = source {
             self.net.connect(peer)?;
         }

@@ -11,6 +11,7 @@
 //! - [`schedule`]: runs of collective plans;
 //! - [`agree`]: non-blocking agreements on a new communicator's context id;
 //! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
+//! - [`revoke`]: revoked communicators and the notices that tell their members (ULFM);
 //! - [`rma`]: what windows use: the worker and peers' endpoints;
 //! - [`foreign`]: processes of other jobs (dynamic processes), ports and the launcher's
 //!   spawn and name service.
@@ -25,6 +26,7 @@ mod failed;
 mod foreign;
 mod idle;
 mod progress;
+mod revoke;
 mod rma;
 mod schedule;
 mod table;
@@ -82,6 +84,8 @@ pub(crate) struct Engine {
     /// Per communicator context: how many of the failures found (`Net::lost`) it
     /// acknowledged (ULFM's failure_ack).
     acked: std::collections::HashMap<u32, usize>,
+    /// Revoked communicators and the engine's own operations that serve them.
+    revocations: revoke::Revocations,
     net: Net,
 }
 
@@ -131,6 +135,7 @@ impl Engine {
     pub(crate) fn start(generation: u32) -> Result<Engine> {
         crate::config::warn_unknown_once();
         let config = crate::config::Config::from_env()?;
+        crate::tool::cvar::record_in_effect();
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
@@ -173,7 +178,11 @@ impl Engine {
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
         let namespace = boot.namespace();
-        Ok(Engine {
+        crate::tool::cvar::make_writable(
+            &crate::config::COLL_ALGORITHMS,
+            crate::schedule::select::install_text,
+        );
+        let mut engine = Engine {
             table: Table::default(),
             orphans: Vec::new(),
             custom_active: Vec::new(),
@@ -183,6 +192,7 @@ impl Engine {
             wait,
             progress_calls: 0,
             acked: std::collections::HashMap::new(),
+            revocations: revoke::Revocations::new(size),
             net: Net {
                 stranded: Vec::new(),
                 peers: (0..size)
@@ -210,7 +220,9 @@ impl Engine {
                 dynamic_tags: 0,
                 ports: BTreeSet::new(),
             },
-        })
+        };
+        engine.listen_for_notices()?;
+        Ok(engine)
     }
 
     /// This process's world rank.
@@ -231,6 +243,7 @@ impl Engine {
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
     /// closes endpoints (bounded in time), and reports operations that were still pending.
     pub(crate) fn finalize(mut self) -> Result<()> {
+        crate::tool::cvar::end_writes();
         let pending = self.pending();
         let worker = &self.net.worker;
         for (_, op) in self.table.iter_mut() {

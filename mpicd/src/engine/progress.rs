@@ -56,6 +56,9 @@ impl Engine {
         if !self.agreements.is_empty() {
             self.advance_agreements();
         }
+        if active || due || self.progress_calls % SCHEDULE_POLL == 0 {
+            self.advance_revocations();
+        }
         if !active && self.wait != WaitPolicy::Spin {
             // More processes than cores on this node: the peer this one waits for may need
             // this core to make its progress.
@@ -84,6 +87,8 @@ impl Engine {
             }
             peer.failed = true;
             self.net.lost.push(rank);
+            crate::tool::pvar::PEERS_FAILED.add(1);
+            crate::tool::event::peer_failed(rank);
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
@@ -157,6 +162,7 @@ impl Engine {
             Op::Recv { .. } | Op::CustomSend(_) | Op::CustomRecv(_) | Op::Schedule => None,
             Op::Finished(r) => Some(std::mem::replace(r, Err(Error::InvalidRequest))),
         };
+        let outcome = outcome.map(|r| self.revoked_outcome(id, r));
         match outcome {
             None => {
                 self.table.put_back(id, op);
@@ -200,7 +206,7 @@ impl Engine {
 
     /// Operations still in flight, not counting drains of discarded messages.
     pub(crate) fn pending(&self) -> usize {
-        self.table.occupied() - self.orphans.len()
+        self.table.occupied() - self.orphans.len() - self.revocations.standing()
     }
 }
 

@@ -43,6 +43,7 @@ impl Engine {
     pub(crate) fn start_plan(&mut self, plan: &Arc<Plan>) -> Result<Posted> {
         // A collective over a member known dead fails at once on every member that knows,
         // rather than succeed on some (those whose part does not reach the dead one).
+        self.check_revoked(&plan.route)?;
         let group = &plan.route.group;
         if let Some(&dead) = self
             .net
@@ -74,6 +75,17 @@ impl Engine {
         for (_, run) in runs.iter_mut() {
             if run.frame.plan().route.group.comm_rank(rank).is_some() {
                 self.fail_run(run, dead.clone());
+            }
+        }
+        self.schedules = runs;
+    }
+
+    /// Fails every run on collective context `context` with `e` (a revoked communicator).
+    pub(super) fn fail_runs_on(&mut self, context: u32, e: &Error) {
+        let mut runs = std::mem::take(&mut self.schedules);
+        for (_, run) in runs.iter_mut() {
+            if run.frame.plan().route.context == context {
+                self.fail_run(run, e.clone());
             }
         }
         self.schedules = runs;

@@ -99,6 +99,7 @@ impl Table {
                 (self.slots.len() - 1) as u32
             }
         };
+        crate::tool::pvar::requests(self.slots.len() - self.free.len());
         OpId {
             index,
             generation: self.slots[index as usize].generation,
@@ -155,6 +156,7 @@ impl Table {
         slot.op = None;
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(id.index);
+        crate::tool::pvar::requests(self.slots.len() - self.free.len());
     }
 
     /// The ids of every operation in a slot.

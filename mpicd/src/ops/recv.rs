@@ -217,6 +217,11 @@ impl<L: Link> RecvOp<L> {
         self.course.fail(Error::Cancelled);
     }
 
+    /// The context the receive matches on.
+    pub(crate) fn context(&self) -> u32 {
+        self.route.context
+    }
+
     /// The sender's world rank, once known.
     pub(crate) fn peer(&self) -> Option<u32> {
         self.source

@@ -123,7 +123,10 @@ impl<L: Link> SendOp<L> {
             rank: dest.rank as i32,
         })?;
         let mut op = match Self::prepare(ctx, &mut *state, dest.reach) {
-            Ok((plan, writer, lead, regions)) => SendOp::new(plan, writer, lead, regions, state),
+            Ok((plan, writer, lead, regions)) => {
+                crate::tool::pvar::custom_plan(plan.private_messages(), plan.region_messages());
+                SendOp::new(plan, writer, lead, regions, state)
+            }
             Err(e) => {
                 // Nothing left yet: tell the receiver with a failure lead, so it does not wait
                 // for a message that will never come.

@@ -1,11 +1,12 @@
 //! Which algorithm each collective uses: one table of rules by message size (bytes one member
 //! contributes or receives) and communicator size, as Open MPI's tuned component and MPICH's
 //! selection do, each overridable by name through `MPICD_COLL_ALGORITHMS`
-//! (`bcast=binomial,allreduce=ring`) for experiments. The thresholds come from
+//! (`bcast=binomial,allreduce=ring`) for experiments, or at run time through that MPI_T control
+//! variable ([`install_text`]). The thresholds come from
 //! `make bench-coll` on a 2-core node (see bench/README.md).
 
 use crate::error::{Error, Result};
-use std::sync::OnceLock;
+use std::sync::RwLock;
 
 /// The collectives with a choice of algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,11 +117,19 @@ impl Forced {
     }
 }
 
-static FORCED: OnceLock<Forced> = OnceLock::new();
+static FORCED: RwLock<Forced> = RwLock::new(Forced(Vec::new()));
 
-/// Installs the process's forced algorithms (at start; later calls keep the first).
+/// Installs the process's forced algorithms (when the runtime starts, from the environment).
 pub(crate) fn install(forced: Forced) {
-    let _ = FORCED.set(forced);
+    *FORCED.write().unwrap_or_else(|e| e.into_inner()) = forced;
+}
+
+/// Parses and installs forced algorithms: what a tool's write of the `MPICD_COLL_ALGORITHMS`
+/// control variable does (every process must write the same value between the same
+/// collectives, as `MPI_T_SCOPE_ALL_EQ` says).
+pub(crate) fn install_text(text: &str) -> Result<()> {
+    install(Forced::parse(text)?);
+    Ok(())
 }
 
 /// What a rule looks at.
@@ -136,7 +145,7 @@ pub struct Shape {
 
 /// The algorithm for `coll` on `shape`: the forced one if it applies, else the table's.
 pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
-    let forced = FORCED.get().and_then(|f| f.get(coll));
+    let forced = FORCED.read().unwrap_or_else(|e| e.into_inner()).get(coll);
     let ring_needs_commutative = matches!(coll, Collective::Allreduce | Collective::ReduceScatter);
     match forced {
         Some(Algorithm::Ring) if ring_needs_commutative && !shape.commutative => {}

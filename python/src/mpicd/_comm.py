@@ -178,6 +178,62 @@ class Comm:
         self._h = COMM_NULL
         self._rank = self._size = None
 
+    # -- fault tolerance (ULFM, mpi4py's names) ----------------------------------------
+
+    def Revoke(self):
+        """Revokes this communicator on all its processes (not collective): every later or
+        pending operation on it fails with ``ERR_REVOKED``, but for the calls below."""
+        if self._coll is not None:
+            check(lib.MPIX_Comm_revoke(self._coll))
+        check(lib.MPIX_Comm_revoke(self._h))
+
+    def Is_revoked(self):
+        flag = ctypes.c_int(0)
+        check(lib.MPIX_Comm_is_revoked(self._h, ctypes.byref(flag)))
+        return bool(flag.value)
+
+    def Agree(self, flag):
+        """The bitwise AND of ``flag`` over the live processes, agreed although some fail.
+        Raises ``ERR_PROC_FAILED`` if one failed whose failure was not acknowledged."""
+        f = ctypes.c_int(int(flag))
+        check(lib.MPIX_Comm_agree(self._h, ctypes.byref(f)))
+        return f.value
+
+    def Shrink(self):
+        """A new communicator of the live processes, in their order here (collective over
+        them; works on a revoked communicator)."""
+        new = ctypes.c_void_p(0)
+        check(lib.MPIX_Comm_shrink(self._h, ctypes.byref(new)))
+        return Intracomm(new.value)._setup()
+
+    def Get_failed(self):
+        """The ranks in this communicator of the processes known failed, in the order they
+        were found (mpi4py returns them as a ``Group``; mpicd's Python has no groups)."""
+        failed, mine = ctypes.c_void_p(0), ctypes.c_void_p(0)
+        check(lib.MPIX_Comm_get_failed(self._h, ctypes.byref(failed)))
+        try:
+            check(lib.MPI_Comm_group(self._h, ctypes.byref(mine)))
+            n = ctypes.c_int(0)
+            check(lib.MPI_Group_size(failed, ctypes.byref(n)))
+            ranks = (ctypes.c_int * max(n.value, 1))(*range(n.value))
+            out = (ctypes.c_int * max(n.value, 1))()
+            if n.value:
+                check(lib.MPI_Group_translate_ranks(failed, n.value, ranks, mine, out))
+            return list(out[: n.value])
+        finally:
+            for g in (failed, mine):
+                if g.value:
+                    lib.MPI_Group_free(ctypes.byref(g))
+
+    def Ack_failed(self, num_to_ack=None):
+        """Acknowledges the first ``num_to_ack`` failed processes (all when ``None``):
+        receives from ``ANY_SOURCE`` no longer fail for them. Returns how many are
+        acknowledged."""
+        count = (1 << 31) - 1 if num_to_ack is None else int(num_to_ack)
+        acked = ctypes.c_int(0)
+        check(lib.MPIX_Comm_ack_failed(self._h, count, ctypes.byref(acked)))
+        return acked.value
+
     def Compare(self, comm):
         r = ctypes.c_int(0)
         check(lib.MPI_Comm_compare(self._h, comm._h, ctypes.byref(r)))
