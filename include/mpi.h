@@ -974,6 +974,12 @@ typedef int64_t MPI_Offset;
 
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
 
+// No arguments for the programs MPI_Comm_spawn starts.
+#define MPI_ARGV_NULL ((char**)0)
+
+// No arguments for any of the programs MPI_Comm_spawn_multiple starts.
+#define MPI_ARGVS_NULL ((char***)0)
+
 // No copy: a dup does not get the attribute.
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function*)0)
 
@@ -2685,6 +2691,86 @@ int MPI_Type_create_custom(MPI_Type_custom_state_function *statefn,
 // mpicd extension: sets the callback a receive of `type` calls with the sender's shape before
 // any other (see `MPIX_Type_custom_resize_function`).
 int MPIX_Type_custom_set_resize(MPI_Datatype type, MPIX_Type_custom_resize_function *resizefn);
+
+// A new port of this process, written to `port_name` (MPI_MAX_PORT_NAME bytes). `info` is
+// not read.
+int MPI_Open_port(MPI_Info _info, char *port_name);
+
+// Closes a port this process opened (MPI_ERR_PORT for any other name).
+int MPI_Close_port(const char *port_name);
+
+// Accepts a connection on `port_name` (read at `root` only, an open port of that process):
+// `*newcomm` is the inter-communicator between `comm`'s group and the group that connected
+// (collective over `comm`; waits until a connect comes). `info` is not read.
+int MPI_Comm_accept(const char *port_name,
+                    MPI_Info _info,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Comm *newcomm);
+
+// Connects to the group accepting on `port_name` (read at `root` only): `*newcomm` is the
+// inter-communicator between `comm`'s group and that group (collective over `comm`).
+// MPI_ERR_PORT when the name is no port, or nobody accepts on it within
+// `MPICD_CONNECT_TIMEOUT` seconds (30 by default). `info` is not read.
+int MPI_Comm_connect(const char *port_name,
+                     MPI_Info _info,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Comm *newcomm);
+
+// Waits until the communication on `*comm` is over on every member (collective), frees it
+// and sets `*comm` to MPI_COMM_NULL; the processes of other jobs it connected are then
+// independent of this one (unless another communicator still connects them).
+int MPI_Comm_disconnect(MPI_Comm *comm);
+
+// The inter-communicator to the parents of a process that MPI_Comm_spawn started;
+// MPI_COMM_NULL in a process that was not spawned, or once that communicator was freed or
+// disconnected.
+int MPI_Comm_get_parent(MPI_Comm *parent_comm);
+
+// An inter-communicator between this process and the process at the other end of the
+// connected socket `fd` (which calls MPI_Comm_join too): each sends the other a port name
+// over the socket, then the one with the smaller name accepts and the other connects.
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+// Publishes `port_name` under `service_name` in the launcher's name service (the processes
+// of every job of this launcher see it). `info` is not read.
+int MPI_Publish_name(const char *service_name, MPI_Info _info, const char *port_name);
+
+// The port published under `service_name`, written to `port_name` (MPI_MAX_PORT_NAME
+// bytes); MPI_ERR_NAME if none is. `info` is not read.
+int MPI_Lookup_name(const char *service_name, MPI_Info _info, char *port_name);
+
+// Withdraws `service_name` from the name service; MPI_ERR_SERVICE if it is not published.
+// `info` and `port_name` are not read.
+int MPI_Unpublish_name(const char *service_name, MPI_Info _info, const char *_port_name);
+
+// Starts `maxprocs` copies of `command` with the arguments `argv` (MPI_ARGV_NULL: none)
+// as a new job, and returns in `*intercomm` the inter-communicator between `comm`'s group and
+// the new processes (collective over `comm`; `command`, `argv`, `maxprocs` and `info` are
+// read at `root` only). Info keys: `wdir` (their working directory; default: the root's),
+// `host` (where they run), `path` (where `command` is found). All start, or MPI_ERR_SPAWN.
+int MPI_Comm_spawn(const char *command,
+                   char **argv,
+                   int maxprocs,
+                   MPI_Info info,
+                   int root,
+                   MPI_Comm comm,
+                   MPI_Comm *intercomm,
+                   int *array_of_errcodes);
+
+// MPI_Comm_spawn of `count` programs as one job: program `i` is `array_of_commands[i]`
+// with arguments `array_of_argv[i]` (MPI_ARGVS_NULL: none for any), `array_of_maxprocs[i]`
+// copies and info `array_of_info[i]`; the new processes are ranked in that order.
+int MPI_Comm_spawn_multiple(int count,
+                            char **array_of_commands,
+                            char ***array_of_argv,
+                            const int *array_of_maxprocs,
+                            const MPI_Info *array_of_info,
+                            int root,
+                            MPI_Comm comm,
+                            MPI_Comm *intercomm,
+                            int *array_of_errcodes);
 
 // Starts MPI (a singleton without a launcher).
 int MPI_Init(int *_argc, char ***_argv);
@@ -6225,6 +6311,53 @@ int PMPI_Type_create_custom(MPI_Type_custom_state_function *statefn,
                             MPI_Datatype *type);
 
 int PMPIX_Type_custom_set_resize(MPI_Datatype type, MPIX_Type_custom_resize_function *resizefn);
+
+int PMPI_Open_port(MPI_Info _info, char *port_name);
+
+int PMPI_Close_port(const char *port_name);
+
+int PMPI_Comm_accept(const char *port_name,
+                     MPI_Info _info,
+                     int root,
+                     MPI_Comm comm,
+                     MPI_Comm *newcomm);
+
+int PMPI_Comm_connect(const char *port_name,
+                      MPI_Info _info,
+                      int root,
+                      MPI_Comm comm,
+                      MPI_Comm *newcomm);
+
+int PMPI_Comm_disconnect(MPI_Comm *comm);
+
+int PMPI_Comm_get_parent(MPI_Comm *parent_comm);
+
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+int PMPI_Publish_name(const char *service_name, MPI_Info _info, const char *port_name);
+
+int PMPI_Lookup_name(const char *service_name, MPI_Info _info, char *port_name);
+
+int PMPI_Unpublish_name(const char *service_name, MPI_Info _info, const char *_port_name);
+
+int PMPI_Comm_spawn(const char *command,
+                    char **argv,
+                    int maxprocs,
+                    MPI_Info info,
+                    int root,
+                    MPI_Comm comm,
+                    MPI_Comm *intercomm,
+                    int *array_of_errcodes);
+
+int PMPI_Comm_spawn_multiple(int count,
+                             char **array_of_commands,
+                             char ***array_of_argv,
+                             const int *array_of_maxprocs,
+                             const MPI_Info *array_of_info,
+                             int root,
+                             MPI_Comm comm,
+                             MPI_Comm *intercomm,
+                             int *array_of_errcodes);
 
 int PMPI_Init(int *_argc, char ***_argv);
 

@@ -8,7 +8,7 @@
 // The sentinels stay `N as *mut T` casts: cbindgen turns those into C casts.
 #![allow(clippy::zero_ptr, clippy::manual_dangling_ptr)]
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 
 /// Address-sized integer.
 pub type MPI_Aint = isize;
@@ -251,6 +251,10 @@ pub const MPI_IN_PLACE: *mut c_void = 1 as *mut c_void;
 pub const MPI_STATUS_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_STATUSES_IGNORE: *mut MPI_Status = 0 as *mut MPI_Status;
 pub const MPI_ERRCODES_IGNORE: *mut c_int = 0 as *mut c_int;
+/// No arguments for the programs MPI_Comm_spawn starts.
+pub const MPI_ARGV_NULL: *mut *mut c_char = 0 as *mut *mut c_char;
+/// No arguments for any of the programs MPI_Comm_spawn_multiple starts.
+pub const MPI_ARGVS_NULL: *mut *mut *mut c_char = 0 as *mut *mut *mut c_char;
 /// MPI_Buffer_attach's buffer that asks MPI to allocate buffered messages itself (MPI 4.1).
 pub const MPI_BUFFER_AUTOMATIC: *mut c_void = 2 as *mut c_void;
 /// The weights of an unweighted distributed graph (mpi-abi-stubs value).

@@ -229,6 +229,11 @@ fn init(required: c_int) -> CResult<c_int> {
     LIVE.store(true, Ordering::Release);
     // The engine serializes every call behind one lock, so every level is safe.
     THREAD_LEVEL.store(required, Ordering::Release);
+    // A process MPI_Comm_spawn started connects to its parents now.
+    drop(env);
+    if let Some(world) = comms::COMMS.with(MPI_COMM_WORLD as usize, |e| Arc::clone(&e.comm)) {
+        crate::dynamic::connect_parent(&world)?;
+    }
     Ok(required)
 }
 

@@ -58,6 +58,8 @@ pub(crate) fn abi_class(core: i32) -> c_int {
         c if c == class::ERR_REVOKED => MPIX_ERR_REVOKED,
         c if c == class::ERR_NOT_INITIALIZED => MPIX_ERR_NOT_INITIALIZED,
         c @ (0..=17 | 31..=33 | 37 | 46..=50 | 56 | 57) => c,
+        // Dynamic processes: MPI_ERR_NAME, MPI_ERR_PORT, MPI_ERR_SERVICE, MPI_ERR_SPAWN.
+        c @ (38 | 43 | 51 | 53) => c,
         _ => MPI_ERR_UNKNOWN,
     }
 }

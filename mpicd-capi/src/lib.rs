@@ -19,6 +19,8 @@ pub mod comms;
 pub mod config;
 pub mod custom;
 mod detached;
+pub mod dynamic;
+pub mod dynamic_spawn;
 pub mod env;
 pub mod errcodes;
 pub mod errhandlers;

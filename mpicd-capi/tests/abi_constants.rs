@@ -27,8 +27,6 @@ const NOT_IMPLEMENTED: &[&str] = &[
     "MPI_SEEK_",
     "MPI_DISPLACEMENT_CURRENT",
     "MPI_CONVERSION_FN_NULL",
-    // Dynamic processes: no MPI_Comm_spawn.
-    "MPI_ARGV",
     // Defined once libmpi provides the whole standard ABI (issue #21): clients take their
     // presence to mean that every name of the ABI exists (mpi4py then skips its probe for
     // missing functions and fails to build). `MPI_Abi_get_version` answers 1.0 meanwhile.

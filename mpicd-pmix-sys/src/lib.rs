@@ -8,6 +8,11 @@
 //! - [`mpicd_pmix_value_release`]: `PMIX_VALUE_RELEASE`;
 //! - [`mpicd_pmix_event_affected_ranks`]: the ranks an event names as affected (unions and
 //!   data arrays, read with PMIx's key macros).
+//! - [`mpicd_pmix_spawn`]: `PMIx_Spawn` of [`mpicd_pmix_app`]s (building `pmix_app_t`s with
+//!   PMIx's argv and info macros);
+//! - [`mpicd_pmix_publish_string`], [`mpicd_pmix_lookup_string`], [`mpicd_pmix_unpublish`]:
+//!   the name service with string values;
+//! - [`mpicd_pmix_proc_nspace`]: a process's namespace.
 //!
 //! Key macros are NUL-terminated byte strings (`PMIX_JOB_SIZE: &[u8; 14] = b"pmix.job.size\0"`),
 //! status macros are `i32` like `pmix_status_t`, `PMIX_RANK_WILDCARD` is a `u32` constant.

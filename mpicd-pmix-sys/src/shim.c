@@ -1,5 +1,7 @@
 /* Real functions for the PMIx macros that bindgen cannot bind. */
 #include "wrapper.h"
+#include <stdlib.h>
+#include <string.h>
 
 pmix_status_t mpicd_pmix_put_bytes(pmix_scope_t scope, const char *key, const void *data,
                                    size_t len)
@@ -67,4 +69,72 @@ size_t mpicd_pmix_event_affected_ranks(const pmix_info_t *info, size_t ninfo,
         }
     }
     return found;
+}
+
+pmix_status_t mpicd_pmix_spawn(const mpicd_pmix_app *apps, size_t napps, char *nspace)
+{
+    pmix_app_t *papps;
+    PMIX_APP_CREATE(papps, napps);
+    if (papps == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < napps; i++) {
+        pmix_app_t *a = &papps[i];
+        a->cmd = strdup(apps[i].cmd);
+        for (size_t k = 0; apps[i].argv != NULL && apps[i].argv[k] != NULL; k++)
+            { pmix_status_t r; PMIX_ARGV_APPEND(r, a->argv, apps[i].argv[k]); (void)r; }
+        for (size_t k = 0; apps[i].env != NULL && apps[i].env[k] != NULL; k++)
+            { pmix_status_t r; PMIX_ARGV_APPEND(r, a->env, apps[i].env[k]); (void)r; }
+        if (apps[i].cwd != NULL)
+            a->cwd = strdup(apps[i].cwd);
+        a->maxprocs = apps[i].maxprocs;
+        if (apps[i].host != NULL) {
+            PMIX_INFO_CREATE(a->info, 1);
+            a->ninfo = 1;
+            PMIX_INFO_LOAD(&a->info[0], PMIX_HOST, apps[i].host, PMIX_STRING);
+        }
+    }
+    pmix_nspace_t ns;
+    memset(ns, 0, sizeof(ns));
+    pmix_status_t rc = PMIx_Spawn(NULL, 0, papps, napps, ns);
+    PMIX_APP_FREE(papps, napps);
+    if (rc == PMIX_SUCCESS)
+        memcpy(nspace, ns, PMIX_MAX_NSLEN + 1);
+    return rc;
+}
+
+pmix_status_t mpicd_pmix_publish_string(const char *key, const char *value)
+{
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, key, value, PMIX_STRING);
+    pmix_status_t rc = PMIx_Publish(&info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc;
+}
+
+pmix_status_t mpicd_pmix_lookup_string(const char *key, char **value)
+{
+    pmix_pdata_t pdata;
+    PMIX_PDATA_CONSTRUCT(&pdata);
+    PMIX_LOAD_KEY(pdata.key, key);
+    pmix_status_t rc = PMIx_Lookup(&pdata, 1, NULL, 0);
+    if (rc == PMIX_SUCCESS) {
+        if (pdata.value.type == PMIX_STRING && pdata.value.data.string != NULL)
+            *value = strdup(pdata.value.data.string);
+        else
+            rc = PMIX_ERR_NOT_FOUND;
+    }
+    PMIX_PDATA_DESTRUCT(&pdata);
+    return rc;
+}
+
+pmix_status_t mpicd_pmix_unpublish(const char *key)
+{
+    char *keys[2] = {(char *)key, NULL};
+    return PMIx_Unpublish(keys, NULL, 0);
+}
+
+const char *mpicd_pmix_proc_nspace(const pmix_proc_t *proc)
+{
+    return proc->nspace;
 }

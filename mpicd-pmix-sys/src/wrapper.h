@@ -26,4 +26,29 @@ void mpicd_pmix_value_release(pmix_value_t *value);
 size_t mpicd_pmix_event_affected_ranks(const pmix_info_t *info, size_t ninfo,
                                        const char *nspace, uint32_t *ranks, size_t max);
 
+/* One application of a spawn: its command, NULL-terminated argv and env (extra variables,
+ * NAME=value), working directory (NULL: the launcher's), process count, and the hosts it may
+ * run on (NULL: anywhere; PMIX_HOST). */
+typedef struct {
+    const char *cmd;
+    char *const *argv;
+    char *const *env;
+    const char *cwd;
+    int maxprocs;
+    const char *host;
+} mpicd_pmix_app;
+
+/* PMIx_Spawn of `napps` applications as one new job; its namespace is copied to `nspace`
+ * (PMIX_MAX_NSLEN + 1 bytes). */
+pmix_status_t mpicd_pmix_spawn(const mpicd_pmix_app *apps, size_t napps, char *nspace);
+/* PMIx_Publish of the string `value` under `key`. */
+pmix_status_t mpicd_pmix_publish_string(const char *key, const char *value);
+/* PMIx_Lookup of the string published under `key` (not waiting for it): on success `*value`
+ * is a malloc-ed copy the caller frees with free(). */
+pmix_status_t mpicd_pmix_lookup_string(const char *key, char **value);
+/* PMIx_Unpublish of `key`. */
+pmix_status_t mpicd_pmix_unpublish(const char *key);
+/* The namespace of `proc`, as a NUL-terminated string. */
+const char *mpicd_pmix_proc_nspace(const pmix_proc_t *proc);
+
 #endif

@@ -2,7 +2,10 @@
 //! UCX worker addresses) between the processes of a job. Under a launcher (`mpirun`,
 //! `srun --mpi=pmix`, `prterun`) it talks to the launcher's PMIx server; started alone, the
 //! process is a singleton (rank 0 of 1) and blobs stay in a local map. All of mpicd's PMIx
-//! `unsafe` lives in this file.
+//! `unsafe` lives in this file and in [`dynamic`] (spawn and the name service).
+
+mod dynamic;
+pub(crate) use dynamic::LaunchApp;
 
 use crate::{Error, Result};
 use mpicd_pmix_sys as sys;

@@ -13,8 +13,8 @@
 mod table;
 
 pub use table::{
-    COLL_ALGORITHMS, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PEER_ERRORS, UCX_SETTINGS,
-    WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
+    COLL_ALGORITHMS, CONNECT_TIMEOUT, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PARENT_PORT,
+    PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
 };
 
 use crate::error::{Error, Result};
@@ -258,6 +258,16 @@ impl Config {
         let switch = |k: &Knob| k.switch(lookup(k.name).as_deref());
         if let Some(text) = lookup(COLL_ALGORITHMS.name) {
             check_pairs(&COLL_ALGORITHMS, &text)?;
+        }
+        // Read where they are used (crate::dynamic), checked here with the others.
+        number(&CONNECT_TIMEOUT)?;
+        if let Some(text) = lookup(PARENT_PORT.name) {
+            if !text.is_empty() && !text.starts_with("mpicd-port:") {
+                return Err(Error::InvalidArgument(format!(
+                    "{}={text} is not a port name",
+                    PARENT_PORT.name
+                )));
+            }
         }
         Ok(Config {
             inline_bytes: number(&INLINE_BYTES)?,

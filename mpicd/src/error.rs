@@ -88,6 +88,21 @@ pub enum Error {
     NoMemory,
     /// A one-sided communication error of class `.0` (see [`RmaError`]).
     Rma(RmaError, String),
+    /// A dynamic-process error of class `.0` (see [`DynamicError`]).
+    Dynamic(DynamicError, String),
+}
+
+/// The classes of dynamic-process errors, as MPI names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DynamicError {
+    /// `MPI_ERR_PORT`: a port name that is malformed, closed, or that nobody accepts on.
+    Port,
+    /// `MPI_ERR_SPAWN`: the processes could not be started.
+    Spawn,
+    /// `MPI_ERR_NAME`: no port is published under the service name.
+    Name,
+    /// `MPI_ERR_SERVICE`: the service name is not published by this process.
+    Service,
 }
 
 /// The classes of one-sided errors, as MPI names them.
@@ -140,6 +155,10 @@ pub mod class {
     pub const ERR_INFO_NOKEY: i32 = 32;
     pub const ERR_INFO_VALUE: i32 = 33;
     pub const ERR_NO_MEM: i32 = 39;
+    pub const ERR_NAME: i32 = 38;
+    pub const ERR_PORT: i32 = 43;
+    pub const ERR_SERVICE: i32 = 51;
+    pub const ERR_SPAWN: i32 = 53;
     pub const ERR_PROC_ABORTED: i32 = 58;
     /// Not in the standard ABI: `MPIX_ERR_PROC_FAILED` in mpi.h (Open MPI 5's value).
     pub const ERR_PROC_FAILED: i32 = 75;
@@ -187,6 +206,12 @@ impl Error {
                 RmaError::Shared => ERR_RMA_SHARED,
                 RmaError::Flavor => ERR_RMA_FLAVOR,
                 RmaError::LockType => ERR_LOCKTYPE,
+            },
+            Error::Dynamic(kind, _) => match kind {
+                DynamicError::Port => ERR_PORT,
+                DynamicError::Spawn => ERR_SPAWN,
+                DynamicError::Name => ERR_NAME,
+                DynamicError::Service => ERR_SERVICE,
             },
         }
     }
@@ -260,6 +285,7 @@ impl fmt::Display for Error {
             Error::PendingOperations(n) => write!(f, "{n} operations were still pending"),
             Error::NoMemory => write!(f, "out of memory"),
             Error::Rma(_, why) => write!(f, "one-sided communication: {why}"),
+            Error::Dynamic(_, why) => write!(f, "dynamic processes: {why}"),
         }
     }
 }

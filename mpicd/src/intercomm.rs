@@ -15,6 +15,7 @@
 
 use crate::collective::allgather_bytes;
 use crate::comm::{Communicator, Sides};
+use crate::dynamic::bridge;
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::newcomm::Proposal;
@@ -50,7 +51,8 @@ impl Communicator {
     /// (`MPI_Intercomm_create`; collective over both groups). Each group names a leader by its
     /// rank here (`local_leader`, the same on every member); the leaders reach each other on
     /// `peer` (needed at the local leader only), where the other leader has rank
-    /// `remote_leader`, with messages of tag `tag`.
+    /// `remote_leader`, with messages of tag `tag`. The groups may be of different jobs
+    /// (dynamic processes): the leaders then swap descriptors, see [`crate::dynamic`].
     pub fn intercomm_create(
         &self,
         local_leader: i32,
@@ -74,20 +76,21 @@ impl Communicator {
         let leader = self.rank == local_leader;
         let met = match leader {
             true => self.meet_leader(peer, remote_leader, tag, local_max),
-            false => Ok((0, Vec::new())),
+            false => Ok((0, Vec::new(), false)),
         };
         let told = match (&met, leader) {
-            (Ok((agreed, remote)), true) => {
+            (Ok((agreed, remote, cross)), true) => {
                 let mut told = vec![1u8];
                 told.extend_from_slice(&agreed.to_le_bytes());
-                told.extend(remote.iter().flat_map(|w| w.to_le_bytes()));
+                told.push(*cross as u8);
+                told.extend(bridge::encode_members(&self.shared, remote, *cross)?);
                 told
             }
             (Err(_), true) => vec![0u8],
             (_, false) => Vec::new(),
         };
         let all = allgather_bytes(self, &told)?;
-        met?;
+        let met = met?;
         let told = &all[local_leader as usize];
         if told.first() != Some(&1) {
             return Err(Error::InvalidArgument(
@@ -95,7 +98,22 @@ impl Communicator {
             ));
         }
         let agreed = read_u32(told, 1)?;
-        let remote = read_members(&told[5..])?;
+        let cross = told.get(5) == Some(&1);
+        let (remote, _) = bridge::decode_members(&self.shared, told.get(6..).unwrap_or(&[]))?;
+        if cross {
+            // Processes of two jobs: each learns the ids the other side knows it by.
+            let swap_with_leader = |ours: &[u8]| -> Result<Vec<u8>> {
+                let peer = peer.ok_or(Error::InvalidCommunicator)?;
+                scope(|s| {
+                    let sent = peer.isend(s, ours, remote_leader, tag)?;
+                    let theirs = recv_bytes(peer, remote_leader, tag);
+                    sent.wait()?;
+                    theirs
+                })
+            };
+            let swap = (leader && met.2).then_some(swap_with_leader);
+            self.learn_sources(local_leader, &remote, swap)?;
+        }
         mine.assign(agreed)?;
         Ok(Communicator::new_inter(
             Arc::clone(&self.shared),
@@ -107,15 +125,16 @@ impl Communicator {
     }
 
     /// The local leader's part of [`Communicator::intercomm_create`]: swaps (largest context
-    /// id, members) with the remote leader on `peer`; the agreed context id and the remote
-    /// group's members.
+    /// id, members) with the remote leader on `peer`; the agreed context id, the remote
+    /// group's members, and whether the groups involve processes of two jobs (then members
+    /// travelled as descriptors).
     fn meet_leader(
         &self,
         peer: Option<&Communicator>,
         remote_leader: i32,
         tag: i32,
         local_max: u32,
-    ) -> Result<(u32, Vec<u32>)> {
+    ) -> Result<(u32, Vec<u32>, bool)> {
         let peer = peer.ok_or_else(|| {
             Error::InvalidArgument(
                 "intercomm_create: the local leader needs a peer communicator".into(),
@@ -129,27 +148,35 @@ impl Communicator {
             )));
         }
         let mut mine = local_max.to_le_bytes().to_vec();
-        mine.extend(self.group().members().iter().flat_map(|w| w.to_le_bytes()));
+        let other_job = bridge::is_foreign(&self.shared, other)?;
+        let members = self.group().members();
+        mine.extend(bridge::encode_members(&self.shared, &members, other_job)?);
         let theirs = scope(|s| {
             let sent = peer.isend(s, &mine, remote_leader, tag)?;
             let theirs = recv_bytes(peer, remote_leader, tag);
             sent.wait()?;
             theirs
         })?;
-        let remote = read_members(theirs.get(4..).unwrap_or(&[]))?;
+        let (remote, theirs_cross) =
+            bridge::decode_members(&self.shared, theirs.get(4..).unwrap_or(&[]))?;
+        let mine_cross = mine.get(4) == Some(&1);
         let local = self.group();
         if remote.is_empty() || remote.iter().any(|w| local.contains(*w)) {
             return Err(Error::InvalidGroup(
                 "the two groups of an inter-communicator must be disjoint and not empty".into(),
             ));
         }
-        Ok((local_max.max(read_u32(&theirs, 0)?), remote))
+        Ok((
+            local_max.max(read_u32(&theirs, 0)?),
+            remote,
+            mine_cross || theirs_cross,
+        ))
     }
 
     /// One intra-communicator of both groups (`MPI_Intercomm_merge`; collective over both):
     /// the group whose members pass `high` false comes first; if both groups pass the same,
-    /// the group whose rank 0 has the lower world rank does. Every member of a group passes
-    /// the same `high`.
+    /// the group whose rank 0 has the lower world rank does (of two jobs, the lower
+    /// (namespace, rank)). Every member of a group passes the same `high`.
     pub fn merge(&self, high: bool) -> Result<Communicator> {
         let Sides::Inter { local } = &self.sides else {
             return Err(Error::CommunicatorKind(
@@ -166,7 +193,10 @@ impl Communicator {
         let remote = &self.route.group;
         let local_first = match mine_high != theirs_high {
             true => mine_high < theirs_high,
-            false => local.world_rank(0)? < remote.world_rank(0)?,
+            false => {
+                let (a, b) = (local.world_rank(0)?, remote.world_rank(0)?);
+                self.shared.with(|e| Ok(e.proc_key(a) < e.proc_key(b)))?
+            }
         };
         let (mut members, rank) = match local_first {
             true => (local.members(), self.rank),
@@ -222,7 +252,14 @@ impl Communicator {
         let proposal = Proposal::new(&self.shared)?;
         let mut mine = proposal.value().to_le_bytes().to_vec();
         if self.rank == 0 {
-            mine.extend(group.members().iter().flat_map(|w| w.to_le_bytes()));
+            // As ranks in the local group: the other group's processes may be of another job,
+            // which names processes by other ids.
+            let local = self.group();
+            let ranks = group
+                .members()
+                .into_iter()
+                .map(|w| local.comm_rank(w).map_or(u32::MAX, |r| r as u32));
+            mine.extend(ranks.flat_map(|r| r.to_le_bytes()));
         }
         let t = self.swap_tables(&mine)?;
         let agreed = t.agreed_context()?;
@@ -234,11 +271,14 @@ impl Communicator {
                 self.size()
             )));
         }
-        let chosen = |table: &[Vec<u8>]| -> Result<Group> {
+        let chosen = |table: &[Vec<u8>], of: &Group| -> Result<Group> {
             let leader = table.first().map_or(&[][..], |e| e.get(4..).unwrap_or(&[]));
-            Ok(Group::from_members(read_members(leader)?))
+            let ranks = read_members(leader)?;
+            let members = ranks.iter().map(|&r| of.world_rank(r as i32));
+            Ok(Group::from_members(members.collect::<Result<_>>()?))
         };
-        let (local, remote) = (chosen(&t.local)?, chosen(&t.remote)?);
+        let local = chosen(&t.local, &self.group())?;
+        let remote = chosen(&t.remote, &self.remote_members())?;
         let me = self.group().world_rank(self.rank)?;
         Ok(match (local.comm_rank(me), remote.is_empty()) {
             (Some(rank), false) => Some(self.inter_on(agreed, local, remote, rank)),

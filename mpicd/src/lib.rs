@@ -63,6 +63,7 @@ pub mod comm;
 pub mod config;
 pub mod custom;
 pub mod datatype;
+pub mod dynamic;
 mod engine;
 pub mod equivalence;
 pub mod error;

@@ -30,8 +30,12 @@ pub(crate) const FROM_GROUP_CONTEXT: u32 = SELF_CONTEXT + CONTEXTS_PER_COMM;
 /// The context of the engine's own notices between processes (a communicator's revocation),
 /// addressed by world rank.
 pub(crate) const NOTICE_CONTEXT: u32 = FROM_GROUP_CONTEXT + CONTEXTS_PER_COMM;
+/// The context of the handshakes of MPI's dynamic processes (connect, accept, spawn): the
+/// roots of the two sides talk there, under tags their processes give
+/// ([`crate::dynamic`]).
+pub(crate) const PORT_CONTEXT: u32 = NOTICE_CONTEXT + CONTEXTS_PER_COMM;
 /// The first context id a new communicator may get.
-pub(crate) const FIRST_FREE_CONTEXT: u32 = NOTICE_CONTEXT + CONTEXTS_PER_COMM;
+pub(crate) const FIRST_FREE_CONTEXT: u32 = PORT_CONTEXT + CONTEXTS_PER_COMM;
 
 /// Where a message goes or comes from: a communicator's context and group.
 #[derive(Clone)]

@@ -98,6 +98,25 @@ pub const COLL_ALGORITHMS: Knob = Knob {
           ones are chosen by message and communicator size.",
 };
 
+pub const CONNECT_TIMEOUT: Knob = Knob {
+    name: "MPICD_CONNECT_TIMEOUT",
+    default: "30",
+    layer: Layer::Engine,
+    kind: Kind::Count { min: 1, max: 86400 },
+    doc: "Seconds MPI_Comm_connect waits for an accept on its port (then MPI_ERR_PORT), and \
+          either side of a handshake for the other once it began; a spawn waits four times as \
+          long for its children to connect (then MPI_ERR_SPAWN).",
+};
+
+pub const PARENT_PORT: Knob = Knob {
+    name: "MPICD_PARENT_PORT",
+    default: "",
+    layer: Layer::Engine,
+    kind: Kind::Text,
+    doc: "Set by MPI_Comm_spawn in the environment of the processes it starts: the port their \
+          MPI_Init connects to (MPI_Comm_get_parent). Not for users to set.",
+};
+
 pub static KNOBS: &[Knob] = &[
     INLINE_BYTES,
     INLINE_SPLIT,
@@ -107,6 +126,8 @@ pub static KNOBS: &[Knob] = &[
     PEER_ERRORS,
     WAIT,
     COLL_ALGORITHMS,
+    CONNECT_TIMEOUT,
+    PARENT_PORT,
     Knob {
         name: "MPICD_OOB_THRESHOLD",
         default: "65536",

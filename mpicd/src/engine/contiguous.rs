@@ -83,7 +83,7 @@ impl Engine {
         let bits = UserTag {
             kind: MessageKind::Contiguous,
             context: route.context,
-            source: self.net.rank,
+            source: self.net.tag_source(Some(dest)),
             tag,
         }
         .encode();

@@ -12,7 +12,9 @@
 //! - [`agree`]: non-blocking agreements on a new communicator's context id;
 //! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
 //! - [`revoke`]: revoked communicators and the notices that tell their members (ULFM);
-//! - [`rma`]: what windows use: the worker and peers' endpoints.
+//! - [`rma`]: what windows use: the worker and peers' endpoints;
+//! - [`foreign`]: processes of other jobs (dynamic processes), ports and the launcher's
+//!   spawn and name service.
 //!
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
@@ -21,6 +23,7 @@ mod agree;
 mod contiguous;
 mod custom;
 mod failed;
+mod foreign;
 mod idle;
 mod progress;
 mod revoke;
@@ -104,6 +107,14 @@ struct Net {
     watch: Watch,
     /// World ranks known failed, in the order they were found (see [`Peer::failed`]).
     lost: Vec<u32>,
+    /// This job's namespace (see [`foreign`]).
+    namespace: String,
+    /// The ids of the foreign processes met, by (namespace, rank).
+    foreign_ids: std::collections::HashMap<(String, u32), u32>,
+    /// The last number given to a port or a handshake ([`Engine::next_dynamic_tag`]).
+    dynamic_tags: u32,
+    /// The ports of this process that are open.
+    ports: BTreeSet<u32>,
 }
 
 /// A process-to-process connection, made when first needed.
@@ -114,6 +125,8 @@ struct Peer {
     /// Its identity was read from the launcher (`local_pid` is then known).
     identified: bool,
     failed: bool,
+    /// A process of another job: its descriptor (see [`foreign`]); `None` for a world rank.
+    foreign: Option<Box<foreign::Foreign>>,
 }
 
 impl Engine {
@@ -164,6 +177,7 @@ impl Engine {
         )?;
         boot.fence()?;
         let (rank, size) = (boot.rank(), boot.size());
+        let namespace = boot.namespace();
         crate::tool::cvar::make_writable(
             &crate::config::COLL_ALGORITHMS,
             crate::schedule::select::install_text,
@@ -187,6 +201,7 @@ impl Engine {
                         local_pid: None,
                         identified: false,
                         failed: false,
+                        foreign: None,
                     })
                     .collect(),
                 worker,
@@ -200,6 +215,10 @@ impl Engine {
                 identity: Identity::current(),
                 watch: Watch::new(),
                 lost: Vec::new(),
+                namespace,
+                foreign_ids: std::collections::HashMap::new(),
+                dynamic_tags: 0,
+                ports: BTreeSet::new(),
             },
         };
         engine.listen_for_notices()?;
@@ -289,7 +308,8 @@ impl Engine {
 }
 
 impl Net {
-    /// Connects to world rank `peer` unless already connected (endpoints are made on first use).
+    /// Connects to process `peer` (a world rank or a foreign id) unless already connected
+    /// (endpoints are made on first use).
     fn connect(&mut self, peer: u32) -> Result<()> {
         let p = self.peers.get(peer as usize).ok_or(Error::InvalidRank {
             rank: peer as i32,
@@ -299,9 +319,12 @@ impl Net {
             return Err(Error::ProcFailed { rank: peer as i32 });
         }
         if p.endpoint.is_none() {
-            let address = self
-                .boot
-                .get(peer, &launch_key(ADDRESS_KEY, self.generation))?;
+            let address = match self.foreign_address(peer) {
+                Some(a) => a,
+                None => self
+                    .boot
+                    .get(peer, &launch_key(ADDRESS_KEY, self.generation))?,
+            };
             self.identify(peer)?;
             // Peers on this node are watched by pid; over shared memory that is all (UCX 1.13
             // has no shared-memory transport with peer error handling), over a network
@@ -413,11 +436,21 @@ impl Net {
             Some(p) if !p.identified => {}
             _ => return Ok(()),
         }
-        let key = launch_key(IDENTITY_KEY, self.generation);
-        let identity = Identity::decode(&self.boot.get(peer, &key)?)
-            .ok_or_else(|| Error::Launch(format!("rank {peer} published a malformed identity")))?;
+        let identity = match self.foreign_identity(peer) {
+            Some(told) => told,
+            None => {
+                let key = launch_key(IDENTITY_KEY, self.generation);
+                Some(
+                    Identity::decode(&self.boot.get(peer, &key)?).ok_or_else(|| {
+                        Error::Launch(format!("rank {peer} published a malformed identity"))
+                    })?,
+                )
+            }
+        };
         let p = &mut self.peers[peer as usize];
-        p.local_pid = (identity.node == self.identity.node).then_some(identity.pid);
+        p.local_pid = identity
+            .filter(|i| i.node == self.identity.node)
+            .map(|i| i.pid);
         p.identified = true;
         Ok(())
     }
@@ -462,7 +495,7 @@ impl Net {
         Context {
             worker: &self.worker,
             config: &self.custom,
-            rank: self.rank,
+            rank: self.tag_source(peer),
             endpoint,
             next_seq: &mut self.next_seq,
             stranded: &mut self.stranded,

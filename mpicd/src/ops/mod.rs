@@ -40,7 +40,8 @@ use std::mem::ManuallyDrop;
 pub(crate) struct Context<'a, L: Link = Worker> {
     pub worker: &'a L,
     pub config: &'a CustomConfig,
-    /// This process's world rank.
+    /// The source this process writes in tags to the peer: its world rank, or the id a
+    /// process of another job knows it by (see `engine::foreign`).
     pub rank: u32,
     /// The endpoint to the operation's peer, while connected and alive.
     pub endpoint: Option<&'a L::Endpoint>,
