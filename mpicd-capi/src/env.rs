@@ -155,6 +155,7 @@ fn teardown() -> CResult<()> {
     crate::probe::discard_all();
     crate::comm_dup::forget_pending();
     drop(comms::COMMS.drain());
+    crate::file::free_all();
     crate::win::free_all();
     crate::types::free_all();
     crate::userops::free_all();

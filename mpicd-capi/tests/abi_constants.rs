@@ -15,20 +15,6 @@ use std::path::PathBuf;
 const NOT_IMPLEMENTED: &[&str] = &[
     // The tool information interface (MPI_T_*): no MPI_T calls.
     "MPI_T_",
-    // Parallel I/O: no files beyond MPI_FILE_NULL (the file access modes; the windows'
-    // assertions, MPI_MODE_NO*, exist).
-    "MPI_MODE_APPEND",
-    "MPI_MODE_CREATE",
-    "MPI_MODE_DELETE_ON_CLOSE",
-    "MPI_MODE_EXCL",
-    "MPI_MODE_RDONLY",
-    "MPI_MODE_RDWR",
-    "MPI_MODE_SEQUENTIAL",
-    "MPI_MODE_UNIQUE_OPEN",
-    "MPI_MODE_WRONLY",
-    "MPI_SEEK_",
-    "MPI_DISPLACEMENT_CURRENT",
-    "MPI_CONVERSION_FN_NULL",
     // Dynamic processes: no MPI_Comm_spawn.
     "MPI_ARGV",
     // Defined once libmpi provides the whole standard ABI (issue #21): clients take their

@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 23] = [
+const FUNCTION_TYPES: [&str; 27] = [
     "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
@@ -37,6 +37,10 @@ const FUNCTION_TYPES: [&str; 23] = [
     "MPI_Win_errhandler_function",
     "MPI_Win_copy_attr_function",
     "MPI_Win_delete_attr_function",
+    "MPI_File_errhandler_function",
+    "MPI_Datarep_extent_function",
+    "MPI_Datarep_conversion_function_c",
+    "MPI_Datarep_conversion_function",
 ];
 
 fn touch_line(line: &str) -> String {
