@@ -2956,8 +2956,8 @@ int MPI_File_read_ordered_begin_c(MPI_File fh,
 
 // Sets the file view of this member: data from byte `disp` (MPI_DISPLACEMENT_CURRENT: the
 // shared file pointer's position, for a sequential file), counted in `etype`s, laid out by
-// `filetype` tiles, in representation `datarep` ("native", "internal", or one registered by
-// MPI_Register_datarep). Resets both file pointers. Collective.
+// `filetype` tiles, in representation `datarep` ("native", "internal", "external32", or one
+// registered by MPI_Register_datarep without conversion functions). Resets both file pointers. Collective.
 int MPI_File_set_view(MPI_File fh,
                       MPI_Offset disp,
                       MPI_Datatype etype,
@@ -8220,6 +8220,13 @@ extern "C" {
 /* Profiling control: mpicd accepts any level and changes nothing; profilers intercept it. */
 int MPI_Pcontrol(const int level, ...);
 int PMPI_Pcontrol(const int level, ...);
+
+/* ROMIO's names for MPI-IO requests, which MPICH's and Open MPI's mpi.h also define: they are
+ * MPI requests. */
+#define MPIO_Request MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Test MPI_Test
+#define MPIO_Wait MPI_Wait
 
 #ifdef __cplusplus
 }  // extern "C"

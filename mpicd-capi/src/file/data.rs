@@ -73,15 +73,17 @@ pub(crate) unsafe fn access(c: Call, done: Done) -> c_int {
             Via::Shared => Pointer::Shared,
             Via::Ordered => Pointer::Ordered,
         };
+        let conv = super::datarep::conversion(f.view().datarep(), &ty)?;
+        let conv = conv.as_ref().map(|c| c as &dyn mpicd::file::Convert);
+        let buf = TypedBuf::new(c.buf as *const u8, c.count as u64, &ty);
         if let Done::Begin = done {
             f.begin_split()?;
         }
-        let buf = TypedBuf::new(c.buf as *const u8, c.count as u64, &ty);
         // SAFETY: MPI's rules for the buffer, as the caller promises.
         let moved = unsafe {
             match c.write {
-                true => f.write(pointer, &buf, c.collective),
-                false => f.read(pointer, &buf, c.collective),
+                true => f.write(pointer, &buf, c.collective, conv),
+                false => f.read(pointer, &buf, c.collective, conv),
             }
         };
         let bytes = match moved {

@@ -1,14 +1,17 @@
 //! Data representations of file views: "native" and "internal" (the same bytes as in memory),
 //! and the ones an application registers with `MPI_Register_datarep` (their names, extent
-//! functions, kept for the life of the process). A registered representation without
-//! conversion functions moves the bytes as they are (its extent function answers
-//! `MPI_File_get_type_extent`); mpicd does not call conversion functions, so a view in a
-//! representation that has them, or in "external32", is MPI_ERR_UNSUPPORTED_DATAREP.
+//! functions, kept for the life of the process), and "external32" for the types whose
+//! elements keep their size in it (the bytes are converted in place; MPI_LONG,
+//! MPI_UNSIGNED_LONG and MPI_WCHAR shrink, and are MPI_ERR_UNSUPPORTED_DATAREP). A registered
+//! representation without conversion functions moves the bytes as they are (its extent
+//! function answers `MPI_File_get_type_extent`); mpicd does not call conversion functions, so
+//! a view in a representation that has them is MPI_ERR_UNSUPPORTED_DATAREP.
 
 use crate::abi::*;
 use crate::comms::default_errh;
 use crate::env::{check_live, require};
 use crate::errors::{fail, run, CResult};
+use crate::types::external::SameSize;
 use mpicd::Datatype;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Mutex;
@@ -40,12 +43,40 @@ fn is_native(name: &str) -> bool {
     matches!(name, "native" | "internal")
 }
 
-/// Checks that a view may use representation `name`: native, internal, or registered without
+/// The external32 conversion of the packed bytes of `ty`: MPI_ERR_UNSUPPORTED_DATAREP if an
+/// element of it changes size in external32 (MPI_LONG, MPI_UNSIGNED_LONG, MPI_WCHAR), which
+/// mpicd's file views do not lay out.
+fn external32(ty: &Datatype, what: &str) -> CResult<SameSize> {
+    SameSize::of(ty).ok_or_else(|| {
+        fail(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!(
+                "external32 file access with a {what} whose elements change size in external32 \
+                 (MPI_LONG, MPI_UNSIGNED_LONG, MPI_WCHAR) is not supported"
+            ),
+        )
+    })
+}
+
+/// The conversion an access with memory type `ty` needs in representation `name`.
+pub(crate) fn conversion(name: &str, ty: &Datatype) -> CResult<Option<SameSize>> {
+    match name {
+        "external32" => external32(ty, "datatype").map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Checks that a view of `etype` and `filetype` may use representation `name`: native,
+/// internal, external32 (types whose elements keep their size), or registered without
 /// conversion functions (mpicd does not call conversion functions: a representation that
 /// needs them is MPI_ERR_UNSUPPORTED_DATAREP).
-pub(crate) fn check(name: &str) -> CResult<()> {
+pub(crate) fn check(name: &str, etype: &Datatype, filetype: &Datatype) -> CResult<()> {
     if is_native(name) {
         return Ok(());
+    }
+    if name == "external32" {
+        external32(etype, "etype")?;
+        return external32(filetype, "filetype").map(drop);
     }
     match registered(name) {
         Some(r) if !r.converts => Ok(()),
@@ -63,6 +94,12 @@ pub(crate) fn check(name: &str) -> CResult<()> {
 /// The extent of `ty` (handle `h`) in representation `name`: a registered representation's
 /// extent function gives it for a predefined type.
 pub(crate) fn extent(name: &str, h: MPI_Datatype, ty: &Datatype) -> CResult<i64> {
+    if name == "external32" {
+        return Ok(match SameSize::size_of(h) {
+            Some(n) if crate::types::is_predefined(h) => n as i64,
+            _ => ty.extent(),
+        });
+    }
     match registered(name) {
         Some(r) if crate::types::is_predefined(h) => {
             let mut ext: MPI_Aint = 0;

@@ -32,8 +32,8 @@ fn whence_of(w: c_int) -> CResult<Whence> {
 
 /// Sets the file view of this member: data from byte `disp` (MPI_DISPLACEMENT_CURRENT: the
 /// shared file pointer's position, for a sequential file), counted in `etype`s, laid out by
-/// `filetype` tiles, in representation `datarep` ("native", "internal", or one registered by
-/// MPI_Register_datarep). Resets both file pointers. Collective.
+/// `filetype` tiles, in representation `datarep` ("native", "internal", "external32", or one
+/// registered by MPI_Register_datarep without conversion functions). Resets both file pointers. Collective.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_view(
     fh: MPI_File,
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn MPI_File_set_view(
             d => Some(d as u64),
         };
         let (e, t) = (io_type(etype)?, io_type(filetype)?);
-        datarep::check(&rep)?;
+        datarep::check(&rep, &e, &t)?;
         if info != MPI_INFO_NULL {
             crate::info::with(info, |_| ())?;
         }

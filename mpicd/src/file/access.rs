@@ -4,7 +4,8 @@
 //! the datatype engine, then spread over the file's runs). Which offset an access starts at
 //! ([`Pointer`]) is resolved first: an explicit offset, the individual file pointer, the
 //! shared one, or the ordered share of it. In atomic mode each access holds a POSIX byte-range
-//! lock on the file.
+//! lock on the file. A representation other than the memory's ([`Convert`]) always stages, and
+//! converts the staged instances in place.
 
 use super::{os_error, File, View};
 use crate::collective;
@@ -140,7 +141,16 @@ fn move_stream(
     Ok(done as u64)
 }
 
-/// Moves the bytes of `buf` to or from the view's stream from `start`; bytes moved.
+/// A data representation whose file bytes are as many as the memory's (so that the view lays
+/// them out alike): it converts whole packed instances of the memory datatype in place.
+pub trait Convert: Send + Sync {
+    /// Converts the whole packed instances in `bytes` (a partial last one is left as it is):
+    /// to the file's representation (`to_file`) or back.
+    fn convert(&self, bytes: &mut [u8], to_file: bool) -> Result<()>;
+}
+
+/// Moves the bytes of `buf` to or from the view's stream from `start`, through `conv` if the
+/// view's representation is not the memory's; bytes moved.
 ///
 /// # Safety
 /// `buf`'s type map must be readable (a write) or writable (a read).
@@ -150,30 +160,44 @@ unsafe fn transfer(
     start: u64,
     buf: &TypedBuf,
     dir: Dir,
+    conv: Option<&dyn Convert>,
 ) -> Result<u64> {
     let total = buf.packed_size();
     if total == 0 {
         return Ok(0);
     }
-    if let Some((ptr, len)) = buf.contiguous() {
+    if let (Some((ptr, len)), None) = (buf.contiguous(), conv) {
         // SAFETY: the caller's promise: the buffer's bytes are valid for the access (only
         // read from on a write).
         let mem = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
         return move_stream(file, view, start, mem, dir);
     }
-    let mut stage = vec![0u8; total.min(CHUNK) as usize];
+    // A conversion works on whole instances: chunks are cut at their boundaries.
+    let size = buf.datatype().size().max(1);
+    let step = match conv {
+        Some(_) if size <= CHUNK => CHUNK / size * size,
+        Some(_) => size,
+        None => CHUNK,
+    };
+    let mut stage = vec![0u8; total.min(step) as usize];
     let mut at = 0u64;
     while at < total {
-        let n = (total - at).min(CHUNK) as usize;
+        let n = (total - at).min(step) as usize;
         let chunk = &mut stage[..n];
         match dir {
             Dir::Write => {
                 // SAFETY: the caller's promise (readable).
                 unsafe { buf.pack(at, chunk) };
+                if let Some(c) = conv {
+                    c.convert(chunk, true)?;
+                }
                 move_stream(file, view, start + at, chunk, dir)?;
             }
             Dir::Read => {
                 let got = move_stream(file, view, start + at, chunk, dir)?;
+                if let Some(c) = conv {
+                    c.convert(chunk, false)?;
+                }
                 // SAFETY: the caller's promise (writable, not overlapping the stage).
                 unsafe { buf.unpack(at, &chunk[..got as usize]) };
                 if got < n as u64 {
@@ -248,6 +272,7 @@ impl File {
         pointer: Pointer,
         buf: &TypedBuf,
         collective: bool,
+        conv: Option<&dyn Convert>,
     ) -> Result<u64> {
         let outcome = self.check_access(dir, pointer).and_then(|()| {
             let (view, atomic) = {
@@ -265,7 +290,7 @@ impl File {
                 false => None,
             };
             // SAFETY: forwarded from the caller.
-            unsafe { transfer(&self.os, &view, start, buf, dir) }
+            unsafe { transfer(&self.os, &view, start, buf, dir, conv) }
         });
         if collective && pointer != Pointer::Ordered {
             self.comm.barrier()?;
@@ -273,21 +298,35 @@ impl File {
         outcome
     }
 
-    /// Reads into `buf` from `pointer` (`collective`: the `_all`/ordered forms); bytes read.
+    /// Reads into `buf` from `pointer` (`collective`: the `_all`/ordered forms), converting
+    /// from the view's representation with `conv` if it is not the memory's; bytes read.
     ///
     /// # Safety
     /// `buf`'s type map must be writable and stay so for the call.
-    pub unsafe fn read(&self, pointer: Pointer, buf: &TypedBuf, collective: bool) -> Result<u64> {
+    pub unsafe fn read(
+        &self,
+        pointer: Pointer,
+        buf: &TypedBuf,
+        collective: bool,
+        conv: Option<&dyn Convert>,
+    ) -> Result<u64> {
         // SAFETY: forwarded.
-        unsafe { self.access(Dir::Read, pointer, buf, collective) }
+        unsafe { self.access(Dir::Read, pointer, buf, collective, conv) }
     }
 
-    /// Writes `buf` at `pointer` (`collective`: the `_all`/ordered forms); bytes written.
+    /// Writes `buf` at `pointer` (`collective`: the `_all`/ordered forms), converting to the
+    /// view's representation with `conv` if it is not the memory's; bytes written.
     ///
     /// # Safety
     /// `buf`'s type map must be readable for the call.
-    pub unsafe fn write(&self, pointer: Pointer, buf: &TypedBuf, collective: bool) -> Result<u64> {
+    pub unsafe fn write(
+        &self,
+        pointer: Pointer,
+        buf: &TypedBuf,
+        collective: bool,
+        conv: Option<&dyn Convert>,
+    ) -> Result<u64> {
         // SAFETY: forwarded.
-        unsafe { self.access(Dir::Write, pointer, buf, collective) }
+        unsafe { self.access(Dir::Write, pointer, buf, collective, conv) }
     }
 }

@@ -12,7 +12,7 @@ mod access;
 mod shared;
 pub mod view;
 
-pub use access::Pointer;
+pub use access::{Convert, Pointer};
 pub use view::View;
 
 use crate::collective;
@@ -349,7 +349,7 @@ impl File {
         let disp = match disp {
             Some(d) => d,
             None if self.amode.sequential => {
-                let at = self.shared.get(&self.comm)?;
+                let at = self.shared.get()?;
                 let view = self.view();
                 view.file_offset(view.stream_offset(at)?)?
             }
@@ -359,7 +359,7 @@ impl File {
                 ))
             }
         };
-        let view = View::new(disp, etype, filetype, datarep)?;
+        let view = View::new(disp, etype, filetype, datarep, self.amode.writable())?;
         self.comm.barrier()?;
         {
             let mut st = self.state();
@@ -417,16 +417,18 @@ impl File {
 
     /// The shared file pointer, in etypes.
     pub fn position_shared(&self) -> Result<i64> {
-        self.shared.get(&self.comm)
+        self.shared.get()
     }
 
     /// Moves the shared file pointer: collective (every member passes the same arguments).
+    /// No member's earlier access or query sees the new position: the members meet first.
     pub fn seek_shared(&self, offset: i64, whence: Whence) -> Result<()> {
+        self.comm.barrier()?;
         let mut to = [0u8; 9];
         if self.comm.rank() == 0 {
             match self
                 .shared
-                .get(&self.comm)
+                .get()
                 .and_then(|cur| self.seek_target(cur, offset, whence))
             {
                 Ok(t) => to[1..].copy_from_slice(&t.to_ne_bytes()),

@@ -3,7 +3,7 @@
 //! The view turns offsets of its data stream (the bytes a process sees, in order) into runs of
 //! file bytes, adjacent runs merged, so that an access makes one system call per run.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IoError, Result};
 use crate::plan::derived::{Datatype, TypedBuf};
 
 /// One run of a filetype tile: `len` file bytes at `disp` from the tile's start, holding the
@@ -13,6 +13,32 @@ struct Run {
     disp: i64,
     len: u64,
     stream: u64,
+}
+
+/// Checks the standard's rule for the types of a view (MPI 4.1 section 14.3): displacements
+/// non-negative and monotonically nondecreasing, and, in a file open for writing, no overlap.
+/// A breach is MPI_ERR_IO, as MPICH reports it.
+fn check_layout(ty: &Datatype, what: &str, writable: bool) -> Result<()> {
+    let (mut end, mut start, mut why) = (0i64, 0i64, None);
+    TypedBuf::new(std::ptr::null(), 1, ty).for_each_run(|at, len| {
+        let disp = at as usize as i64;
+        if why.is_some() {
+            return;
+        }
+        if disp < 0 {
+            why = Some("has a negative displacement");
+        } else if disp < start {
+            why = Some("has decreasing displacements");
+        } else if writable && disp < end {
+            why = Some("overlaps itself in a file open for writing");
+        }
+        start = disp;
+        end = end.max(disp + len as i64);
+    });
+    match why {
+        None => Ok(()),
+        Some(w) => Err(Error::Io(IoError::Io, format!("the view's {what} {w}"))),
+    }
 }
 
 /// A file view: where a process's data stream lies in the file.
@@ -30,12 +56,19 @@ impl View {
     /// The default view: displacement 0, bytes, the `native` representation.
     pub fn bytes() -> View {
         let byte = Datatype::of(crate::datatype::ElementType::Byte);
-        View::new(0, &byte, &byte, "native").expect("the byte view is valid")
+        View::new(0, &byte, &byte, "native", false).expect("the byte view is valid")
     }
 
     /// A view of `filetype` tiles from byte `disp`, in units of `etype`; `datarep` is the data
-    /// representation's name (checked by the caller).
-    pub fn new(disp: u64, etype: &Datatype, filetype: &Datatype, datarep: &str) -> Result<View> {
+    /// representation's name (checked by the caller). `writable`: the file is open for
+    /// writing, so that neither type may overlap itself.
+    pub fn new(
+        disp: u64,
+        etype: &Datatype,
+        filetype: &Datatype,
+        datarep: &str,
+        writable: bool,
+    ) -> Result<View> {
         let esize = etype.size();
         if esize == 0 {
             return Err(Error::InvalidDatatype("an etype without data".into()));
@@ -51,12 +84,12 @@ impl View {
                 "a filetype with data must have a positive extent".into(),
             ));
         }
+        check_layout(etype, "etype", writable)?;
+        check_layout(filetype, "filetype", writable)?;
         let mut runs: Vec<Run> = Vec::new();
         let mut stream = 0u64;
-        let mut negative = false;
         TypedBuf::new(std::ptr::null(), 1, filetype).for_each_run(|at, len| {
             let disp = at as usize as i64;
-            negative |= disp < 0;
             match runs.last_mut() {
                 Some(r) if r.disp + r.len as i64 == disp => r.len += len as u64,
                 _ => runs.push(Run {
@@ -67,11 +100,6 @@ impl View {
             }
             stream += len as u64;
         });
-        if negative {
-            return Err(Error::InvalidDatatype(
-                "a filetype with negative displacements".into(),
-            ));
-        }
         runs.retain(|r| r.len > 0);
         Ok(View {
             disp,
@@ -222,7 +250,7 @@ mod tests {
         let int = Datatype::of(ElementType::I32);
         // 2 blocks of 1 int, stride 2: data at 0 and 8, extent 12.
         let ft = Datatype::vector(2, 1, 2, &int).unwrap();
-        let v = View::new(100, &int, &ft, "native").unwrap();
+        let v = View::new(100, &int, &ft, "native", true).unwrap();
         assert_eq!(runs(&v, 0, 16), vec![(100, 4), (108, 8), (120, 4)]);
         assert_eq!(runs(&v, 6, 4), vec![(110, 4)]);
         assert_eq!(runs(&v, 2, 8), vec![(102, 2), (108, 6)]);
