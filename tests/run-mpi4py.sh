@@ -5,8 +5,8 @@
 # own test suite (test/main.py) under the launcher at 1, 2 and 3 ranks over shared memory and tcp.
 # One line per run; a run passes when the suite reports no failure and no error.
 #
-# Not run: what mpicd does not implement yet, each named in the README ("The real mpi4py"): I/O
-# (test_io, test_file), dynamic processes (spawn: MPI4PY_TEST_SPAWN=0, test_dynproc), the
+# Not run: what mpicd does not implement yet, each named in the README ("The real mpi4py"):
+# dynamic processes (spawn: MPI4PY_TEST_SPAWN=0, test_dynproc), the
 # non-blocking ULFM calls (testIShrink, testIAgree: MPIX_Comm_ishrink/_iagree), and
 # test_mpiapi's testSymbolCoverage, which asks that the build found every function of MPI
 # (I/O and spawn included).
@@ -56,7 +56,7 @@ else
 fi
 SRC=$DIR/mpi4py-$VERSION
 VENV=$DIR/venv
-EXCLUDE=(-e test_io -e test_file -e test_dynproc -e test_spawn
+EXCLUDE=(-e test_dynproc -e test_spawn
     -x testIShrink -x testIAgree -x testSymbolCoverage)
 
 mkdir -p "$DIR" || exit 1

@@ -169,6 +169,14 @@ static void shared(int rank, int size) {
     OK(MPI_File_iread_at_all(fh, 2 * R * size + rank, got, 1, MPI_INT, &req));
     OK(MPI_Wait(&req, &st));
     CHECK(got[0] == rank);
+    /* A member whose collective call is refused does not leave the others waiting. */
+    int rc, bad = rank == 0 ? -1 : 1;
+    rc = MPI_File_write_at_all(fh, 2 * R * size + rank, &rank, bad, MPI_INT, &st);
+    CHECK(rank == 0 ? rc == MPI_ERR_COUNT : rc == MPI_SUCCESS);
+    rc = MPI_File_write_ordered(fh, &rank, bad, MPI_INT, &st);
+    CHECK(rank == 0 ? rc == MPI_ERR_COUNT : rc == MPI_SUCCESS);
+    rc = MPI_File_read_all(fh, got, 1, rank == 0 ? MPI_DATATYPE_NULL : MPI_INT, &st);
+    CHECK(rank == 0 ? rc == MPI_ERR_TYPE : rc == MPI_SUCCESS);
     free(all);
     OK(MPI_File_close(&fh));
 }

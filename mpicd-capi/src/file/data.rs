@@ -53,32 +53,45 @@ pub(crate) struct Call {
 pub(crate) unsafe fn access(c: Call, done: Done) -> c_int {
     run(c.name, errh(c.fh), |_| {
         let f = get(c.fh)?;
-        if c.count < 0 {
-            return Err(fail(MPI_ERR_COUNT, format!("negative count {}", c.count)));
-        }
-        let ty = io_type(c.datatype)?;
-        if c.buf.is_null()
-            && c.count > 0
-            && ty.size() > 0
-            && crate::types::is_predefined(c.datatype)
-        {
-            return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
-        }
-        if let Done::Request(r) = done {
-            require(r, "request")?;
-        }
         let pointer = match c.via {
             Via::At => Pointer::Explicit(c.offset),
             Via::Individual => Pointer::Individual,
             Via::Shared => Pointer::Shared,
             Via::Ordered => Pointer::Ordered,
         };
-        let conv = super::datarep::conversion(f.view().datarep(), &ty)?;
+        let checked = (|| {
+            if c.count < 0 {
+                return Err(fail(MPI_ERR_COUNT, format!("negative count {}", c.count)));
+            }
+            let ty = io_type(c.datatype)?;
+            if c.buf.is_null()
+                && c.count > 0
+                && ty.size() > 0
+                && crate::types::is_predefined(c.datatype)
+            {
+                return Err(fail(MPI_ERR_BUFFER, "null buffer with a non-zero count"));
+            }
+            if let Done::Request(r) = done {
+                require(r, "request")?;
+            }
+            let conv = super::datarep::conversion(f.view().datarep(), &ty)?;
+            if let Done::Begin = done {
+                f.begin_split()?;
+            }
+            Ok((ty, conv))
+        })();
+        let (ty, conv) = match checked {
+            Ok(x) => x,
+            Err(e) => {
+                // The other members of a collective call must not wait for this one.
+                if c.collective {
+                    f.join_failed(pointer)?;
+                }
+                return Err(e);
+            }
+        };
         let conv = conv.as_ref().map(|c| c as &dyn mpicd::file::Convert);
         let buf = TypedBuf::new(c.buf as *const u8, c.count as u64, &ty);
-        if let Done::Begin = done {
-            f.begin_split()?;
-        }
         // SAFETY: MPI's rules for the buffer, as the caller promises.
         let moved = unsafe {
             match c.write {

@@ -274,7 +274,13 @@ impl File {
         collective: bool,
         conv: Option<&dyn Convert>,
     ) -> Result<u64> {
-        let outcome = self.check_access(dir, pointer).and_then(|()| {
+        if let Err(e) = self.check_access(dir, pointer) {
+            if collective {
+                self.join_failed(pointer)?;
+            }
+            return Err(e);
+        }
+        let outcome = (|| {
             let (view, atomic) = {
                 let st = self.state();
                 (std::sync::Arc::clone(&st.view), st.atomic)
@@ -291,11 +297,20 @@ impl File {
             };
             // SAFETY: forwarded from the caller.
             unsafe { transfer(&self.os, &view, start, buf, dir, conv) }
-        });
+        })();
         if collective && pointer != Pointer::Ordered {
             self.comm.barrier()?;
         }
         outcome
+    }
+
+    /// Takes part in the synchronization of a collective access this member cannot make (its
+    /// arguments were refused), as an access of no data, so that the others do not wait for it.
+    pub fn join_failed(&self, pointer: Pointer) -> Result<()> {
+        match pointer {
+            Pointer::Ordered => self.claim(Pointer::Ordered, 0).map(drop),
+            _ => self.comm.barrier(),
+        }
     }
 
     /// Reads into `buf` from `pointer` (`collective`: the `_all`/ordered forms), converting
