@@ -6,7 +6,8 @@
  * (every record written once, none lost or overlapping), ordered writes and reads (rank
  * order), seek_shared / get_position_shared, nonblocking shared and collective forms, a
  * sequential file (MPI_ERR_UNSUPPORTED_OPERATION for the individual pointer), external32
- * (big-endian bytes in the file), and MPI_Register_datarep (MPI_ERR_DUP_DATAREP). */
+ * (big-endian bytes in the file), and MPI_Register_datarep (MPI_ERR_DUP_DATAREP; a
+ * representation whose conversion functions complement every int). */
 #include "check.h"
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,23 @@
 static char dir[256];
 
 static void path(char *out, const char *name) { snprintf(out, 512, "%s/%s", dir, name); }
+
+/* A representation that stores each int complemented: the conversions of "io-view-not". */
+static int not_write(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position,
+                     void *extra) {
+    (void)t;
+    (*(int *)extra)++;
+    for (int i = 0; i < count; i++) ((int *)filebuf)[i] = ~((int *)userbuf)[position + i];
+    return MPI_SUCCESS;
+}
+
+static int not_read(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position,
+                    void *extra) {
+    (void)t;
+    (*(int *)extra)++;
+    for (int i = 0; i < count; i++) ((int *)userbuf)[position + i] = ~((int *)filebuf)[i];
+    return MPI_SUCCESS;
+}
 
 static int ext_fn(MPI_Datatype t, MPI_Aint *extent, void *extra) {
     MPI_Aint lb;
@@ -233,6 +251,18 @@ static void sequential_and_reps(int rank) {
     OK(MPI_File_write_at(fh, rank, &x, 1, MPI_INT, &st));
     OK(MPI_File_read_at(fh, rank, &y, 1, MPI_INT, &st));
     CHECK(y == x);
+    /* Conversion functions make the file bytes and read them back. */
+    static int calls = 0;
+    int v[3] = {rank, 7, -5}, w[3] = {0, 0, 0}, raw3[3];
+    OK(MPI_Register_datarep("io-view-not", not_read, not_write, ext_fn, &calls));
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "io-view-not", MPI_INFO_NULL));
+    OK(MPI_File_write_at(fh, 16 + 3 * rank, v, 3, MPI_INT, &st));
+    CHECK(calls == 1);
+    OK(MPI_File_read_at(fh, 16 + 3 * rank, w, 3, MPI_INT, &st));
+    CHECK(calls == 2 && w[0] == rank && w[1] == 7 && w[2] == -5);
+    OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    OK(MPI_File_read_at(fh, 16 + 3 * rank, raw3, 3, MPI_INT, &st));
+    CHECK(raw3[0] == ~rank && raw3[1] == ~7 && raw3[2] == ~(-5));
     OK(MPI_File_close(&fh));
 }
 

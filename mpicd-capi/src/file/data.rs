@@ -74,7 +74,7 @@ pub(crate) unsafe fn access(c: Call, done: Done) -> c_int {
             if let Done::Request(r) = done {
                 require(r, "request")?;
             }
-            let conv = super::datarep::conversion(f.view().datarep(), &ty)?;
+            let conv = super::datarep::conversion(f.view().datarep(), &ty, c.datatype, c.buf)?;
             if let Done::Begin = done {
                 f.begin_split()?;
             }
@@ -90,7 +90,7 @@ pub(crate) unsafe fn access(c: Call, done: Done) -> c_int {
                 return Err(e);
             }
         };
-        let conv = conv.as_ref().map(|c| c as &dyn mpicd::file::Convert);
+        let conv = conv.as_deref();
         let buf = TypedBuf::new(c.buf as *const u8, c.count as u64, &ty);
         // SAFETY: MPI's rules for the buffer, as the caller promises.
         let moved = unsafe {

@@ -276,18 +276,20 @@ impl SameSize {
     }
 }
 
-impl mpicd::file::Convert for SameSize {
-    fn convert(&self, bytes: &mut [u8], to_file: bool) -> mpicd::Result<()> {
+impl SameSize {
+    /// Converts the elements of the packed instances in `bytes`, in place: to external32
+    /// (`out`) or back.
+    fn convert(&self, bytes: &mut [u8], out: bool) {
         let mut tmp = [0u8; 32];
         let mut at = 0usize;
-        while at < bytes.len() {
+        while at < bytes.len() && !self.plan.is_empty() {
             for &(e, n) in &self.plan {
                 for _ in 0..n {
                     let Some(el) = bytes.get_mut(at..at + e.native) else {
-                        return Ok(());
+                        return;
                     };
                     let t = &mut tmp[..e.native];
-                    match to_file {
+                    match out {
                         true => e.write(el, t),
                         false => e.read(el, t),
                     }
@@ -295,10 +297,32 @@ impl mpicd::file::Convert for SameSize {
                     at += e.native;
                 }
             }
-            if self.plan.is_empty() {
-                break;
-            }
         }
+    }
+}
+
+impl mpicd::file::Convert for SameSize {
+    unsafe fn make_file_bytes(
+        &self,
+        buf: &TypedBuf,
+        at: u64,
+        chunk: &mut [u8],
+    ) -> mpicd::Result<()> {
+        // SAFETY: the caller's promise (readable).
+        unsafe { buf.pack(at, chunk) };
+        self.convert(chunk, true);
+        Ok(())
+    }
+
+    unsafe fn store_file_bytes(
+        &self,
+        buf: &TypedBuf,
+        at: u64,
+        chunk: &mut [u8],
+    ) -> mpicd::Result<()> {
+        self.convert(chunk, false);
+        // SAFETY: the caller's promise (writable, not overlapping).
+        unsafe { buf.unpack(at, chunk) };
         Ok(())
     }
 }

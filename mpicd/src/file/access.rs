@@ -5,7 +5,7 @@
 //! ([`Pointer`]) is resolved first: an explicit offset, the individual file pointer, the
 //! shared one, or the ordered share of it. In atomic mode each access holds a POSIX byte-range
 //! lock on the file. A representation other than the memory's ([`Convert`]) always stages, and
-//! converts the staged instances in place.
+//! makes or stores the staged instances itself.
 
 use super::{os_error, File, View};
 use crate::collective;
@@ -141,12 +141,22 @@ fn move_stream(
     Ok(done as u64)
 }
 
-/// A data representation whose file bytes are as many as the memory's (so that the view lays
-/// them out alike): it converts whole packed instances of the memory datatype in place.
+/// A data representation other than the memory's whose file bytes are as many as the
+/// memory's (so that the view lays them out alike): it produces the file bytes of a piece of
+/// the packed stream from memory, and stores such a piece back. Pieces are whole instances of
+/// the memory datatype (but for a short read at the end of the file).
 pub trait Convert: Send + Sync {
-    /// Converts the whole packed instances in `bytes` (a partial last one is left as it is):
-    /// to the file's representation (`to_file`) or back.
-    fn convert(&self, bytes: &mut [u8], to_file: bool) -> Result<()>;
+    /// Fills `chunk` with the file bytes of `buf`'s packed stream from offset `at`.
+    ///
+    /// # Safety
+    /// `buf`'s type map must be readable.
+    unsafe fn make_file_bytes(&self, buf: &TypedBuf, at: u64, chunk: &mut [u8]) -> Result<()>;
+    /// Stores `chunk`, the file bytes of `buf`'s packed stream from offset `at`, into memory
+    /// (it may convert `chunk` in place on the way).
+    ///
+    /// # Safety
+    /// `buf`'s type map must be writable and not overlap `chunk`.
+    unsafe fn store_file_bytes(&self, buf: &TypedBuf, at: u64, chunk: &mut [u8]) -> Result<()>;
 }
 
 /// Moves the bytes of `buf` to or from the view's stream from `start`, through `conv` if the
@@ -186,20 +196,23 @@ unsafe fn transfer(
         let chunk = &mut stage[..n];
         match dir {
             Dir::Write => {
-                // SAFETY: the caller's promise (readable).
-                unsafe { buf.pack(at, chunk) };
-                if let Some(c) = conv {
-                    c.convert(chunk, true)?;
+                match conv {
+                    // SAFETY: the caller's promise (readable).
+                    Some(c) => unsafe { c.make_file_bytes(buf, at, chunk)? },
+                    // SAFETY: as above.
+                    None => drop(unsafe { buf.pack(at, chunk) }),
                 }
                 move_stream(file, view, start + at, chunk, dir)?;
             }
             Dir::Read => {
                 let got = move_stream(file, view, start + at, chunk, dir)?;
-                if let Some(c) = conv {
-                    c.convert(chunk, false)?;
+                let piece = &mut chunk[..got as usize];
+                match conv {
+                    // SAFETY: the caller's promise (writable, not overlapping the stage).
+                    Some(c) => unsafe { c.store_file_bytes(buf, at, piece)? },
+                    // SAFETY: as above.
+                    None => drop(unsafe { buf.unpack(at, piece) }),
                 }
-                // SAFETY: the caller's promise (writable, not overlapping the stage).
-                unsafe { buf.unpack(at, &chunk[..got as usize]) };
                 if got < n as u64 {
                     return Ok(at + got);
                 }
