@@ -37,6 +37,13 @@
 
 #define MPI_SUBVERSION 0
 
+// The version of the standard ABI this library follows (MPI-5.0's first), which
+// `MPI_Abi_get_version` answers too. Every function of that ABI exists (clients such as
+// mpi4py take these macros to mean so).
+#define MPI_ABI_VERSION 1
+
+#define MPI_ABI_SUBVERSION 0
+
 // `MPI_Status` as Fortran 77 INTEGERs: its size and the indices of the public fields.
 #define MPI_F_STATUS_SIZE 8
 
@@ -381,6 +388,42 @@
 // Assertion: the fence starts no epoch.
 #define MPI_MODE_NOSUCCEED 16384
 
+// File access mode: the pointers start at the end of the file.
+#define MPI_MODE_APPEND 1
+
+// File access mode: create the file if it does not exist.
+#define MPI_MODE_CREATE 2
+
+// File access mode: delete the file when it is closed.
+#define MPI_MODE_DELETE_ON_CLOSE 4
+
+// File access mode: fail if the file exists (with MPI_MODE_CREATE).
+#define MPI_MODE_EXCL 8
+
+// File access mode: read only.
+#define MPI_MODE_RDONLY 16
+
+// File access mode: reading and writing.
+#define MPI_MODE_RDWR 32
+
+// File access mode: sequential access only (shared file pointer).
+#define MPI_MODE_SEQUENTIAL 64
+
+// File access mode: the file is not opened concurrently elsewhere.
+#define MPI_MODE_UNIQUE_OPEN 128
+
+// File access mode: write only.
+#define MPI_MODE_WRONLY 256
+
+// `MPI_File_seek`: from the current position.
+#define MPI_SEEK_CUR 401
+
+// `MPI_File_seek`: from the end of the file.
+#define MPI_SEEK_END 402
+
+// `MPI_File_seek`: from the start of the view.
+#define MPI_SEEK_SET 403
+
 #define MPI_T_VERBOSITY_USER_BASIC 9
 
 #define MPI_T_VERBOSITY_USER_DETAIL 10
@@ -668,12 +711,14 @@ typedef int (MPIX_Type_custom_resize_function)(void *state,
 // further arguments.
 typedef void (MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
 
-// A Fortran INTEGER.
-typedef int MPI_Fint;
-
-typedef MPI_ABI_Message *MPI_Message;
-
 typedef MPI_ABI_File *MPI_File;
+
+// File offsets.
+typedef int64_t MPI_Offset;
+
+// A user's error handler for files (`MPI_File_create_errhandler`): called with a pointer to
+// the file's handle and a pointer to the error code; mpicd passes no further arguments.
+typedef void (MPI_File_errhandler_function)(MPI_File *file, int *error_code, ...);
 
 // What a receive, probe or wait reports. `internal` is private to the library.
 typedef struct {
@@ -682,6 +727,32 @@ typedef struct {
   int MPI_ERROR;
   int internal[5];
 } MPI_Status;
+
+// A conversion between the native and a user data representation (`MPI_Register_datarep`).
+typedef int (MPI_Datarep_conversion_function)(void *userbuf,
+                                               MPI_Datatype datatype,
+                                               int count,
+                                               void *filebuf,
+                                               MPI_Offset position,
+                                               void *extra_state);
+
+// The extent of a datatype in a user data representation (`MPI_Register_datarep`).
+typedef int (MPI_Datarep_extent_function)(MPI_Datatype datatype,
+                                           MPI_Aint *extent,
+                                           void *extra_state);
+
+// [`MPI_Datarep_conversion_function`] with an MPI_Count count.
+typedef int (MPI_Datarep_conversion_function_c)(void *userbuf,
+                                                 MPI_Datatype datatype,
+                                                 MPI_Count count,
+                                                 void *filebuf,
+                                                 MPI_Offset position,
+                                                 void *extra_state);
+
+// A Fortran INTEGER.
+typedef int MPI_Fint;
+
+typedef MPI_ABI_Message *MPI_Message;
 
 // A generalized request's status query (`MPI_Grequest_start`): fills `*status`.
 typedef int (MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
@@ -755,9 +826,6 @@ typedef void (MPI_User_function_c)(void *invec,
 // A user's error handler for windows (`MPI_Win_create_errhandler`): called with a pointer to
 // the window's handle and a pointer to the error code; mpicd passes no further arguments.
 typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
-
-// File offsets.
-typedef int64_t MPI_Offset;
 
 #define MPI_OP_NULL ((MPI_Op)32)
 
@@ -1006,6 +1074,15 @@ typedef int64_t MPI_Offset;
 
 // [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
+
+// `MPI_File_set_view`'s displacement for a sequential file: the shared file pointer's.
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
+
+// No conversion: the data are moved as they are.
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function*)0)
+
+// [`MPI_CONVERSION_FN_NULL`] for the large-count registration.
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c*)0)
 
 // [`MPI_COMM_NULL_COPY_FN`] for windows.
 #define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
@@ -2870,6 +2947,542 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 // on while communicators use it. The predefined handlers stay valid (freeing them is allowed
 // and does nothing); MPI_ERRHANDLER_NULL or an unknown handle fails with MPI_ERR_ERRHANDLER.
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+
+// Opens the file `filename` on every member of `comm` with access mode `amode` (`MPI_MODE_*`
+// bits) and hints `info`. Collective. Errors go to the default file error handler (the one
+// on MPI_FILE_NULL); a failure leaves `*fh` as it was.
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+
+// Closes a file (collective) and sets the handle to MPI_FILE_NULL; with
+// MPI_MODE_DELETE_ON_CLOSE the file is deleted.
+int MPI_File_close(MPI_File *fh);
+
+// Deletes the file `filename` (MPI_ERR_NO_SUCH_FILE if there is none).
+int MPI_File_delete(const char *filename, MPI_Info info);
+
+// Truncates or extends the file to `size` bytes. Collective.
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+
+// Makes the file at least `size` bytes, with its storage allocated. Collective.
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+
+// The size of the file in bytes.
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+
+// Transfers the data every member wrote to storage. Collective.
+int MPI_File_sync(MPI_File fh);
+
+// The group of the members that opened the file (a new group handle).
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+
+// The access mode the file was opened with.
+int MPI_File_get_amode(MPI_File fh, int *amode);
+
+// Makes accesses atomic (`flag` true: each holds a lock on the file) or not. Collective.
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+
+// Whether accesses are atomic.
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+
+// Replaces the file's hints (mpicd keeps them and acts on none). Collective.
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+
+// A new info object with the file's hints.
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+
+// A new error handler for files calling `file_errhandler_fn(&file, &code)`.
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+
+// Attaches an error handler to `file`; on MPI_FILE_NULL, sets the default handler of files
+// opened later (and of calls given no valid file).
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+
+// The error handler of `file` (of files by default for MPI_FILE_NULL); a new reference.
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+
+// Invokes the file's error handler (the default one of files for MPI_FILE_NULL) with
+// `errorcode`; returns MPI_SUCCESS when the handler returns.
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+
+// Ends the split collective begun by `MPI_File_read_all_begin` and gives its status. Collective.
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+
+// Ends the split collective begun by `MPI_File_read_at_all_begin` and gives its status. Collective.
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+
+// Ends the split collective begun by `MPI_File_read_ordered_begin` and gives its status. Collective.
+int MPI_File_read_ordered_end(MPI_File fh,
+                              void *buf,
+                              MPI_Status *status);
+
+// Ends the split collective begun by `MPI_File_write_all_begin` and gives its status. Collective.
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+
+// Ends the split collective begun by `MPI_File_write_at_all_begin` and gives its status. Collective.
+int MPI_File_write_at_all_end(MPI_File fh,
+                              const void *buf,
+                              MPI_Status *status);
+
+// Ends the split collective begun by `MPI_File_write_ordered_begin` and gives its status. Collective.
+int MPI_File_write_ordered_end(MPI_File fh,
+                               const void *buf,
+                               MPI_Status *status);
+
+// Registers the data representation `datarep` with its conversion functions (read and write;
+// MPI_CONVERSION_FN_NULL for none) and the function giving the file extent of a predefined
+// type. A name already defined: MPI_ERR_DUP_DATAREP.
+int MPI_Register_datarep(const char *datarep,
+                         MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn,
+                         void *extra_state);
+
+// [`MPI_Register_datarep`] with large-count conversion functions.
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn,
+                           void *extra_state);
+
+// Reads `count` `datatype`s into `buf` at the individual file pointer (which advances past the data).
+int MPI_File_read(MPI_File fh,
+                  void *buf,
+                  int count,
+                  MPI_Datatype datatype,
+                  MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at the individual file pointer (which advances past the data). Collective.
+int MPI_File_read_all(MPI_File fh,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at `offset` etypes of the view.
+int MPI_File_read_at(MPI_File fh,
+                     MPI_Offset offset,
+                     void *buf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at `offset` etypes of the view. Collective.
+int MPI_File_read_at_all(MPI_File fh,
+                         MPI_Offset offset,
+                         void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at the shared file pointer (which advances atomically past the data).
+int MPI_File_read_shared(MPI_File fh,
+                         void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at the shared file pointer, the members' data in rank order. Collective.
+int MPI_File_read_ordered(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+// Reads `count` `datatype`s into `buf` at the individual file pointer (which advances past the data); the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iread(MPI_File fh,
+                   void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Request *request);
+
+// Reads `count` `datatype`s into `buf` at the individual file pointer (which advances past the data); the transfer is done when the call returns and `*request` is complete. Collective.
+int MPI_File_iread_all(MPI_File fh,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+// Reads `count` `datatype`s into `buf` at `offset` etypes of the view; the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iread_at(MPI_File fh,
+                      MPI_Offset offset,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+// Reads `count` `datatype`s into `buf` at `offset` etypes of the view; the transfer is done when the call returns and `*request` is complete. Collective.
+int MPI_File_iread_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+// Reads `count` `datatype`s into `buf` at the shared file pointer (which advances atomically past the data); the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iread_shared(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+// Reads `count` `datatype`s into `buf` at the individual file pointer (which advances past the data); begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_read_all_begin(MPI_File fh,
+                            void *buf,
+                            int count,
+                            MPI_Datatype datatype);
+
+// Reads `count` `datatype`s into `buf` at `offset` etypes of the view; begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_read_at_all_begin(MPI_File fh,
+                               MPI_Offset offset,
+                               void *buf,
+                               int count,
+                               MPI_Datatype datatype);
+
+// Reads `count` `datatype`s into `buf` at the shared file pointer, the members' data in rank order; begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_read_ordered_begin(MPI_File fh,
+                                void *buf,
+                                int count,
+                                MPI_Datatype datatype);
+
+// [`MPI_File_read`](super::read::MPI_File_read) with an MPI_Count count.
+int MPI_File_read_c(MPI_File fh,
+                    void *buf,
+                    MPI_Count count,
+                    MPI_Datatype datatype,
+                    MPI_Status *status);
+
+// [`MPI_File_read_all`](super::read::MPI_File_read_all) with an MPI_Count count.
+int MPI_File_read_all_c(MPI_File fh,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Status *status);
+
+// [`MPI_File_read_at`](super::read::MPI_File_read_at) with an MPI_Count count.
+int MPI_File_read_at_c(MPI_File fh,
+                       MPI_Offset offset,
+                       void *buf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Status *status);
+
+// [`MPI_File_read_at_all`](super::read::MPI_File_read_at_all) with an MPI_Count count.
+int MPI_File_read_at_all_c(MPI_File fh,
+                           MPI_Offset offset,
+                           void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+// [`MPI_File_read_shared`](super::read::MPI_File_read_shared) with an MPI_Count count.
+int MPI_File_read_shared_c(MPI_File fh,
+                           void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+// [`MPI_File_read_ordered`](super::read::MPI_File_read_ordered) with an MPI_Count count.
+int MPI_File_read_ordered_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+// [`MPI_File_iread`](super::read::MPI_File_iread) with an MPI_Count count.
+int MPI_File_iread_c(MPI_File fh,
+                     void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Request *request);
+
+// [`MPI_File_iread_all`](super::read::MPI_File_iread_all) with an MPI_Count count.
+int MPI_File_iread_all_c(MPI_File fh,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+// [`MPI_File_iread_at`](super::read::MPI_File_iread_at) with an MPI_Count count.
+int MPI_File_iread_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+// [`MPI_File_iread_at_all`](super::read::MPI_File_iread_at_all) with an MPI_Count count.
+int MPI_File_iread_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+// [`MPI_File_iread_shared`](super::read::MPI_File_iread_shared) with an MPI_Count count.
+int MPI_File_iread_shared_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+// [`MPI_File_read_all_begin`](super::read::MPI_File_read_all_begin) with an MPI_Count count.
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+// [`MPI_File_read_at_all_begin`](super::read::MPI_File_read_at_all_begin) with an MPI_Count count.
+int MPI_File_read_at_all_begin_c(MPI_File fh,
+                                 MPI_Offset offset,
+                                 void *buf,
+                                 MPI_Count count,
+                                 MPI_Datatype datatype);
+
+// [`MPI_File_read_ordered_begin`](super::read::MPI_File_read_ordered_begin) with an MPI_Count count.
+int MPI_File_read_ordered_begin_c(MPI_File fh,
+                                  void *buf,
+                                  MPI_Count count,
+                                  MPI_Datatype datatype);
+
+// Sets the file view of this member: data from byte `disp` (MPI_DISPLACEMENT_CURRENT: the
+// shared file pointer's position, for a sequential file), counted in `etype`s, laid out by
+// `filetype` tiles, in representation `datarep` ("native", "internal", "external32", or one
+// registered by MPI_Register_datarep without conversion functions). Resets both file pointers. Collective.
+int MPI_File_set_view(MPI_File fh,
+                      MPI_Offset disp,
+                      MPI_Datatype etype,
+                      MPI_Datatype filetype,
+                      const char *datarep,
+                      MPI_Info info);
+
+// The view: displacement, etype, filetype (derived ones as new handles) and data
+// representation (`datarep` needs MPI_MAX_DATAREP_STRING bytes).
+int MPI_File_get_view(MPI_File fh,
+                      MPI_Offset *disp,
+                      MPI_Datatype *etype,
+                      MPI_Datatype *filetype,
+                      char *datarep);
+
+// The extent of `datatype` in the file's data representation.
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+
+// [`MPI_File_get_type_extent`] with an MPI_Count extent.
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+
+// The absolute byte position in the file of `offset` etypes of the view.
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+
+// Moves the individual file pointer to `offset` etypes from the start of the view
+// (MPI_SEEK_SET), the current position (MPI_SEEK_CUR) or the end of the file (MPI_SEEK_END).
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+
+// The individual file pointer, in etypes from the start of the view.
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+
+// Moves the shared file pointer as [`MPI_File_seek`] does the individual one. Collective:
+// every member passes the same arguments.
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+
+// The shared file pointer, in etypes from the start of the view.
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+
+// Writes `count` `datatype`s from `buf` at the individual file pointer (which advances past the data).
+int MPI_File_write(MPI_File fh,
+                   const void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at the individual file pointer (which advances past the data). Collective.
+int MPI_File_write_all(MPI_File fh,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at `offset` etypes of the view.
+int MPI_File_write_at(MPI_File fh,
+                      MPI_Offset offset,
+                      const void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at `offset` etypes of the view. Collective.
+int MPI_File_write_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          const void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at the shared file pointer (which advances atomically past the data).
+int MPI_File_write_shared(MPI_File fh,
+                          const void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at the shared file pointer, the members' data in rank order. Collective.
+int MPI_File_write_ordered(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+// Writes `count` `datatype`s from `buf` at the individual file pointer (which advances past the data); the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iwrite(MPI_File fh,
+                    const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Request *request);
+
+// Writes `count` `datatype`s from `buf` at the individual file pointer (which advances past the data); the transfer is done when the call returns and `*request` is complete. Collective.
+int MPI_File_iwrite_all(MPI_File fh,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+// Writes `count` `datatype`s from `buf` at `offset` etypes of the view; the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iwrite_at(MPI_File fh,
+                       MPI_Offset offset,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+// Writes `count` `datatype`s from `buf` at `offset` etypes of the view; the transfer is done when the call returns and `*request` is complete. Collective.
+int MPI_File_iwrite_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+// Writes `count` `datatype`s from `buf` at the shared file pointer (which advances atomically past the data); the transfer is done when the call returns and `*request` is complete.
+int MPI_File_iwrite_shared(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+// Writes `count` `datatype`s from `buf` at the individual file pointer (which advances past the data); begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_write_all_begin(MPI_File fh,
+                             const void *buf,
+                             int count,
+                             MPI_Datatype datatype);
+
+// Writes `count` `datatype`s from `buf` at `offset` etypes of the view; begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_write_at_all_begin(MPI_File fh,
+                                MPI_Offset offset,
+                                const void *buf,
+                                int count,
+                                MPI_Datatype datatype);
+
+// Writes `count` `datatype`s from `buf` at the shared file pointer, the members' data in rank order; begins a split collective (the status comes with the matching `_end`). Collective.
+int MPI_File_write_ordered_begin(MPI_File fh,
+                                 const void *buf,
+                                 int count,
+                                 MPI_Datatype datatype);
+
+// [`MPI_File_write`](super::write::MPI_File_write) with an MPI_Count count.
+int MPI_File_write_c(MPI_File fh,
+                     const void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Status *status);
+
+// [`MPI_File_write_all`](super::write::MPI_File_write_all) with an MPI_Count count.
+int MPI_File_write_all_c(MPI_File fh,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Status *status);
+
+// [`MPI_File_write_at`](super::write::MPI_File_write_at) with an MPI_Count count.
+int MPI_File_write_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        const void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Status *status);
+
+// [`MPI_File_write_at_all`](super::write::MPI_File_write_at_all) with an MPI_Count count.
+int MPI_File_write_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            const void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+// [`MPI_File_write_shared`](super::write::MPI_File_write_shared) with an MPI_Count count.
+int MPI_File_write_shared_c(MPI_File fh,
+                            const void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+// [`MPI_File_write_ordered`](super::write::MPI_File_write_ordered) with an MPI_Count count.
+int MPI_File_write_ordered_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Status *status);
+
+// [`MPI_File_iwrite`](super::write::MPI_File_iwrite) with an MPI_Count count.
+int MPI_File_iwrite_c(MPI_File fh,
+                      const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+// [`MPI_File_iwrite_all`](super::write::MPI_File_iwrite_all) with an MPI_Count count.
+int MPI_File_iwrite_all_c(MPI_File fh,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+// [`MPI_File_iwrite_at`](super::write::MPI_File_iwrite_at) with an MPI_Count count.
+int MPI_File_iwrite_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+// [`MPI_File_iwrite_at_all`](super::write::MPI_File_iwrite_at_all) with an MPI_Count count.
+int MPI_File_iwrite_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+// [`MPI_File_iwrite_shared`](super::write::MPI_File_iwrite_shared) with an MPI_Count count.
+int MPI_File_iwrite_shared_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+// [`MPI_File_write_all_begin`](super::write::MPI_File_write_all_begin) with an MPI_Count count.
+int MPI_File_write_all_begin_c(MPI_File fh,
+                               const void *buf,
+                               MPI_Count count,
+                               MPI_Datatype datatype);
+
+// [`MPI_File_write_at_all_begin`](super::write::MPI_File_write_at_all_begin) with an MPI_Count count.
+int MPI_File_write_at_all_begin_c(MPI_File fh,
+                                  MPI_Offset offset,
+                                  const void *buf,
+                                  MPI_Count count,
+                                  MPI_Datatype datatype);
+
+// [`MPI_File_write_ordered_begin`](super::write::MPI_File_write_ordered_begin) with an MPI_Count count.
+int MPI_File_write_ordered_begin_c(MPI_File fh,
+                                   const void *buf,
+                                   MPI_Count count,
+                                   MPI_Datatype datatype);
 
 // The integer form of a MPI_Comm handle.
 int MPI_Comm_toint(MPI_Comm comm);
@@ -6414,6 +7027,439 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
 
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+
+int PMPI_File_close(MPI_File *fh);
+
+int PMPI_File_delete(const char *filename, MPI_Info info);
+
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size);
+
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size);
+
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size);
+
+int PMPI_File_sync(MPI_File fh);
+
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group);
+
+int PMPI_File_get_amode(MPI_File fh, int *amode);
+
+int PMPI_File_set_atomicity(MPI_File fh, int flag);
+
+int PMPI_File_get_atomicity(MPI_File fh, int *flag);
+
+int PMPI_File_set_info(MPI_File fh, MPI_Info info);
+
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                MPI_Errhandler *errhandler);
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode);
+
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+
+int PMPI_File_read_ordered_end(MPI_File fh,
+                               void *buf,
+                               MPI_Status *status);
+
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+
+int PMPI_File_write_at_all_end(MPI_File fh,
+                               const void *buf,
+                               MPI_Status *status);
+
+int PMPI_File_write_ordered_end(MPI_File fh,
+                                const void *buf,
+                                MPI_Status *status);
+
+int PMPI_Register_datarep(const char *datarep,
+                          MPI_Datarep_conversion_function *read_conversion_fn,
+                          MPI_Datarep_conversion_function *write_conversion_fn,
+                          MPI_Datarep_extent_function *dtype_file_extent_fn,
+                          void *extra_state);
+
+int PMPI_Register_datarep_c(const char *datarep,
+                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn,
+                            void *extra_state);
+
+int PMPI_File_read(MPI_File fh,
+                   void *buf,
+                   int count,
+                   MPI_Datatype datatype,
+                   MPI_Status *status);
+
+int PMPI_File_read_all(MPI_File fh,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Status *status);
+
+int PMPI_File_read_at(MPI_File fh,
+                      MPI_Offset offset,
+                      void *buf,
+                      int count,
+                      MPI_Datatype datatype,
+                      MPI_Status *status);
+
+int PMPI_File_read_at_all(MPI_File fh,
+                          MPI_Offset offset,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+int PMPI_File_read_shared(MPI_File fh,
+                          void *buf,
+                          int count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+int PMPI_File_read_ordered(MPI_File fh,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+int PMPI_File_iread(MPI_File fh,
+                    void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Request *request);
+
+int PMPI_File_iread_all(MPI_File fh,
+                        void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int PMPI_File_iread_at(MPI_File fh,
+                       MPI_Offset offset,
+                       void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int PMPI_File_iread_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_iread_shared(MPI_File fh,
+                           void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_read_all_begin(MPI_File fh,
+                             void *buf,
+                             int count,
+                             MPI_Datatype datatype);
+
+int PMPI_File_read_at_all_begin(MPI_File fh,
+                                MPI_Offset offset,
+                                void *buf,
+                                int count,
+                                MPI_Datatype datatype);
+
+int PMPI_File_read_ordered_begin(MPI_File fh,
+                                 void *buf,
+                                 int count,
+                                 MPI_Datatype datatype);
+
+int PMPI_File_read_c(MPI_File fh,
+                     void *buf,
+                     MPI_Count count,
+                     MPI_Datatype datatype,
+                     MPI_Status *status);
+
+int PMPI_File_read_all_c(MPI_File fh,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Status *status);
+
+int PMPI_File_read_at_c(MPI_File fh,
+                        MPI_Offset offset,
+                        void *buf,
+                        MPI_Count count,
+                        MPI_Datatype datatype,
+                        MPI_Status *status);
+
+int PMPI_File_read_at_all_c(MPI_File fh,
+                            MPI_Offset offset,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+int PMPI_File_read_shared_c(MPI_File fh,
+                            void *buf,
+                            MPI_Count count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+int PMPI_File_read_ordered_c(MPI_File fh,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Status *status);
+
+int PMPI_File_iread_c(MPI_File fh,
+                      void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Request *request);
+
+int PMPI_File_iread_all_c(MPI_File fh,
+                          void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int PMPI_File_iread_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int PMPI_File_iread_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int PMPI_File_iread_shared_c(MPI_File fh,
+                             void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Request *request);
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+
+int PMPI_File_read_at_all_begin_c(MPI_File fh,
+                                  MPI_Offset offset,
+                                  void *buf,
+                                  MPI_Count count,
+                                  MPI_Datatype datatype);
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh,
+                                   void *buf,
+                                   MPI_Count count,
+                                   MPI_Datatype datatype);
+
+int PMPI_File_set_view(MPI_File fh,
+                       MPI_Offset disp,
+                       MPI_Datatype etype,
+                       MPI_Datatype filetype,
+                       const char *datarep,
+                       MPI_Info info);
+
+int PMPI_File_get_view(MPI_File fh,
+                       MPI_Offset *disp,
+                       MPI_Datatype *etype,
+                       MPI_Datatype *filetype,
+                       char *datarep);
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+
+int PMPI_File_write(MPI_File fh,
+                    const void *buf,
+                    int count,
+                    MPI_Datatype datatype,
+                    MPI_Status *status);
+
+int PMPI_File_write_all(MPI_File fh,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Status *status);
+
+int PMPI_File_write_at(MPI_File fh,
+                       MPI_Offset offset,
+                       const void *buf,
+                       int count,
+                       MPI_Datatype datatype,
+                       MPI_Status *status);
+
+int PMPI_File_write_at_all(MPI_File fh,
+                           MPI_Offset offset,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+int PMPI_File_write_shared(MPI_File fh,
+                           const void *buf,
+                           int count,
+                           MPI_Datatype datatype,
+                           MPI_Status *status);
+
+int PMPI_File_write_ordered(MPI_File fh,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            MPI_Status *status);
+
+int PMPI_File_iwrite(MPI_File fh,
+                     const void *buf,
+                     int count,
+                     MPI_Datatype datatype,
+                     MPI_Request *request);
+
+int PMPI_File_iwrite_all(MPI_File fh,
+                         const void *buf,
+                         int count,
+                         MPI_Datatype datatype,
+                         MPI_Request *request);
+
+int PMPI_File_iwrite_at(MPI_File fh,
+                        MPI_Offset offset,
+                        const void *buf,
+                        int count,
+                        MPI_Datatype datatype,
+                        MPI_Request *request);
+
+int PMPI_File_iwrite_at_all(MPI_File fh,
+                            MPI_Offset offset,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int PMPI_File_iwrite_shared(MPI_File fh,
+                            const void *buf,
+                            int count,
+                            MPI_Datatype datatype,
+                            MPI_Request *request);
+
+int PMPI_File_write_all_begin(MPI_File fh,
+                              const void *buf,
+                              int count,
+                              MPI_Datatype datatype);
+
+int PMPI_File_write_at_all_begin(MPI_File fh,
+                                 MPI_Offset offset,
+                                 const void *buf,
+                                 int count,
+                                 MPI_Datatype datatype);
+
+int PMPI_File_write_ordered_begin(MPI_File fh,
+                                  const void *buf,
+                                  int count,
+                                  MPI_Datatype datatype);
+
+int PMPI_File_write_c(MPI_File fh,
+                      const void *buf,
+                      MPI_Count count,
+                      MPI_Datatype datatype,
+                      MPI_Status *status);
+
+int PMPI_File_write_all_c(MPI_File fh,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Status *status);
+
+int PMPI_File_write_at_c(MPI_File fh,
+                         MPI_Offset offset,
+                         const void *buf,
+                         MPI_Count count,
+                         MPI_Datatype datatype,
+                         MPI_Status *status);
+
+int PMPI_File_write_at_all_c(MPI_File fh,
+                             MPI_Offset offset,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Status *status);
+
+int PMPI_File_write_shared_c(MPI_File fh,
+                             const void *buf,
+                             MPI_Count count,
+                             MPI_Datatype datatype,
+                             MPI_Status *status);
+
+int PMPI_File_write_ordered_c(MPI_File fh,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              MPI_Status *status);
+
+int PMPI_File_iwrite_c(MPI_File fh,
+                       const void *buf,
+                       MPI_Count count,
+                       MPI_Datatype datatype,
+                       MPI_Request *request);
+
+int PMPI_File_iwrite_all_c(MPI_File fh,
+                           const void *buf,
+                           MPI_Count count,
+                           MPI_Datatype datatype,
+                           MPI_Request *request);
+
+int PMPI_File_iwrite_at_c(MPI_File fh,
+                          MPI_Offset offset,
+                          const void *buf,
+                          MPI_Count count,
+                          MPI_Datatype datatype,
+                          MPI_Request *request);
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh,
+                              MPI_Offset offset,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              MPI_Request *request);
+
+int PMPI_File_iwrite_shared_c(MPI_File fh,
+                              const void *buf,
+                              MPI_Count count,
+                              MPI_Datatype datatype,
+                              MPI_Request *request);
+
+int PMPI_File_write_all_begin_c(MPI_File fh,
+                                const void *buf,
+                                MPI_Count count,
+                                MPI_Datatype datatype);
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh,
+                                   MPI_Offset offset,
+                                   const void *buf,
+                                   MPI_Count count,
+                                   MPI_Datatype datatype);
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh,
+                                    const void *buf,
+                                    MPI_Count count,
+                                    MPI_Datatype datatype);
+
 int PMPI_Comm_toint(MPI_Comm comm);
 
 MPI_Comm PMPI_Comm_fromint(int comm);
@@ -7956,6 +9002,13 @@ extern "C" {
 /* Profiling control: mpicd accepts any level and changes nothing; profilers intercept it. */
 int MPI_Pcontrol(const int level, ...);
 int PMPI_Pcontrol(const int level, ...);
+
+/* ROMIO's names for MPI-IO requests, which MPICH's and Open MPI's mpi.h also define: they are
+ * MPI requests. */
+#define MPIO_Request MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Test MPI_Test
+#define MPIO_Wait MPI_Wait
 
 #ifdef __cplusplus
 }  // extern "C"

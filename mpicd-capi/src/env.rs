@@ -155,6 +155,7 @@ fn teardown() -> CResult<()> {
     crate::probe::discard_all();
     crate::comm_dup::forget_pending();
     drop(comms::COMMS.drain());
+    crate::file::free_all();
     crate::win::free_all();
     crate::types::free_all();
     crate::userops::free_all();
@@ -362,8 +363,8 @@ pub unsafe extern "C" fn MPI_Abi_get_version(
     abi_minor: *mut c_int,
 ) -> c_int {
     run("Abi_get_version", Errh::Return, |_| {
-        out(abi_major, ABI_VERSION)?;
-        out(abi_minor, ABI_SUBVERSION)
+        out(abi_major, MPI_ABI_VERSION)?;
+        out(abi_minor, MPI_ABI_SUBVERSION)
     })
 }
 

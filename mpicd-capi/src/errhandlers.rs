@@ -13,11 +13,10 @@
 //!   for the programs written for it;
 //! - before `MPI_Init` and after `MPI_Finalize`: the initial handler, MPI_ERRORS_ARE_FATAL.
 //!
-//! Sessions have theirs (`sessions.rs`), windows theirs (`win/`); files, when they exist, get
-//! user handlers the same way: a [`UserFn`]
-//! variant for their `MPI_<X>_errhandler_function`, made by `MPI_<X>_create_errhandler`, checked
-//! by [`resolve_for`] when `MPI_<X>_set_errhandler` attaches it, and called by [`UserErrh::call`]
-//! with the object's handle.
+//! Sessions have theirs (`sessions.rs`), windows theirs (`win/`), files theirs (`file/`): a
+//! [`UserFn`] variant for their `MPI_<X>_errhandler_function`, made by
+//! `MPI_<X>_create_errhandler`, checked by [`resolve_for`] when `MPI_<X>_set_errhandler` attaches
+//! it, and called by [`UserErrh::call`] with the object's handle.
 
 use crate::abi::*;
 use crate::comms::{self, default_errh, run_on, COMMS};
@@ -33,6 +32,7 @@ pub(crate) enum UserFn {
     Comm(unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)),
     Session(unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...)),
     Win(unsafe extern "C" fn(*mut MPI_Win, *mut c_int, ...)),
+    File(unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...)),
 }
 
 /// The kinds of object a user error handler is made for.
@@ -41,6 +41,7 @@ pub(crate) enum ObjKind {
     Comm,
     Session,
     Win,
+    File,
 }
 
 impl UserFn {
@@ -49,6 +50,7 @@ impl UserFn {
             UserFn::Comm(_) => ObjKind::Comm,
             UserFn::Session(_) => ObjKind::Session,
             UserFn::Win(_) => ObjKind::Win,
+            UserFn::File(_) => ObjKind::File,
         }
     }
 }
@@ -83,6 +85,11 @@ impl UserErrh {
                 let mut win = self.obj as MPI_Win;
                 // SAFETY: as above, with MPI_Win_create_errhandler's function.
                 unsafe { f(&mut win, &mut code) }
+            }
+            UserFn::File(f) => {
+                let mut file = self.obj as MPI_File;
+                // SAFETY: as above, with MPI_File_create_errhandler's function.
+                unsafe { f(&mut file, &mut code) }
             }
         }
     }

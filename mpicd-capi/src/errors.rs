@@ -57,7 +57,7 @@ pub(crate) fn abi_class(core: i32) -> c_int {
         c if c == class::ERR_PROC_FAILED_PENDING => MPIX_ERR_PROC_FAILED_PENDING,
         c if c == class::ERR_REVOKED => MPIX_ERR_REVOKED,
         c if c == class::ERR_NOT_INITIALIZED => MPIX_ERR_NOT_INITIALIZED,
-        c @ (0..=17 | 31..=33 | 37 | 46..=50 | 56 | 57) => c,
+        c @ (0..=17 | 20..=21 | 23 | 25 | 27..=33 | 35 | 37 | 41..=42 | 44..=50 | 54..=57) => c,
         // Dynamic processes: MPI_ERR_NAME, MPI_ERR_PORT, MPI_ERR_SERVICE, MPI_ERR_SPAWN.
         c @ (38 | 43 | 51 | 53) => c,
         _ => MPI_ERR_UNKNOWN,

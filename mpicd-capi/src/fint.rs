@@ -1,7 +1,7 @@
 //! Integer forms of handles: `MPI_<Kind>_toint` / `_fromint` (the MPI-5 standard ABI's
 //! conversions) and their older names `MPI_<Kind>_c2f` / `_f2c` (MPI_Fint is a C int here), for
 //! communicators, error handlers, groups, info objects, messages, ops, requests, sessions,
-//! windows, datatypes and files (MPI_FILE_NULL, the one file handle while I/O is not implemented). A predefined handle's integer is its handle value (all below 4096, as the
+//! windows, datatypes and files. A predefined handle's integer is its handle value (all below 4096, as the
 //! standard ABI lays them out); another handle gets the next integer from 4096 up the first time
 //! it is converted, and keeps it. An integer never given out converts back to the kind's null
 //! handle.

@@ -1,5 +1,5 @@
 //! Handle tables: each kind of user-visible object (communicator, request, datatype, message,
-//! op, group, info, error handler, session, window) lives in a Mutex-protected table from handle value
+//! op, group, info, error handler, session, window, file) lives in a Mutex-protected table from handle value
 //! to object. Handle values of each kind start at their own base far above the predefined
 //! constants (< 0x1000), so a handle of the wrong kind is never mistaken for a live object.
 //!
@@ -25,6 +25,7 @@ pub(crate) const INFO_BASE: usize = 0x7000_0000_0000;
 pub(crate) const ERRHANDLER_BASE: usize = 0x8000_0000_0000;
 pub(crate) const SESSION_BASE: usize = 0x9000_0000_0000;
 pub(crate) const WIN_BASE: usize = 0xA000_0000_0000;
+pub(crate) const FILE_BASE: usize = 0xB000_0000_0000;
 
 /// Bits of a handle below its kind's base: the slot index, then the generation.
 const KIND_BITS: u32 = 44;

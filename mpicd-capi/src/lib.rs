@@ -25,6 +25,7 @@ pub mod env;
 pub mod errcodes;
 pub mod errhandlers;
 pub mod errors;
+pub mod file;
 pub mod fint;
 pub mod groups;
 mod handles;

@@ -33,6 +33,21 @@ pub(crate) fn proc_null() -> MPI_Status {
     }
 }
 
+/// The status of a file access that moved `bytes` bytes (any source, any tag: MPI leaves
+/// them undefined).
+pub(crate) fn of_bytes(bytes: u64) -> MPI_Status {
+    MPI_Status {
+        internal: [
+            bytes as u32 as c_int,
+            (bytes >> 32) as u32 as c_int,
+            0,
+            0,
+            0,
+        ],
+        ..empty()
+    }
+}
+
 /// The C status of a core status; `custom_count` is the count of a custom-typed receive.
 pub(crate) fn from_core(s: &mpicd::Status, custom_count: Option<i64>) -> MPI_Status {
     let bytes = s.bytes.unwrap_or(0);

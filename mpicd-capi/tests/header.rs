@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 /// Callback typedefs that are function types in `mpi.h` (function pointers in Rust).
-const FUNCTION_TYPES: [&str; 26] = [
+const FUNCTION_TYPES: [&str; 30] = [
     "MPI_Comm_errhandler_function",
     "MPI_User_function_c",
     "MPI_User_function",
@@ -40,6 +40,10 @@ const FUNCTION_TYPES: [&str; 26] = [
     "MPI_T_event_cb_function",
     "MPI_T_event_free_cb_function",
     "MPI_T_event_dropped_cb_function",
+    "MPI_File_errhandler_function",
+    "MPI_Datarep_extent_function",
+    "MPI_Datarep_conversion_function_c",
+    "MPI_Datarep_conversion_function",
 ];
 
 fn touch_line(line: &str) -> String {

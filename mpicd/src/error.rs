@@ -88,6 +88,8 @@ pub enum Error {
     NoMemory,
     /// A one-sided communication error of class `.0` (see [`RmaError`]).
     Rma(RmaError, String),
+    /// A parallel I/O error of class `.0` (see [`IoError`]).
+    Io(IoError, String),
     /// A dynamic-process error of class `.0` (see [`DynamicError`]).
     Dynamic(DynamicError, String),
 }
@@ -122,6 +124,42 @@ pub enum RmaError {
     LockType,
 }
 
+/// The classes of parallel I/O errors, as MPI names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoError {
+    /// `MPI_ERR_FILE`: an invalid file handle, or a call the file's state forbids.
+    File,
+    /// `MPI_ERR_BAD_FILE`: an invalid file name.
+    BadFile,
+    /// `MPI_ERR_NO_SUCH_FILE`: the file does not exist.
+    NoSuchFile,
+    /// `MPI_ERR_FILE_EXISTS`: `MPI_MODE_EXCL` on a file that exists.
+    FileExists,
+    /// `MPI_ERR_FILE_IN_USE`: the file is open elsewhere.
+    FileInUse,
+    /// `MPI_ERR_AMODE`: an invalid access mode.
+    Amode,
+    /// `MPI_ERR_ACCESS`: permission denied, or an access the mode forbids.
+    Access,
+    /// `MPI_ERR_READ_ONLY`: a write to a read-only file or file system.
+    ReadOnly,
+    /// `MPI_ERR_NO_SPACE`: the file system is full.
+    NoSpace,
+    /// `MPI_ERR_QUOTA`: a quota was exceeded.
+    Quota,
+    /// `MPI_ERR_IO`: any other I/O failure.
+    Io,
+    /// `MPI_ERR_DUP_DATAREP`: a data representation registered twice.
+    DupDatarep,
+    /// `MPI_ERR_UNSUPPORTED_DATAREP`: an unknown or unsupported data representation.
+    UnsupportedDatarep,
+    /// `MPI_ERR_UNSUPPORTED_OPERATION`: an operation the file's mode does not allow (an
+    /// individual file pointer on an `MPI_MODE_SEQUENTIAL` file).
+    UnsupportedOperation,
+    /// `MPI_ERR_CONVERSION`: a data conversion function failed.
+    Conversion,
+}
+
 /// MPI error classes (numbering of the MPI standard ABI) that errors map onto.
 pub mod class {
     pub const SUCCESS: i32 = 0;
@@ -144,6 +182,21 @@ pub mod class {
     pub const ERR_INTERN: i32 = 17;
     pub const ERR_PENDING: i32 = 18;
     pub const ERR_IN_STATUS: i32 = 19;
+    pub const ERR_ACCESS: i32 = 20;
+    pub const ERR_AMODE: i32 = 21;
+    pub const ERR_BAD_FILE: i32 = 23;
+    pub const ERR_CONVERSION: i32 = 25;
+    pub const ERR_DUP_DATAREP: i32 = 27;
+    pub const ERR_FILE_EXISTS: i32 = 28;
+    pub const ERR_FILE_IN_USE: i32 = 29;
+    pub const ERR_FILE: i32 = 30;
+    pub const ERR_IO: i32 = 35;
+    pub const ERR_NO_SPACE: i32 = 41;
+    pub const ERR_NO_SUCH_FILE: i32 = 42;
+    pub const ERR_QUOTA: i32 = 44;
+    pub const ERR_READ_ONLY: i32 = 45;
+    pub const ERR_UNSUPPORTED_DATAREP: i32 = 54;
+    pub const ERR_UNSUPPORTED_OPERATION: i32 = 55;
     pub const ERR_LOCKTYPE: i32 = 37;
     pub const ERR_RMA_ATTACH: i32 = 46;
     pub const ERR_RMA_RANGE: i32 = 48;
@@ -212,6 +265,23 @@ impl Error {
                 DynamicError::Spawn => ERR_SPAWN,
                 DynamicError::Name => ERR_NAME,
                 DynamicError::Service => ERR_SERVICE,
+            },
+            Error::Io(kind, _) => match kind {
+                IoError::File => ERR_FILE,
+                IoError::BadFile => ERR_BAD_FILE,
+                IoError::NoSuchFile => ERR_NO_SUCH_FILE,
+                IoError::FileExists => ERR_FILE_EXISTS,
+                IoError::FileInUse => ERR_FILE_IN_USE,
+                IoError::Amode => ERR_AMODE,
+                IoError::Access => ERR_ACCESS,
+                IoError::ReadOnly => ERR_READ_ONLY,
+                IoError::NoSpace => ERR_NO_SPACE,
+                IoError::Quota => ERR_QUOTA,
+                IoError::Io => ERR_IO,
+                IoError::DupDatarep => ERR_DUP_DATAREP,
+                IoError::UnsupportedDatarep => ERR_UNSUPPORTED_DATAREP,
+                IoError::UnsupportedOperation => ERR_UNSUPPORTED_OPERATION,
+                IoError::Conversion => ERR_CONVERSION,
             },
         }
     }
@@ -286,6 +356,7 @@ impl fmt::Display for Error {
             Error::NoMemory => write!(f, "out of memory"),
             Error::Rma(_, why) => write!(f, "one-sided communication: {why}"),
             Error::Dynamic(_, why) => write!(f, "dynamic processes: {why}"),
+            Error::Io(_, why) => write!(f, "I/O: {why}"),
         }
     }
 }

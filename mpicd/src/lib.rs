@@ -54,7 +54,7 @@
 //   engine        engine (request table, progress)
 //   top           request, comm, message, typed, equivalence, collective, collective_custom,
 //                 collective_typed, intercomm, newcomm, session, custom, runtime, serde_api,
-//                 window (one-sided communication)
+//                 window (one-sided communication), file (parallel I/O)
 mod bootstrap;
 pub mod collective;
 pub mod collective_custom;
@@ -67,6 +67,7 @@ pub mod dynamic;
 mod engine;
 pub mod equivalence;
 pub mod error;
+pub mod file;
 #[cfg(any(feature = "fuzzing", test))]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -103,7 +104,7 @@ pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Sha
 pub use datatype::{ElementType, Primitive};
 pub use engine::Idle;
 pub use equivalence::Equivalence;
-pub use error::{Error, Result};
+pub use error::{Error, IoError, Result};
 pub use group::{Comparison, Group, RankRange};
 pub use info::Info;
 pub use message::Message;

@@ -244,6 +244,89 @@ impl External {
     }
 }
 
+/// The conversion of the packed bytes of a datatype to and from external32 when every basic
+/// element of it is as large in external32 as in memory (all but MPI_LONG, MPI_UNSIGNED_LONG
+/// and MPI_WCHAR here): a file view in external32 then lays the data out as in memory, and the
+/// bytes are converted in place, instance by instance.
+pub(crate) struct SameSize {
+    /// The basic elements of one instance in type-map order: (element, how many).
+    plan: Vec<(External, u64)>,
+}
+
+impl SameSize {
+    /// The conversion of `ty`, or `None` if an element changes size (or has no external32
+    /// form).
+    pub(crate) fn of(ty: &Datatype) -> Option<SameSize> {
+        let mut plan: Vec<(External, u64)> = Vec::new();
+        let mut fits = true;
+        // No memory is touched: the walk only computes addresses (from 0).
+        TypedBuf::new(std::ptr::null(), 1, ty).for_each_basic(|_, n, b| match external(b.id) {
+            Some(e) if e.ext == e.native => match plan.last_mut() {
+                Some((last, k)) if *last == e => *k += n,
+                _ => plan.push((e, n)),
+            },
+            _ => fits = false,
+        });
+        fits.then_some(SameSize { plan })
+    }
+
+    /// The external32 size of the predefined type `h`, if it has one.
+    pub(crate) fn size_of(h: MPI_Datatype) -> Option<usize> {
+        external(h as usize).map(|e| e.ext)
+    }
+}
+
+impl SameSize {
+    /// Converts the elements of the packed instances in `bytes`, in place: to external32
+    /// (`out`) or back.
+    fn convert(&self, bytes: &mut [u8], out: bool) {
+        let mut tmp = [0u8; 32];
+        let mut at = 0usize;
+        while at < bytes.len() && !self.plan.is_empty() {
+            for &(e, n) in &self.plan {
+                for _ in 0..n {
+                    let Some(el) = bytes.get_mut(at..at + e.native) else {
+                        return;
+                    };
+                    let t = &mut tmp[..e.native];
+                    match out {
+                        true => e.write(el, t),
+                        false => e.read(el, t),
+                    }
+                    el.copy_from_slice(t);
+                    at += e.native;
+                }
+            }
+        }
+    }
+}
+
+impl mpicd::file::Convert for SameSize {
+    unsafe fn make_file_bytes(
+        &self,
+        buf: &TypedBuf,
+        at: u64,
+        chunk: &mut [u8],
+    ) -> mpicd::Result<()> {
+        // SAFETY: the caller's promise (readable).
+        unsafe { buf.pack(at, chunk) };
+        self.convert(chunk, true);
+        Ok(())
+    }
+
+    unsafe fn store_file_bytes(
+        &self,
+        buf: &TypedBuf,
+        at: u64,
+        chunk: &mut [u8],
+    ) -> mpicd::Result<()> {
+        self.convert(chunk, false);
+        // SAFETY: the caller's promise (writable, not overlapping).
+        unsafe { buf.unpack(at, chunk) };
+        Ok(())
+    }
+}
+
 /// external32 bytes of one element of `ty`.
 fn external_size(ty: &Datatype) -> CResult<u64> {
     if let Some(b) = ty.homogeneous() {

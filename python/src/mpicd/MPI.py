@@ -14,6 +14,10 @@ from ._comm import BOTTOM, IN_PLACE, Comm, Errhandler, Intracomm
 from ._errors import Exception, check, error_class, error_string
 from ._libmpi import lib as _lib
 from ._request import Message, Request
+from ._file import (  # noqa: F401  (mpi4py's names)
+    DISPLACEMENT_CURRENT, FILE_NULL, MODE_APPEND, MODE_CREATE, MODE_DELETE_ON_CLOSE, MODE_EXCL,
+    MODE_RDONLY, MODE_RDWR, MODE_SEQUENTIAL, MODE_UNIQUE_OPEN, MODE_WRONLY, SEEK_CUR, SEEK_END,
+    SEEK_SET, File)
 from ._status import Status
 from ._win import (  # noqa: F401  (mpi4py's names)
     LOCK_EXCLUSIVE, LOCK_SHARED, MODE_NOCHECK, MODE_NOPRECEDE, MODE_NOPUT, MODE_NOSTORE,
