@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -79,6 +79,12 @@ test: build
 # and after mpi.h changes, then about 3 minutes of runs). Also part of `make test`.
 test-mpi4py: build
 	bash tests/run-mpi4py.sh
+
+# test-mpi4py-spawn: mpi4py's spawning tests (test_spawn and the spawn cases of test_dynproc)
+# at 1-2 ranks over shm (about 6 minutes; a spawned child can stall in Open MPI 4.1.4's
+# launcher, see tests/run-mpi4py.sh). Not part of `make test`.
+test-mpi4py-spawn: build
+	MPI4PY_SPAWN=1 MPI4PY_RUNS="1:shm 2:shm" bash tests/run-mpi4py.sh -i test_spawn -i test_dynproc
 
 # test-soak: load and resources over about 10 minutes (tests/run-soak.sh): 10^6 messages of
 # random sizes and modes, 10^4 communicators made and freed, 10^5 requests outstanding and an

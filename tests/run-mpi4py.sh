@@ -5,13 +5,14 @@
 # own test suite (test/main.py) under the launcher at 1, 2 and 3 ranks over shared memory and tcp.
 # One line per run; a run passes when the suite reports no failure and no error.
 #
-# Not run: what mpicd does not implement yet, each named in the README ("The real mpi4py"):
-# dynamic processes (spawn: MPI4PY_TEST_SPAWN=0, test_dynproc); testIShrink and testIAgree,
-# which test mpi4py's own stand-ins: mpi4py calls the MPIX_ ULFM functions on MPICH and Open MPI
-# only (src/lib-mpi/mpiulfm.h), elsewhere its Iagree is an MPI_Iallreduce, which testIAgree
-# orders against a Barrier differently on different ranks; and
-# test_mpiapi's testSymbolCoverage, which asks that the build found every function of MPI
-# (I/O and spawn included).
+# Not run: testIShrink and testIAgree, which test mpi4py's own stand-ins: mpi4py calls the
+# MPIX_ ULFM functions on MPICH and Open MPI only (src/lib-mpi/mpiulfm.h), elsewhere its Iagree
+# is an MPI_Iallreduce, which testIAgree orders against a Barrier differently on different
+# ranks. Spawning (test_spawn, and the spawn cases of other tests: MPI4PY_TEST_SPAWN=0) runs
+# only with MPI4PY_SPAWN=1 (`make test-mpi4py-spawn`): each spawn asks the launcher for new
+# processes, minutes per run, and under Open MPI 4.1.4's mpirun a spawned child now and then
+# stays in PMIx_Init (Open MPI's own build shows it too), which fails that spawn with
+# MPI_ERR_SPAWN after MPICD_CONNECT_TIMEOUT.
 #
 # Standard-ABI mode (MPI4PY_ABI=1, `make test-mpi4py-abi`): mpi4py built as a user would build
 # one binary for every MPI: MPI4PY_BUILD_MPIABI=1 against the MPI Forum's mpi-abi-stubs (their
@@ -31,6 +32,7 @@
 #   MPI4PY_DIR           where the venv, sdist and logs go (default target/mpi4py, and
 #                        target/mpi4py-abi in ABI mode)
 #   MPI4PY_ABI           1: the standard-ABI build described above
+#   MPI4PY_SPAWN         1: the spawning tests too (above)
 #   MPI4PY_ABI_STRICT    1: ABI mode without the harness library (the import fails while
 #                        functions are missing)
 #   MPI_ABI_STUBS_GIT    where git fetches mpi-abi-stubs from (default its GitHub repository;
@@ -58,8 +60,13 @@ else
 fi
 SRC=$DIR/mpi4py-$VERSION
 VENV=$DIR/venv
-EXCLUDE=(-e test_dynproc -e test_spawn
-    -x testIShrink -x testIAgree -x testSymbolCoverage)
+EXCLUDE=(-x testIShrink -x testIAgree)
+SPAWN=0
+if [[ ${MPI4PY_SPAWN:-0} == 1 ]]; then
+    SPAWN=1
+else
+    EXCLUDE+=(-e test_spawn)
+fi
 
 mkdir -p "$DIR" || exit 1
 sdist=$DIR/mpi4py-$VERSION.tar.gz
@@ -185,7 +192,7 @@ for run in $RUNS; do
     log=$DIR/test-$n-$mode.log
     start=$(date +%s)
     timeout "$TIMEOUT" "${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" \
-        env "${run_env[@]}" MPI4PY_TEST_SPAWN=0 "$VENV/bin/python" "$SRC/test/main.py" --no-builddir \
+        env "${run_env[@]}" MPI4PY_TEST_SPAWN=$SPAWN "$VENV/bin/python" "$SRC/test/main.py" --no-builddir \
         "${EXCLUDE[@]}" "$@" >"$log" 2>&1
     rc=$?
     secs=$(($(date +%s) - start))

@@ -119,9 +119,21 @@ impl Communicator {
     /// calls ([`Communicator::agree`], [`Communicator::shrink`], the acknowledgments) fails
     /// with [`Error::Revoked`], pending receives and collectives included. It is how a process
     /// that found a failure stops the others, wherever they wait, to recover together.
+    ///
+    /// Not across jobs yet: a communicator with processes of another job (spawned, or
+    /// connected through a port) fails with `MPI_ERR_UNSUPPORTED_OPERATION`, since the notice
+    /// names members as this job numbers them.
     pub fn revoke(&self) -> Result<()> {
         let members = self.coll.group.members();
-        self.shared.with(|e| e.revoke(self.route.context, &members))
+        self.shared.with(|e| {
+            if members.iter().any(|&m| m >= e.size()) {
+                return Err(Error::Io(
+                    crate::error::IoError::UnsupportedOperation,
+                    "MPIX_Comm_revoke of a communicator with processes of another job".into(),
+                ));
+            }
+            e.revoke(self.route.context, &members)
+        })
     }
 
     /// True once this process knows the communicator revoked (`MPIX_Comm_is_revoked`).
