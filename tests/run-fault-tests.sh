@@ -10,7 +10,8 @@
 # killed after the timeout) or CRASH (the job ended without the line).
 #
 # Then tests/faults/mpit_event.c checks the MPI_T event of the failure, and the ULFM example
-# tests/faults/ulfm_solver.c recovers from a rank killed with SIGKILL.
+# tests/faults/ulfm_solver.c recovers from a rank killed with SIGKILL, and tests/faults/agree_crash.c
+# has an agreement's coordinator crash while it announces the decision.
 #
 # Usage: tests/run-fault-tests.sh [SCENARIO...]   (default: bigrecv recv send anysrc coll)
 # Environment:
@@ -158,6 +159,32 @@ if [[ $IMPLS == *mpicd* ]]; then
                     "$(grep -m1 'as expected' "$log.out" | sed 's/^ulfm_solver: //')" "$took"
             else
                 echo "FAIL ulfm_solver $mode, rank $victim killed (outputs in $log.*)"
+                head -5 "$log.err" | sed 's/^/    /'
+                failed=$((failed + 1))
+            fi
+        done
+    done
+fi
+# A coordinator that crashes while it announces an agreement's decision
+# (tests/faults/agree_crash.c, MPICD_FAULT_AGREE_EXIT): after telling none, one, two of the
+# three others; every survivor must return with the same flag.
+if [[ $IMPLS == *mpicd* ]]; then
+    bin/mpicc -O1 -g -Wall -Wextra -o "$OUT/agree_crash" tests/faults/agree_crash.c || exit 1
+    for mode in $MODES; do
+        for k in 0 1 2; do
+            env=()
+            [[ $mode == tcp ]] && env=(UCX_TLS=tcp,self)
+            log=$OUT/agree_crash-$mode-$k
+            start=$(date +%s.%N)
+            env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" \
+                --mca orte_abort_on_non_zero_status 0 -n 4 "$OUT/agree_crash" "$k" \
+                >"$log.out" 2>"$log.err"
+            took=$(echo "$(date +%s.%N) - $start" | bc)
+            if grep -q "all checks passed" "$log.out" && ! grep -q "agree_crash:" "$log.err"; then
+                printf 'ok   agree_crash %-4s coordinator crashed after %s decisions (%.1fs)\n' \
+                    "$mode" "$k" "$took"
+            else
+                echo "FAIL agree_crash $mode, after $k decisions (outputs in $log.*)"
                 head -5 "$log.err" | sed 's/^/    /'
                 failed=$((failed + 1))
             fi

@@ -81,15 +81,26 @@ pub(crate) fn send(comm: &Communicator, bytes: &[u8], dest: i32, tag: i32) -> Re
 /// Receives a message of any size from communicator rank `source` on the collective context.
 pub(crate) fn recv_vec(comm: &Communicator, source: i32, tag: i32) -> Result<Vec<u8>> {
     let from = comm.world_rank(source)?;
-    let (status, matched) = comm
+    let (_, matched) = comm
         .shared
         .progress_until(|e| e.probe(&comm.coll, Some(from), Some(tag), true))?;
-    let Some(matched @ Matched::Contiguous { .. }) = matched else {
-        return Err(Error::Transport(
-            "unexpected message kind in a collective".into(),
-        ));
+    take_vec(comm, matched)
+}
+
+/// Receives the message a matched probe on `comm` took, whatever its size.
+pub(crate) fn take_vec(comm: &Communicator, matched: Option<Matched>) -> Result<Vec<u8>> {
+    let length = match &matched {
+        Some(Matched::Contiguous { info, .. }) => info.length,
+        _ => {
+            return Err(Error::Transport(
+                "unexpected message kind in a collective".into(),
+            ))
+        }
     };
-    let mut buf = vec![0u8; status.bytes.unwrap_or(0) as usize];
+    let Some(matched) = matched else {
+        return Ok(Vec::new());
+    };
+    let mut buf = vec![0u8; length];
     // SAFETY: `buf` outlives the request, which is waited for before returning.
     let id = comm
         .shared

@@ -13,7 +13,7 @@
 mod table;
 
 pub use table::{
-    COLL_ALGORITHMS, CONNECT_TIMEOUT, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PARENT_PORT,
+    COLL_ALGORITHMS, CONNECT_TIMEOUT, FAULT_AGREE_EXIT, INLINE_BYTES, INLINE_SPLIT, KNOBS, NODE_LOCAL, PARENT_PORT,
     PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
 };
 
@@ -261,6 +261,7 @@ impl Config {
         }
         // Read where they are used (crate::dynamic), checked here with the others.
         number(&CONNECT_TIMEOUT)?;
+        number(&FAULT_AGREE_EXIT)?;
         if let Some(text) = lookup(PARENT_PORT.name) {
             if !text.is_empty() && !text.starts_with("mpicd-port:") {
                 return Err(Error::InvalidArgument(format!(

@@ -2,19 +2,25 @@
 //! communicator agree on the AND of their flags, the largest of their context proposals, and
 //! the set of failed members, although members fail.
 //!
-//! A coordinator (the lowest member none knows failed) collects every live member's flag,
-//! proposal and failures, point-to-point on the communicator's fault-tolerance context (which a
-//! revocation leaves usable), and sends the outcome back; a member it cannot hear from is failed. A member whose coordinator fails
-//! before answering moves to the next coordinator. What it does not survive: a coordinator
-//! that fails after answering some members but not all (the others' next coordinator already
-//! returned); ULFM's own agreement (Open MPI's ERA) survives that too.
+//! Messages travel point-to-point on the communicator's fault-tolerance context (which a
+//! revocation leaves usable), under a tag of their own for each agreement. A coordinator (the
+//! lowest member this process does not know failed) collects every live member's vote (flag,
+//! proposal, known failures), decides, and sends the decision to every live member. Every
+//! member that receives a decision passes it on to every member before it returns: so when a
+//! coordinator fails after telling some members but not all, the others still learn that
+//! decision, from those, and a later coordinator that waits for a vote from a member that
+//! already returned gets its decision instead and adopts it. A member whose coordinator fails
+//! before deciding sends its vote to the next one. It survives any one failure at any point;
+//! two at once (a coordinator, and the only member it told before it passed the decision on)
+//! may leave the others with a decision of their own, as in any agreement without a
+//! consensus protocol (Open MPI's ERA survives that too).
 
-use crate::collective::{recv_vec, send};
+use crate::collective::{send, take_vec};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
 use crate::route::{Route, FAULT_OFFSET};
 use crate::TAG_UB;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 
 /// What the live members agreed on.
@@ -58,30 +64,112 @@ impl AgreementRun {
 
     /// Runs the agreement with this member's `flag` and `proposal`.
     pub(crate) fn run(&self, flag: u32, proposal: u32) -> Result<Agreed> {
-        let (side, tag) = (&self.side, self.tag);
+        let side = &self.side;
         let members = side.route.group.members();
         side.shared.with(|e| {
             e.watch_members(&members);
             Ok(())
         })?;
         let me = side.world_rank(side.rank)?;
+        // The votes heard (this process may be, or become, their coordinator), and the
+        // coordinator this process's vote went to.
+        let mut heard: BTreeMap<u32, Agreed> = BTreeMap::new();
+        let mut voted_to = None;
         loop {
             let known: BTreeSet<u32> = side.failed_members()?.members().into_iter().collect();
             let Some(&coordinator) = members.iter().find(|m| !known.contains(m)) else {
                 return Err(Error::ProcFailed { rank: -1 });
             };
             if coordinator == me {
-                return side.coordinate(&members, known, flag, proposal, tag);
+                let live_others = members.iter().filter(|&&m| m != me && !known.contains(&m));
+                if live_others.clone().all(|m| heard.contains_key(m)) {
+                    let mut decided = Agreed {
+                        flag,
+                        proposal,
+                        failed: known.clone(),
+                    };
+                    for vote in heard.values() {
+                        decided.flag &= vote.flag;
+                        decided.proposal = decided.proposal.max(vote.proposal);
+                        decided.failed.extend(&vote.failed);
+                    }
+                    let decision = encode(Kind::Decision, &decided);
+                    self.spread(&decision, &members, me, None, &known, exit_after());
+                    return Ok(decided);
+                }
+            } else if voted_to != Some(coordinator) {
+                let vote = Agreed {
+                    flag,
+                    proposal,
+                    failed: known.clone(),
+                };
+                let to = side.comm_rank_of(coordinator);
+                match send(side, &encode(Kind::Vote, &vote), to, self.tag) {
+                    Ok(()) => voted_to = Some(coordinator),
+                    // Found failed: the next round picks the next coordinator.
+                    Err(Error::ProcFailed { .. }) => continue,
+                    Err(e) => return Err(e),
+                }
             }
-            let to = side.comm_rank_of(coordinator);
-            let mine = encode(flag, proposal, &known);
-            let answer = send(side, &mine, to, tag).and_then(|()| recv_vec(side, to, tag));
-            match answer {
-                Ok(bytes) => return decode(&bytes),
-                // The coordinator failed: the next one takes over.
-                Err(Error::ProcFailed { .. }) => continue,
-                Err(e) => return Err(e),
+            let Some((from, bytes)) = self.next_message(known.len())? else {
+                continue; // a failure found: maybe a new coordinator
+            };
+            match decode(&bytes)? {
+                (Kind::Vote, vote) => {
+                    heard.insert(from, vote);
+                }
+                (Kind::Decision, decided) => {
+                    self.spread(&bytes, &members, me, Some(from), &known, None);
+                    return Ok(decided);
+                }
             }
+        }
+    }
+
+    /// The next message of this agreement (its sender's world rank and bytes), or `None` as
+    /// soon as more than `known` members are known failed.
+    fn next_message(&self, known: usize) -> Result<Option<(u32, Vec<u8>)>> {
+        let side = &self.side;
+        let route = &side.coll;
+        let got = side.shared.progress_until(|e| {
+            if let Some((status, matched)) = e.probe(route, None, Some(self.tag), true)? {
+                return Ok(Some(Some((status.source, matched))));
+            }
+            match e.failed_members(route).len() > known {
+                true => Ok(Some(None)),
+                false => Ok(None),
+            }
+        })?;
+        let Some((source, matched)) = got else {
+            return Ok(None);
+        };
+        let bytes = take_vec(side, matched)?;
+        Ok(Some((route.group.world_rank(source)?, bytes)))
+    }
+
+    /// Sends the decision `bytes` to every member but this one (`me`), `skip` (who sent it)
+    /// and those known failed; a member that failed meanwhile needs none. With `exit_after`
+    /// (fault injection), the process exits like a crash after that many.
+    fn spread(
+        &self,
+        bytes: &[u8],
+        members: &[u32],
+        me: u32,
+        skip: Option<u32>,
+        known: &BTreeSet<u32>,
+        exit_after: Option<usize>,
+    ) {
+        let side = &self.side;
+        let to = members
+            .iter()
+            .filter(|&&m| m != me && Some(m) != skip && !known.contains(&m));
+        for (sent, &m) in to.enumerate() {
+            if exit_after == Some(sent) {
+                // SAFETY: _exit ends the process at once, as a crash would (fault injection).
+                unsafe { libc::_exit(9) };
+            }
+            // A failure to send is a failed member: nothing to tell it.
+            let _ = send(side, bytes, side.comm_rank_of(m), self.tag);
         }
     }
 
@@ -118,69 +206,39 @@ impl Communicator {
         side
     }
 
-    /// The coordinator's part: hears every live member, then answers each.
-    fn coordinate(
-        &self,
-        members: &[u32],
-        mut failed: BTreeSet<u32>,
-        mut flag: u32,
-        mut proposal: u32,
-        tag: i32,
-    ) -> Result<Agreed> {
-        let me = self.world_rank(self.rank)?;
-        let others: Vec<u32> = members
-            .iter()
-            .copied()
-            .filter(|m| *m != me && !failed.contains(m))
-            .collect();
-        let mut heard = Vec::new();
-        for &m in &others {
-            match recv_vec(self, self.comm_rank_of(m), tag) {
-                Ok(bytes) => {
-                    let theirs = decode(&bytes)?;
-                    flag &= theirs.flag;
-                    proposal = proposal.max(theirs.proposal);
-                    failed.extend(theirs.failed);
-                    heard.push(m);
-                }
-                Err(Error::ProcFailed { .. }) => {
-                    failed.insert(m);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        let outcome = encode(flag, proposal, &failed);
-        for &m in heard.iter().filter(|m| !failed.contains(m)) {
-            match send(self, &outcome, self.comm_rank_of(m), tag) {
-                Ok(()) | Err(Error::ProcFailed { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(Agreed {
-            flag,
-            proposal,
-            failed,
-        })
-    }
-
     /// The rank in this communicator of member `world` (a member by construction).
     fn comm_rank_of(&self, world: u32) -> i32 {
         self.route.group.comm_rank(world).unwrap_or(-1)
     }
 }
 
-fn encode(flag: u32, proposal: u32, failed: &BTreeSet<u32>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(12 + 4 * failed.len());
-    for v in [flag, proposal, failed.len() as u32]
-        .into_iter()
-        .chain(failed.iter().copied())
-    {
-        out.extend_from_slice(&v.to_le_bytes());
+/// `MPICD_FAULT_AGREE_EXIT`: after how many decisions sent a coordinator exits (tests).
+fn exit_after() -> Option<usize> {
+    let knob = crate::config::FAULT_AGREE_EXIT;
+    match knob.number(std::env::var(knob.name).ok().as_deref()) {
+        Ok(0) | Err(_) => None,
+        Ok(n) => Some(n),
     }
-    out
 }
 
-fn decode(bytes: &[u8]) -> Result<Agreed> {
+/// What an agreement message carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A member's vote, to its coordinator.
+    Vote = 0,
+    /// The decision, from the coordinator or passed on by a member.
+    Decision = 1,
+}
+
+fn encode(kind: Kind, a: &Agreed) -> Vec<u8> {
+    let head = [kind as u32, a.flag, a.proposal, a.failed.len() as u32];
+    head.into_iter()
+        .chain(a.failed.iter().copied())
+        .flat_map(u32::to_le_bytes)
+        .collect()
+}
+
+fn decode(bytes: &[u8]) -> Result<(Kind, Agreed)> {
     let word = |i: usize| -> Result<u32> {
         bytes
             .get(4 * i..4 * i + 4)
@@ -188,15 +246,25 @@ fn decode(bytes: &[u8]) -> Result<Agreed> {
             .map(u32::from_le_bytes)
             .ok_or_else(|| Error::Transport("a truncated agreement message".into()))
     };
-    let n = word(2)? as usize;
-    if bytes.len() != 12 + 4 * n {
+    let kind = match word(0)? {
+        0 => Kind::Vote,
+        1 => Kind::Decision,
+        k => {
+            return Err(Error::Transport(format!(
+                "an agreement message of kind {k}"
+            )))
+        }
+    };
+    let n = word(3)? as usize;
+    if bytes.len() != 16 + 4 * n {
         return Err(Error::Transport("a malformed agreement message".into()));
     }
-    Ok(Agreed {
-        flag: word(0)?,
-        proposal: word(1)?,
-        failed: (0..n).map(|i| word(3 + i)).collect::<Result<_>>()?,
-    })
+    let agreed = Agreed {
+        flag: word(1)?,
+        proposal: word(2)?,
+        failed: (0..n).map(|i| word(4 + i)).collect::<Result<_>>()?,
+    };
+    Ok((kind, agreed))
 }
 
 #[cfg(test)]
@@ -206,11 +274,30 @@ mod tests {
     #[test]
     fn agreement_messages_round_trip_and_bad_ones_are_refused() {
         let failed: BTreeSet<u32> = [3, 7].into_iter().collect();
-        let a = decode(&encode(5, 900, &failed)).unwrap();
-        assert_eq!((a.flag, a.proposal, a.failed), (5, 900, failed));
+        let a = Agreed {
+            flag: 5,
+            proposal: 900,
+            failed: failed.clone(),
+        };
+        let (kind, b) = decode(&encode(Kind::Decision, &a)).unwrap();
+        assert_eq!(
+            (kind, b.flag, b.proposal, b.failed),
+            (Kind::Decision, 5, 900, failed)
+        );
         assert!(decode(&[1, 2, 3]).is_err());
-        let mut long = encode(1, 2, &BTreeSet::new());
+        let mut long = encode(Kind::Vote, &b_empty());
         long.push(0);
         assert!(decode(&long).is_err());
+        let mut strange = encode(Kind::Vote, &b_empty());
+        strange[0] = 9;
+        assert!(decode(&strange).is_err());
+    }
+
+    fn b_empty() -> Agreed {
+        Agreed {
+            flag: 1,
+            proposal: 2,
+            failed: BTreeSet::new(),
+        }
     }
 }

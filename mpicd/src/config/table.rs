@@ -108,6 +108,16 @@ pub const CONNECT_TIMEOUT: Knob = Knob {
           long for its children to connect (then MPI_ERR_SPAWN).",
 };
 
+pub const FAULT_AGREE_EXIT: Knob = Knob {
+    name: "MPICD_FAULT_AGREE_EXIT",
+    default: "0",
+    layer: Layer::Engine,
+    kind: Kind::Count { min: 0, max: ANY },
+    doc: "Fault injection for tests: a process that decides a ULFM agreement (its coordinator) \
+          exits at once, like a crash, after sending its decision to this many members (0: \
+          never). tests/faults/agree_crash.c uses it.",
+};
+
 pub const PARENT_PORT: Knob = Knob {
     name: "MPICD_PARENT_PORT",
     default: "",
@@ -127,6 +137,7 @@ pub static KNOBS: &[Knob] = &[
     WAIT,
     COLL_ALGORITHMS,
     CONNECT_TIMEOUT,
+    FAULT_AGREE_EXIT,
     PARENT_PORT,
     Knob {
         name: "MPICD_OOB_THRESHOLD",
