@@ -62,6 +62,7 @@ test: build
 	bash tests/run-mpi-tests.sh
 # A peer lost through the network alone (two network namespaces, link cut) fails operations in 10 s.
 	bash tests/run-unreachable-test.sh
+	bash tests/run-unreachable-test.sh kill
 # A rank dies: every survivor's calls on it fail in seconds, over shm and tcp; a killed mpirun
 # leaves no rank behind.
 	bash tests/run-fault-tests.sh

@@ -4,8 +4,9 @@
 //! check can see a process of another node), and a send to it fail at once.
 //!
 //! Run by `tests/run-unreachable-test.sh`, which makes the two namespaces, starts the ranks
-//! and cuts the link once both printed `CONNECTED`; it then creates CUT_FILE. Not an mpi_*
-//! program: without the namespaces there is no link to cut.
+//! and cuts the link once both printed `CONNECTED` (or, with `kill`, kills rank 1: then rank 0
+//! alone reports); it then creates CUT_FILE. Not an mpi_* program: without the namespaces there
+//! is no link to cut.
 //!
 //! usage: peer_unreachable CUT_FILE
 
