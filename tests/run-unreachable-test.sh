@@ -170,10 +170,15 @@ if [[ $MODE == cut ]]; then
 else
     # Open MPI 4.1.4's mpirun does not end a job one of whose ranks a signal killed (with
     # orte_abort_on_non_zero_status 0): once the survivor has exited, the job is ended here.
+    ranks_in() { # the program's processes in namespace $1
+        for pid in $(ip netns pids "$1"); do
+            [[ $(cat "/proc/$pid/comm" 2>/dev/null) == peer_unreachab* ]] && echo "$pid"
+        done
+    }
     deadline=$((SECONDS + 10))
-    while pgrep -f "$ROOT/$BIN" >/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+    while [[ -n $(ranks_in "$ns_a") ]] && ((SECONDS < deadline)); do sleep 0.1; done
     rc=0
-    pgrep -f "$ROOT/$BIN" >/dev/null && rc=1
+    [[ -n $(ranks_in "$ns_a") ]] && rc=1
     kill -KILL -- "-$job" 2>/dev/null
     wait "$job" 2>/dev/null
 fi

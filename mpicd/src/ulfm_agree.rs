@@ -149,7 +149,7 @@ impl AgreementRun {
 
     /// Sends the decision `bytes` to every member but this one (`me`), `skip` (who sent it)
     /// and those known failed; a member that failed meanwhile needs none. With `exit_after`
-    /// (fault injection), the process exits like a crash after that many.
+    /// (fault injection), the process exits like a crash before the one of that number.
     fn spread(
         &self,
         bytes: &[u8],
@@ -164,7 +164,7 @@ impl AgreementRun {
             .iter()
             .filter(|&&m| m != me && Some(m) != skip && !known.contains(&m));
         for (sent, &m) in to.enumerate() {
-            if exit_after == Some(sent) {
+            if exit_after == Some(sent + 1) {
                 // SAFETY: _exit ends the process at once, as a crash would (fault injection).
                 unsafe { libc::_exit(9) };
             }
@@ -212,7 +212,8 @@ impl Communicator {
     }
 }
 
-/// `MPICD_FAULT_AGREE_EXIT`: after how many decisions sent a coordinator exits (tests).
+/// `MPICD_FAULT_AGREE_EXIT`: before which decision sent (1: the first) a coordinator exits
+/// (tests).
 fn exit_after() -> Option<usize> {
     let knob = crate::config::FAULT_AGREE_EXIT;
     match knob.number(std::env::var(knob.name).ok().as_deref()) {

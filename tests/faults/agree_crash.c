@@ -1,11 +1,13 @@
 /* agree_crash.c: a ULFM agreement whose coordinator crashes half-way through announcing its
- * decision. Rank 0 (the coordinator: the lowest live member) exits like a crash after sending the
- * decision to K members (MPICD_FAULT_AGREE_EXIT=K, set for rank 0 only); the members it told pass
- * the decision on before they return, so every survivor returns, with the same flag: the AND of
- * all four (rank 0 voted too). Then the survivors shrink and check that they agree.
+ * decision. Rank 0 (the coordinator: the lowest live member) exits like a crash before it sends
+ * the decision to the K-th member (MPICD_FAULT_AGREE_EXIT=K, set for rank 0 only), having told
+ * K-1; the members it told pass the decision on before they return, so every survivor returns
+ * with the same flag: the AND of all four when rank 0 told anyone (it voted too), else the AND
+ * of the three survivors, decided by the next coordinator. Then the survivors shrink and check
+ * that they agree.
  *
- * Usage: agree_crash K (4 ranks). Prints "agree_crash: all checks passed" from the first
- * survivor. */
+ * Usage: agree_crash K (4 ranks, K >= 1). Prints "agree_crash: all checks passed" from the
+ * first survivor. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +32,7 @@ int main(int argc, char **argv) {
     }
     const char *k = argc > 1 ? argv[1] : "1";
     if (rank == 0) setenv("MPICD_FAULT_AGREE_EXIT", k, 1);
-    /* Bits: rank r clears bit r+1; all keep bit 0. The AND is 0x1. */
+    /* Bits: rank r clears bit r+1; all keep bit 0. The AND of all is 0x1, of ranks 1-3 0x3. */
     int flag = 0x1f & ~(1 << (rank + 1));
     int rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     /* Only survivors get here; rank 0 failed after the decision, which names no failure. */
@@ -39,8 +41,9 @@ int main(int argc, char **argv) {
         MPI_Error_class(rc, &cls);
         if (cls != MPIX_ERR_PROC_FAILED) fail("MPIX_Comm_agree", rc);
     }
-    if (flag != 0x1) {
-        fprintf(stderr, "agree_crash: rank %d agreed on %#x, expected 0x1\n", rank, flag);
+    int expected = atoi(k) > 1 ? 0x1 : 0x3;
+    if (flag != expected) {
+        fprintf(stderr, "agree_crash: rank %d agreed on %#x, expected %#x\n", rank, flag, expected);
         return 1;
     }
     MPI_Comm alive;
@@ -60,7 +63,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "agree_crash: %d survivors, expected 3\n", n);
         return 1;
     }
-    if (r == 0) printf("agree_crash: all checks passed (coordinator crashed after %s)\n", k);
+    if (r == 0) printf("agree_crash: all checks passed (coordinator crashed before decision %s)\n", k);
     MPI_Comm_free(&alive);
     MPI_Finalize();
     return 0;

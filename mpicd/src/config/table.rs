@@ -114,8 +114,8 @@ pub const FAULT_AGREE_EXIT: Knob = Knob {
     layer: Layer::Engine,
     kind: Kind::Count { min: 0, max: ANY },
     doc: "Fault injection for tests: a process that decides a ULFM agreement (its coordinator) \
-          exits at once, like a crash, after sending its decision to this many members (0: \
-          never). tests/faults/agree_crash.c uses it.",
+          exits at once, like a crash, before it sends its decision to the N-th member (1: \
+          before telling any; 0: never). tests/faults/agree_crash.c uses it.",
 };
 
 pub const PARENT_PORT: Knob = Knob {
