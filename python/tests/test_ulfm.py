@@ -29,6 +29,13 @@ def test_revoke_stops_waiters_and_recovery_calls_still_work(comm):
     revoked(lambda: c.send(b"x", dest=0, tag=3))
     revoked(lambda: c.allgather(comm.rank))
     assert c.Agree(0b11 if comm.rank == 0 else 0b01) == (0b01 if comm.size > 1 else 0b11)
+    flag = memoryview(bytearray(4)).cast("i")
+    flag[0] = 0b110 if comm.rank == 0 else 0b011
+    req = c.Iagree(flag)
+    req.Wait()
+    assert flag[0] == (0b010 if comm.size > 1 else 0b110)
+    with pytest.raises(ValueError):
+        c.Iagree(bytearray(8))
     assert c.Get_failed() == []
     assert c.Ack_failed() == 0
     s = c.Shrink()

@@ -199,6 +199,16 @@ class Comm:
         check(lib.MPIX_Comm_agree(self._h, ctypes.byref(f)))
         return f.value
 
+    def Iagree(self, flag):
+        """``Agree`` without waiting: ``flag`` is a writable buffer of one C int (mpi4py's
+        form), which holds the agreed value once the returned request completes."""
+        from ._request import Request
+
+        out = _AgreedFlag(flag)
+        req = ctypes.c_void_p(0)
+        check(lib.MPIX_Comm_iagree(self._h, ctypes.byref(out.value), ctypes.byref(req)))
+        return Request(req.value, msgs=[out])
+
     def Shrink(self):
         """A new communicator of the live processes, in their order here (collective over
         them; works on a revoked communicator)."""
@@ -484,6 +494,24 @@ class Comm:
 
     def allreduce(self, sendobj, op=SUM):
         return _objcoll.allreduce(self, sendobj, op)
+
+
+class _AgreedFlag:
+    """The C int an ``MPIX_Comm_iagree`` reads and writes, copied into the caller's buffer when
+    its request completes (``release``, as the request's other kept objects)."""
+
+    __slots__ = ("view", "value")
+
+    def __init__(self, buf):
+        view = memoryview(buf).cast("B")
+        size = ctypes.sizeof(ctypes.c_int)
+        if view.readonly or view.nbytes != size:
+            raise ValueError(f"Iagree: the flag must be a writable buffer of {size} bytes")
+        self.view = view
+        self.value = ctypes.c_int.from_buffer_copy(view)
+
+    def release(self):
+        self.view[:] = bytes(self.value)
 
 
 class Intracomm(Comm):
