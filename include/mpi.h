@@ -1075,15 +1075,6 @@ typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
 // [`MPI_COMM_NULL_DELETE_FN`] of the MPI-1 interface (deprecated).
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
 
-// `MPI_File_set_view`'s displacement for a sequential file: the shared file pointer's.
-#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
-
-// No conversion: the data are moved as they are.
-#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function*)0)
-
-// [`MPI_CONVERSION_FN_NULL`] for the large-count registration.
-#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c*)0)
-
 // [`MPI_COMM_NULL_COPY_FN`] for windows.
 #define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
 
@@ -1092,6 +1083,15 @@ typedef void (MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
 
 // [`MPI_COMM_NULL_DELETE_FN`] for windows.
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+
+// `MPI_File_set_view`'s displacement for a sequential file: the shared file pointer's.
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
+
+// No conversion: the data are moved as they are.
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function*)0)
+
+// [`MPI_CONVERSION_FN_NULL`] for the large-count registration.
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c*)0)
 
 #define MPI_T_ENUM_NULL ((MPI_T_enum)0)
 

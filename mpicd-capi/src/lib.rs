@@ -47,6 +47,7 @@ pub mod topo;
 pub mod topo_graph;
 pub mod types;
 // The tool information interface (MPI_T).
+pub mod abi_file;
 pub mod abi_tool;
 pub mod tool;
 pub mod tool_cvar;
