@@ -42,5 +42,10 @@ def test_revoke_stops_waiters_and_recovery_calls_still_work(comm):
     assert (s.rank, s.size) == (comm.rank, comm.size) and not s.Is_revoked()
     assert s.allreduce(1) == comm.size
     s.Free()
+    s, req = c.Ishrink()
+    req.Wait()
+    assert (s.rank, s.size) == (comm.rank, comm.size)
+    assert s.allreduce(comm.rank) == comm.size * (comm.size - 1) // 2
+    s.Free()
     c.Free()
     assert comm.allreduce(1) == comm.size  # other communicators are untouched

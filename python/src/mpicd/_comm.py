@@ -123,10 +123,18 @@ class Comm:
     def _setup(self):
         """Sets MPI_ERRORS_RETURN and makes the private duplicate (collective)."""
         check(lib.MPI_Comm_set_errhandler(self._h, ERRORS_RETURN))
-        coll = ctypes.c_void_p(0)
-        check(lib.MPI_Comm_dup(self._h, ctypes.byref(coll)))
-        self._coll = coll.value
+        self._coll_handle()
         return self
+
+    def _coll_handle(self):
+        """The private duplicate the object collectives run on, made at the first of them
+        when the communicator came without it (``Ishrink``): every member makes it then, in
+        the same order, as collectives require."""
+        if self._coll is None:
+            coll = ctypes.c_void_p(0)
+            check(lib.MPI_Comm_dup(self._h, ctypes.byref(coll)))
+            self._coll = coll.value
+        return self._coll
 
     def Get_rank(self):
         r = ctypes.c_int(0)
@@ -215,6 +223,17 @@ class Comm:
         new = ctypes.c_void_p(0)
         check(lib.MPIX_Comm_shrink(self._h, ctypes.byref(new)))
         return Intracomm(new.value)._setup()
+
+    def Ishrink(self):
+        """``Shrink`` without waiting: the new communicator and the request; the communicator
+        is usable once the request completed."""
+        from ._request import Request
+
+        new = Intracomm(COMM_NULL)
+        out = _ShrunkComm(new)
+        req = ctypes.c_void_p(0)
+        check(lib.MPIX_Comm_ishrink(self._h, ctypes.byref(out.handle), ctypes.byref(req)))
+        return new, Request(req.value, msgs=[out])
 
     def Get_failed(self):
         """The ranks in this communicator of the processes known failed, in the order they
@@ -512,6 +531,22 @@ class _AgreedFlag:
 
     def release(self):
         self.view[:] = bytes(self.value)
+
+
+class _ShrunkComm:
+    """Where an ``MPIX_Comm_ishrink`` writes the new handle, given to its ``Intracomm`` when
+    the request completes (``release``)."""
+
+    __slots__ = ("comm", "handle")
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.handle = ctypes.c_void_p(0)
+
+    def release(self):
+        if self.handle.value:
+            self.comm._h = self.handle.value
+            check(lib.MPI_Comm_set_errhandler(self.comm._h, ERRORS_RETURN))
 
 
 class Intracomm(Comm):

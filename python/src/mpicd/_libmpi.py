@@ -168,6 +168,7 @@ PROTOTYPES = {
     "MPIX_Comm_agree": (_I, [_P, _PI]),
     "MPIX_Comm_iagree": (_I, [_P, _PI, _PP]),
     "MPIX_Comm_shrink": (_I, [_P, _PP]),
+    "MPIX_Comm_ishrink": (_I, [_P, _PP, _PP]),
     "MPIX_Comm_get_failed": (_I, [_P, _PP]),
     "MPIX_Comm_ack_failed": (_I, [_P, _I, _PI]),
     "MPI_Comm_compare": (_I, [_P, _P, _PI]),

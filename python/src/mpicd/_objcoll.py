@@ -94,7 +94,7 @@ def _raise_first(local_error, items):
 
 
 def bcast(comm, obj, root):
-    h, rank, size = comm._coll, comm.rank, comm.size
+    h, rank, size = comm._coll_handle(), comm.rank, comm.size
     _check_root(root, size)
     parts = error = None
     if rank == root:
@@ -111,7 +111,7 @@ def bcast(comm, obj, root):
 
 
 def gather(comm, sendobj, root):
-    h, rank, size = comm._coll, comm.rank, comm.size
+    h, rank, size = comm._coll_handle(), comm.rank, comm.size
     _check_root(root, size)
     parts, error = _dumps(sendobj, rank)
     send = _pickled.SendOp(parts)
@@ -128,7 +128,7 @@ def gather(comm, sendobj, root):
 
 
 def scatter(comm, sendobjs, root):
-    h, rank, size = comm._coll, comm.rank, comm.size
+    h, rank, size = comm._coll_handle(), comm.rank, comm.size
     _check_root(root, size)
     sends, base, error = [], 0, None
     if rank == root:
@@ -147,7 +147,7 @@ def scatter(comm, sendobjs, root):
 
 
 def allgather(comm, sendobj):
-    h, rank, size = comm._coll, comm.rank, comm.size
+    h, rank, size = comm._coll_handle(), comm.rank, comm.size
     parts, error = _dumps(sendobj, rank)
     send = _pickled.SendOp(parts)
     recvs = [_pickled.RecvOp() for _ in range(size)]
@@ -160,7 +160,7 @@ def allgather(comm, sendobj):
 
 
 def alltoall(comm, sendobjs):
-    h, rank, size = comm._coll, comm.rank, comm.size
+    h, rank, size = comm._coll_handle(), comm.rank, comm.size
     items = list(sendobjs)
     error = None
     if len(items) != size:
