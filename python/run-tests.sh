@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # run-tests.sh: installs the Python package (pip install ./python) with what its tests need
 # (pytest, numpy), then runs the pytest suite under the launcher with 2 and 4 ranks over UCX's
-# default transports (shared memory), and with 2 ranks over UCX_TLS=tcp.
+# default transports (shared memory), and with 2 and 3 ranks over UCX_TLS=tcp (an odd count: one
+# rank has no partner in the pair tests).
 #
 # Usage: python/run-tests.sh [PYTEST ARGS...]
 # Environment:
 #   MPIRUN            launcher (default: Open MPI's mpirun, allowed as root, oversubscribed)
 #   PYTHON            interpreter (default: python3)
-#   PY_TEST_RUNS      runs as "ranks:mode" words (default "2:shm 4:shm 2:tcp")
+#   PY_TEST_RUNS      runs as "ranks:mode" words (default "2:shm 4:shm 2:tcp 3:tcp")
 #   PY_TEST_TIMEOUT   seconds per run (default 600)
 #   PY_TEST_NO_INSTALL=1  skip the pip installs (use what is installed)
 # Needs target/release/libmpi.so (cargo build --release --workspace); the package finds it in
@@ -16,7 +17,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../scripts/common.sh"
-RUNS=${PY_TEST_RUNS:-2:shm 4:shm 2:tcp}
+RUNS=${PY_TEST_RUNS:-2:shm 4:shm 2:tcp 3:tcp}
 TIMEOUT=${PY_TEST_TIMEOUT:-600}
 
 [[ -n "${MPICD_LIBMPI:-}" ]] || need_libmpi python/run-tests
