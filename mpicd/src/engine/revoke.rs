@@ -240,19 +240,20 @@ impl Engine {
         }
     }
 
-    /// The custom-typed receive `id` completed with `outcome`: `Revoked` if a revocation
-    /// cancelled it.
+    /// Operation `id` completed with `outcome`: `Revoked` if a revocation cancelled it (a
+    /// custom-typed receive). It leaves the list of those either way, also when it completed
+    /// normally because its message had already matched.
     pub(super) fn revoked_outcome(&mut self, id: OpId, outcome: Result<Status>) -> Result<Status> {
+        let cancelled = &mut self.revocations.cancelled;
+        if cancelled.is_empty() {
+            return outcome;
+        }
+        let Some(i) = cancelled.iter().position(|&c| c == id) else {
+            return outcome;
+        };
+        cancelled.swap_remove(i);
         match outcome {
-            Ok(s) if s.cancelled && !self.revocations.cancelled.is_empty() => {
-                match self.revocations.cancelled.iter().position(|&c| c == id) {
-                    Some(i) => {
-                        self.revocations.cancelled.swap_remove(i);
-                        Err(Error::Revoked)
-                    }
-                    None => Ok(s),
-                }
-            }
+            Ok(s) if s.cancelled => Err(Error::Revoked),
             other => other,
         }
     }
