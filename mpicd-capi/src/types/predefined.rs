@@ -174,6 +174,27 @@ pub(crate) const PAIRS: [MPI_Datatype; 9] = [
     MPI_2INTEGER,
 ];
 
+/// The core datatype of each predefined basic handle, made once (by handle value, from
+/// `PREDEFINED.start`): the calls that take a datatype clone it instead of building it.
+fn basic_types() -> &'static [Option<Datatype>] {
+    static MADE: OnceLock<Vec<Option<Datatype>>> = OnceLock::new();
+    MADE.get_or_init(|| {
+        PREDEFINED
+            .map(|v| {
+                let h = v as MPI_Datatype;
+                let b = basic(h)?;
+                Datatype::basic(mpicd::Basic {
+                    id: h as usize,
+                    size: b.size,
+                    align: align_of(h, b),
+                    parts: 1,
+                })
+                .ok()
+            })
+            .collect()
+    })
+}
+
 /// The pair types' structs, made once, so that a pair inside a derived type is recognized as
 /// the named type it came from ([`pair_handle`]).
 fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
@@ -197,14 +218,11 @@ fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
 
 /// The core datatype of a predefined handle (a basic element, or a pair's struct).
 pub(crate) fn core_type(h: MPI_Datatype) -> Option<Datatype> {
-    if let Some(b) = basic(h) {
-        let basic = mpicd::Basic {
-            id: h as usize,
-            size: b.size,
-            align: align_of(h, b),
-            parts: 1,
-        };
-        return Datatype::basic(basic).ok();
+    if basic(h).is_some() {
+        return basic_types()
+            .get((h as usize).checked_sub(PREDEFINED.start)?)
+            .cloned()
+            .flatten();
     }
     pair(h)?;
     pair_types()

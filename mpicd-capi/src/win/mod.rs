@@ -66,7 +66,16 @@ pub(crate) fn run_on_win(
     win: MPI_Win,
     body: impl FnOnce(Arc<Window>) -> CResult<()>,
 ) -> c_int {
-    run(name, errh(win), |_| body(get(win)?))
+    // The usual case in one lookup: a live window's handler and object.
+    let live = check_live().ok().and_then(|()| {
+        WINS.with(win as usize, |e| {
+            (e.errh.bound_to(win as usize), Arc::clone(&e.win))
+        })
+    });
+    match live {
+        Some((errh, w)) => run(name, errh, |_| body(w)),
+        None => run(name, errh(win), |_| body(get(win)?)),
+    }
 }
 
 /// The hints of an info argument (MPI_INFO_NULL: none).

@@ -17,6 +17,9 @@ use std::ffi::{c_int, c_void};
 
 /// The core datatype of a handle for a one-sided call (custom types are refused).
 pub(crate) fn rma_type(h: MPI_Datatype) -> CResult<Datatype> {
+    if let Some(t) = types::core_type(h) {
+        return Ok(t);
+    }
     match types::get(h)? {
         Dtype::Custom(_) => Err(fail(
             MPI_ERR_TYPE,

@@ -4,6 +4,21 @@
 //! [`super::progress`]; this file only answers questions about them.
 
 use super::{Engine, Op, OpId, Route};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once any process of the job is known failed: lets a hot path skip the engine's lock
+/// to ask about a peer while nobody ever failed.
+static ANY_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Whether any process is known failed (a hint read without the engine's lock).
+pub(crate) fn any_failed() -> bool {
+    ANY_FAILED.load(Ordering::Acquire)
+}
+
+/// Records that a process is known failed.
+pub(super) fn note_failure() {
+    ANY_FAILED.store(true, Ordering::Release);
+}
 
 impl Engine {
     /// The members of `route`'s group (world ranks) known failed, in the order found.

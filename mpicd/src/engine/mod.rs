@@ -23,6 +23,7 @@ mod agree;
 mod contiguous;
 mod custom;
 mod failed;
+pub(crate) use failed::any_failed;
 mod foreign;
 mod idle;
 mod progress;

@@ -86,6 +86,7 @@ impl Engine {
                 continue;
             }
             peer.failed = true;
+            super::failed::note_failure();
             self.net.lost.push(rank);
             crate::tool::pvar::PEERS_FAILED.add(1);
             crate::tool::event::peer_failed(rank);

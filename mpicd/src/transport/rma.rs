@@ -40,6 +40,18 @@ unsafe impl Send for RemoteKey {}
 // SAFETY: as above.
 unsafe impl Sync for RemoteKey {}
 
+impl RemoteKey {
+    /// Where the peer's address `remote` (in the region this key names) is mapped in this
+    /// process, when a shared-memory transport can map it (memory UCX allocated on this node);
+    /// `None` otherwise. The mapping lives as long as the key.
+    pub(crate) fn local_address(&self, remote: u64) -> Option<*mut u8> {
+        let mut at: *mut c_void = ptr::null_mut();
+        // SAFETY: the key is live; `at` is an out pointer. UCX only looks the address up.
+        let status = unsafe { ucx::ucp_rkey_ptr(self.0, remote, &mut at) };
+        (status == ucx::UCS_OK && !at.is_null()).then_some(at as *mut u8)
+    }
+}
+
 impl Drop for RemoteKey {
     fn drop(&mut self) {
         // SAFETY: the key came from ucp_ep_rkey_unpack and is destroyed once.

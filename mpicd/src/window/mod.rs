@@ -21,6 +21,7 @@
 //! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW).
 
 mod access;
+mod direct;
 mod epoch;
 mod memory;
 mod rma_ops;
@@ -71,6 +72,8 @@ pub struct Window {
     /// regions, released with them).
     control: *const Control,
     directory: Option<Mutex<Directory>>,
+    /// Every member's memory mapped here (see [`direct`]), when the window allows it.
+    mapped: Option<direct::Mapped>,
 }
 
 // SAFETY: the control block pointer names memory the window owns (through its registration)
@@ -107,14 +110,16 @@ impl Window {
         // an address of its own.
         let memory = OwnedMemory::new(0)?;
         let base = memory.ptr() as usize;
-        Window::build(
+        let mut w = Window::build(
             comm,
             Flavor::Allocate,
             base,
             size,
             disp_unit,
             Exposed::Owned(memory),
-        )
+        )?;
+        w.map_members(None)?;
+        Ok(w)
     }
 
     /// `MPI_Win_create_dynamic`: a window with no memory until [`Window::attach`].
@@ -195,6 +200,8 @@ impl Window {
             Exposed::Shared(segment),
         )?;
         w.shared_bases = offsets.iter().map(|o| at + o).collect();
+        let pieces = w.shared_bases.clone();
+        w.map_members(Some(&pieces))?;
         Ok(w)
     }
 
@@ -317,6 +324,7 @@ impl Window {
             _exposed: exposed,
             control,
             directory: directory.map(Mutex::new),
+            mapped: None,
         })
     }
 

@@ -7,11 +7,12 @@
 //! and op.
 
 use super::access::{keyring, Deferred, Keyring, Located, State};
-use super::{packed_len, Window};
+use super::{direct, packed_len, Window};
 use crate::error::{Error, Result};
 use crate::reduction::CombineFn;
 use crate::transport::{Endpoint, UcxRequest, Worker};
 use crate::{TypedBuf, PROC_NULL};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// What an accumulate does with the target's elements.
@@ -106,6 +107,22 @@ impl Window {
         let Some(loc) = self.locate(&mut st, r, disp, target)? else {
             return Ok(());
         };
+        if let Some(m) = &self.mapped {
+            let at = m.data(r, loc.addr, self.targets[r].rec.base);
+            // SAFETY: `locate` checked the range; the origin is readable (the caller's
+            // promise), or packed here.
+            match origin.contiguous() {
+                Some((p, _)) => unsafe { direct::copy_runs(at, target, p, true) },
+                None => {
+                    let mut v = SmallVec::<[u8; 256]>::from_elem(0, packed_len(origin)?);
+                    unsafe {
+                        origin.pack(0, &mut v);
+                        direct::copy_runs(at, target, v.as_mut_ptr(), true)
+                    }
+                }
+            }
+            return Ok(());
+        }
         let (src, packed) = match origin.contiguous() {
             Some((p, _)) => (p, None),
             None => {
@@ -150,6 +167,22 @@ impl Window {
         let Some(loc) = self.locate(&mut st, r, disp, target)? else {
             return Ok(());
         };
+        if let Some(m) = &self.mapped {
+            let at = m.data(r, loc.addr, self.targets[r].rec.base);
+            // SAFETY: `locate` checked the range; the origin is writable (the caller's
+            // promise), or staged here and unpacked into it.
+            match origin.contiguous() {
+                Some((p, _)) => unsafe { direct::copy_runs(at, target, p, false) },
+                None => {
+                    let mut v = SmallVec::<[u8; 256]>::from_elem(0, packed_len(origin)?);
+                    unsafe {
+                        direct::copy_runs(at, target, v.as_mut_ptr(), false);
+                        origin.unpack(0, &v);
+                    }
+                }
+            }
+            return Ok(());
+        }
         let (dst, staged) = match origin.contiguous() {
             Some((p, _)) => (p, None),
             None => {
@@ -278,6 +311,19 @@ impl Window {
         read: bool,
         f: impl FnOnce(&mut [u8]) -> Result<bool>,
     ) -> Result<()> {
+        if let Some(m) = &self.mapped {
+            let at = m.data(loc.rank, loc.addr, self.targets[loc.rank].rec.base);
+            let mut tmp = SmallVec::<[u8; 64]>::from_elem(0, packed_len(target)?);
+            // SAFETY: `locate` checked the range; `tmp` holds the packed size.
+            if read {
+                unsafe { direct::copy_runs(at, target, tmp.as_mut_ptr(), false) };
+            }
+            if f(&mut tmp)? {
+                // SAFETY: as above.
+                unsafe { direct::copy_runs(at, target, tmp.as_mut_ptr(), true) };
+            }
+            return Ok(());
+        }
         let mut tmp = vec![0u8; packed_len(target)?];
         let p = tmp.as_mut_ptr();
         if read {

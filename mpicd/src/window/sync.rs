@@ -54,6 +54,10 @@ impl Window {
         value: u64,
         swap: Option<u64>,
     ) -> Result<u64> {
+        if let Some(m) = &self.mapped {
+            self.direct_alive(st, std::iter::once(rank))?;
+            return Ok(m.atomic(rank, op, at, value, swap));
+        }
         let v = value.to_ne_bytes();
         let mut reply = swap.unwrap_or(0).to_ne_bytes();
         let addr = self.targets[rank].rec.control + at;
@@ -73,6 +77,7 @@ impl Window {
     /// Takes member `rank`'s accumulate lock.
     pub(crate) fn acquire_accumulate(&self, st: &mut State, rank: usize) -> Result<()> {
         let me = self.targets[self.rank() as usize].world as u64 + 1;
+        let mut tries = 0u32;
         while self.control_atomic(
             st,
             rank,
@@ -81,7 +86,14 @@ impl Window {
             0,
             Some(me),
         )? != 0
-        {}
+        {
+            // The holder may be waiting for this core (more processes than cores).
+            tries += 1;
+            match tries % 16 {
+                0 => std::thread::yield_now(),
+                _ => std::hint::spin_loop(),
+            }
+        }
         Ok(())
     }
 
@@ -221,6 +233,12 @@ impl Window {
     /// Completes the operations on member `rank` at the target, then finishes their
     /// deferred work.
     fn flush_rank(&self, st: &mut State, rank: usize) -> Result<()> {
+        if self.mapped.is_some() {
+            // Copies and CPU atomics are complete: only their order and the target's
+            // liveness remain.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            return self.direct_alive(st, std::iter::once(rank));
+        }
         let waited = self.wait_inflight(st, |r| r == rank);
         let req = self.on_target(st, rank, |w, ep, _, _| w.flush_endpoint(ep))?;
         let outcome = waited.and(self.wait_on(req, rank));
@@ -233,6 +251,10 @@ impl Window {
 
     /// Completes every operation of this process (all windows, all targets).
     fn flush_all_locked(&self, st: &mut State) -> Result<()> {
+        if self.mapped.is_some() {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            return self.direct_alive(st, 0..self.targets.len());
+        }
         let waited = self.wait_inflight(st, |_| true);
         let req = self.comm.shared.with(|e| e.rma_worker().flush_worker())?;
         let worlds: Vec<u32> = self.targets.iter().map(|t| t.world).collect();
