@@ -23,10 +23,12 @@
 #      (make bench-coll runs it alone);
 #   5b. (full run only) the p2p comparison with ucx_perftest and Open MPI (bench/pingpong-compare.sh:
 #      p2p.csv) and progress fairness at 2-4 ranks (bench/fairness/run.py: fairness.csv, .md);
+#   5c. (full run only) one-sided latency and bandwidth (bench/rma/run.sh: rma.md, rma.csv);
 #   6. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md
 #      (with the collectives' geomeans when collectives.md is there);
-#   7. (full run only) bench/scoreboard.py: every per-message target of issue 20 with its ratio,
-#      met or missed: scoreboard.md (the Python row comes from make bench-python's last run).
+#   7. (full run only) bench/scoreboard.py: every per-message target of issue 20 and the one-sided
+#      targets of issue 18 with their ratios, met or missed: scoreboard.md (the Python row comes
+#      from make bench-python's last run).
 # Every benchmark checks the data it received; a failed check fails the run.
 #
 # Environment: MPIRUN (the Makefile exports it), PEER_MPICC (default mpicc: Open MPI's; not
@@ -75,7 +77,7 @@ else
 fi
 
 KINDS=(double-vec struct-vec struct-simple struct-simple-no-gap)
-TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 3)))
+TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 4)))
 
 elapsed() { echo $(($(date +%s) - $1)); }
 
@@ -195,6 +197,14 @@ fi
 if ((!SMOKE)); then
     step p2p "$LOGS/p2p.log" bash bench/pingpong-compare.sh
     STEP_TIMEOUT=3600 step fairness "$LOGS/fairness.log" python3 bench/fairness/run.py --out "$OUT"
+fi
+
+# ----- 5c. one-sided communication (issue 18) ------------------------------------------------------
+# Not in --smoke: put, get, accumulate, fetch-and-op, compare-and-swap latency and put/get
+# bandwidth 8 B-4 MiB against Open MPI (osc sm,ucx) and ucx_perftest (bench/rma/run.sh, about 2
+# minutes: rma.md, rma.csv, read by the scoreboard).
+if ((!SMOKE)); then
+    step rma "$LOGS/rma.log" bash bench/rma/run.sh
 fi
 
 # ----- 6. report ---------------------------------------------------------------------------------

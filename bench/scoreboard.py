@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scoreboard: the per-message speed targets (issue 20) in one table, from the CSVs of the last
+"""scoreboard: the per-message speed targets (issue 20) and the one-sided ones (issue 18) in one table, from the CSVs of the last
 benchmark runs in bench/results (and python/bench/results), each target with its ratio, met or
 missed, and the file it comes from with that file's date, so a stale row shows as stale.
 
@@ -12,6 +12,8 @@ missed, and the file it comes from with that file's date, so a stale row shows a
   fairness.csv     make bench-fairness (make bench runs it): randomized message rate at 2-4
                    ranks, a blocked rank's CPU
   collectives.csv  make bench-coll (make bench runs it): collectives at 3 and 4 ranks
+  rma.csv          make bench-rma (make bench runs it): one-sided latency and bandwidth against
+                   ucx_perftest and Open MPI (osc sm,ucx)
   python/bench/results/pingpong.csv   make bench-python: objects of 1-16 KiB against pkl5
 
 Writes bench/results/scoreboard.md and prints it. Standard library only.
@@ -170,7 +172,35 @@ def main():
     b.worst("Python objects of 1-16 KiB >= 1.0x mpi4py pkl5",
             [(s, ours[s] / pkl5[s]) for s in sorted(ours) if pkl5.get(s)], 1.0, src)
 
-    lines = ["# Scoreboard: per-message speed (issue 20)", "",
+    rma_rows, src = read(os.path.join(args.results, "rma.csv"))
+    rma = {(r["metric"], int(r["bytes"])): r for r in rma_rows or []}
+    num = lambda r, k: float(r[k]) if r.get(k) else None
+    lat_ucx, lat_ompi = [], []
+    for op in ("put", "get", "accumulate", "fetch_and_op", "compare_and_swap"):
+        r = rma.get((f"{op}_latency", 8))
+        if not r:
+            continue
+        m, o, u = num(r, "mpicd"), num(r, "openmpi"), num(r, "ucx_perftest")
+        if m and u:
+            lat_ucx.append((op, m / u))
+        if m and o:
+            lat_ompi.append((op, o / m))
+    b.worst("one-sided 8 B latency <= 1.3x ucx_perftest", lat_ucx, 1.3, src, higher_is_better=False)
+    b.worst("one-sided 8 B latency >= 1.0x Open MPI (osc sm,ucx; its time / ours)", lat_ompi, 1.0, src)
+    bw_ucx, bw_ompi = [], []
+    for (metric, size), r in sorted(rma.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if not metric.endswith("bandwidth"):
+            continue
+        m, o, u = num(r, "mpicd"), num(r, "openmpi"), num(r, "ucx_perftest")
+        name = f"{metric.split('_')[0]} {human(size)}"
+        if m and u:
+            bw_ucx.append((name, m / u))
+        if m and o:
+            bw_ompi.append((name, m / o))
+    b.worst("one-sided bandwidth >= 0.9x ucx_perftest", bw_ucx, 0.9, src)
+    b.worst("one-sided bandwidth >= 1.0x Open MPI (osc sm,ucx)", bw_ompi, 1.0, src)
+
+    lines = ["# Scoreboard: per-message speed (issue 20) and one-sided communication (issue 18)", "",
              "Made by `bench/scoreboard.py` from the last runs' CSVs (the source column gives "
              "each file's date). A ratio compares mpicd with the peer in the same run.", "",
              "| target | measured | status | source |", "|---|---|---|---|"]

@@ -4,8 +4,8 @@
  * one operation followed by MPI_Win_flush, averaged over ITERS after WARMUP:
  *   put, get (8 B), accumulate (MPI_SUM, 8 B int64), fetch_and_op (MPI_SUM, int64),
  *   compare_and_swap (int64)
- * and each bandwidth WINDOW puts (or gets) of SIZE bytes then one flush, for SIZE from 8 B to
- * 4 MiB. Every get and fetch checks the value it read. Prints
+ * and each bandwidth WINDOW puts (or gets) of SIZE bytes (fewer when they would not fit the
+ * 4 MiB window) then one flush, for SIZE from 8 B to 4 MiB. Every get and fetch checks the value it read. Prints
  *   RESULT <impl> <op> <bytes> <value>      (latency in us, bandwidth in MB/s, MB = 1e6 B)
  * Usage: rma_bench IMPL_NAME */
 #include <mpi.h>
@@ -64,22 +64,24 @@ int main(int argc, char **argv) {
         MPI_Win_flush(1, win);
         if (got != WARMUP + ITERS) fail("accumulates lost updates");
         for (int op = 0; op < 2; op++) {
-            for (int bytes = 8; bytes <= MAX_BYTES / WINDOW; bytes *= 4) {
-                int rounds = bytes >= (1 << 20) ? 10 : 100;
+            static const int sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, MAX_BYTES};
+            for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+                int bytes = sizes[k];
+                /* WINDOW operations per flush, fewer where they would not fit the window. */
+                int ops = MAX_BYTES / bytes < WINDOW ? MAX_BYTES / bytes : WINDOW;
+                int rounds = bytes >= (1 << 20) ? 20 : 100;
                 double t0 = MPI_Wtime();
                 for (int r = 0; r < rounds; r++) {
-                    for (int w = 0; w < WINDOW; w++) {
-                        int chunk = bytes <= MAX_BYTES / WINDOW ? bytes : MAX_BYTES / WINDOW;
-                        MPI_Aint disp = (MPI_Aint)w * chunk;
-                        if (op == 0) MPI_Put(buf, chunk, MPI_BYTE, 1, disp, chunk, MPI_BYTE, win);
-                        else MPI_Get(buf, chunk, MPI_BYTE, 1, disp, chunk, MPI_BYTE, win);
+                    for (int w = 0; w < ops; w++) {
+                        MPI_Aint disp = (MPI_Aint)w * bytes;
+                        if (op == 0) MPI_Put(buf, bytes, MPI_BYTE, 1, disp, bytes, MPI_BYTE, win);
+                        else MPI_Get(buf, bytes, MPI_BYTE, 1, disp, bytes, MPI_BYTE, win);
                     }
                     MPI_Win_flush(1, win);
                 }
                 double secs = MPI_Wtime() - t0;
-                int chunk = bytes <= MAX_BYTES / WINDOW ? bytes : MAX_BYTES / WINDOW;
-                printf("RESULT %s %s_bandwidth %d %.1f\n", impl, op ? "get" : "put", chunk,
-                       (double)chunk * WINDOW * rounds / secs / 1e6);
+                printf("RESULT %s %s_bandwidth %d %.1f\n", impl, op ? "get" : "put", bytes,
+                       (double)bytes * ops * rounds / secs / 1e6);
             }
         }
         MPI_Win_unlock_all(win);

@@ -13,7 +13,7 @@ use crate::reductions::Reduction;
 use crate::types;
 use mpicd::{AccumulateOp, Window};
 use std::ffi::{c_int, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A predefined reduction, shareable across threads.
 struct Shared(Reduction);
@@ -60,8 +60,31 @@ fn element_of(t: &mpicd::Datatype) -> Option<MPI_Datatype> {
     }
 }
 
-/// What `op` does to elements of `datatype` in an accumulate.
+/// Predefined op handles and predefined datatype handles: the ranges [`accumulate_op`]
+/// remembers the combination of.
+const OPS: std::ops::Range<usize> = 0x20..0x40;
+const TYPES: std::ops::Range<usize> = 0x200..0x300;
+
+/// What `op` does to elements of `datatype` in an accumulate, made once for each predefined
+/// op and predefined datatype.
 fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
+    type Made = Box<[OnceLock<Option<AccumulateOp>>]>;
+    static MADE: OnceLock<Made> = OnceLock::new();
+    let (o, t) = (op as usize, datatype as usize);
+    if !(OPS.contains(&o) && TYPES.contains(&t)) {
+        return make_accumulate_op(op, datatype);
+    }
+    let table = MADE.get_or_init(|| (0..OPS.len() * TYPES.len()).map(|_| OnceLock::new()).collect());
+    let slot = &table[(o - OPS.start) * TYPES.len() + (t - TYPES.start)];
+    match slot.get_or_init(|| make_accumulate_op(op, datatype).ok()) {
+        Some(made) => Ok(made.clone()),
+        // Not an accumulate (say, an op undefined for the type): the error, made again.
+        None => make_accumulate_op(op, datatype),
+    }
+}
+
+/// [`accumulate_op`], made now.
+fn make_accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
     if op == MPI_REPLACE {
         return Ok(AccumulateOp::Replace);
     }
@@ -100,11 +123,11 @@ unsafe fn accumulate(
         _ => accumulate_op(op, t.datatype)?,
     };
     let data = match acc {
-        AccumulateOp::NoOp => Vec::new(),
+        AccumulateOp::NoOp => std::borrow::Cow::Borrowed(&[][..]),
         _ => {
             let e = Elem::of(origin.2)?;
             // SAFETY: MPI's rules: the origin holds `count` elements.
-            unsafe { e.read(origin.0, count_of(origin.1)?) }?.into_owned()
+            unsafe { e.read(origin.0, count_of(origin.1)?) }?
         }
     };
     let res = match result {
