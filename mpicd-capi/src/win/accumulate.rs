@@ -74,7 +74,11 @@ fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
     if !(OPS.contains(&o) && TYPES.contains(&t)) {
         return make_accumulate_op(op, datatype);
     }
-    let table = MADE.get_or_init(|| (0..OPS.len() * TYPES.len()).map(|_| OnceLock::new()).collect());
+    let table = MADE.get_or_init(|| {
+        (0..OPS.len() * TYPES.len())
+            .map(|_| OnceLock::new())
+            .collect()
+    });
     let slot = &table[(o - OPS.start) * TYPES.len() + (t - TYPES.start)];
     match slot.get_or_init(|| make_accumulate_op(op, datatype).ok()) {
         Some(made) => Ok(made.clone()),

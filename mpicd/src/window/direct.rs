@@ -58,14 +58,11 @@ impl Mapped {
         match op {
             AtomicOp::Add => w.fetch_add(value, order),
             AtomicOp::Swap => w.swap(value, order),
-            AtomicOp::CompareSwap => match w.compare_exchange(
-                value,
-                swap.unwrap_or(0),
-                order,
-                Ordering::Acquire,
-            ) {
-                Ok(v) | Err(v) => v,
-            },
+            AtomicOp::CompareSwap => {
+                match w.compare_exchange(value, swap.unwrap_or(0), order, Ordering::Acquire) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
             AtomicOp::And => w.fetch_and(value, order),
             AtomicOp::Or => w.fetch_or(value, order),
             AtomicOp::Xor => w.fetch_xor(value, order),
