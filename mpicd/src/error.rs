@@ -54,6 +54,9 @@ pub enum Error {
     /// contiguous receive's buffer may hold the custom message's lead (its contents are
     /// undefined, as after any failed receive).
     DatatypeMismatch { message: MessageKind },
+    /// A reduction operation that is not defined on the elements it is applied to (a bitwise
+    /// op on floating-point numbers, for example), or not allowed in the call.
+    InvalidOp(String),
     /// An argument that does not fit any of the more specific cases.
     InvalidArgument(String),
     /// The incoming message is larger than the receive buffer; nothing was written past it.
@@ -241,6 +244,7 @@ impl Error {
             Error::InvalidCommunicator | Error::CommunicatorKind(_) => ERR_COMM,
             Error::InvalidRequest | Error::InvalidMessage => ERR_REQUEST,
             Error::InvalidDatatype(_) | Error::DatatypeMismatch { .. } => ERR_TYPE,
+            Error::InvalidOp(_) => ERR_OP,
             Error::InvalidArgument(_) => ERR_ARG,
             Error::Truncated { .. } => ERR_TRUNCATE,
             Error::Callback { code, .. } => *code,
@@ -325,6 +329,7 @@ impl fmt::Display for Error {
                 f,
                 "datatype mismatch: a contiguous message received with a custom datatype"
             ),
+            Error::InvalidOp(why) => write!(f, "invalid operation: {why}"),
             Error::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
             Error::Truncated {
                 message_bytes,

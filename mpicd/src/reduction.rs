@@ -1,7 +1,8 @@
 //! Reductions over bytes: the predefined operations ([`ReduceOp`]) on elements of an
 //! [`ElementType`] ([`reduce_local`]), the [`Reduction`] the collective algorithms
-//! apply (the C library builds its own for complex numbers, pairs and user operations), and
-//! whether operands may combine in any [`Order`].
+//! apply (the C library builds its own for complex numbers, pairs and user operations),
+//! whether operands may combine in any [`Order`], and [`Op`], the operations of the
+//! accumulate calls of windows (the predefined ones, MPI_REPLACE and MPI_NO_OP).
 
 use crate::datatype::ElementType;
 use crate::error::{Error, Result};
@@ -20,6 +21,79 @@ pub enum ReduceOp {
     Band,
     Bor,
     Bxor,
+}
+
+impl ReduceOp {
+    /// Whether MPI defines the op on elements of `elem`: every op on integers, the
+    /// arithmetic ones (sum, product, max, min) on floating-point numbers, the bitwise ones
+    /// on bytes.
+    pub fn is_defined_on(self, elem: ElementType) -> bool {
+        use ReduceOp::*;
+        match elem {
+            ElementType::F32 | ElementType::F64 => matches!(self, Sum | Prod | Max | Min),
+            ElementType::Byte => matches!(self, Band | Bor | Bxor),
+            _ => true,
+        }
+    }
+}
+
+/// An operation of the accumulate calls of windows (`MPI_Op` restricted to what they take):
+/// a predefined reduction combines the origin's elements into the target's, [`Op::Replace`]
+/// overwrites them, [`Op::NoOp`] leaves them (a get-accumulate or fetch-and-op then only
+/// reads, atomically).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `MPI_SUM` (integers wrap on overflow).
+    Sum,
+    /// `MPI_PROD` (integers wrap on overflow).
+    Prod,
+    /// `MPI_MAX`.
+    Max,
+    /// `MPI_MIN`.
+    Min,
+    /// `MPI_LAND`: 1 if both are non-zero, else 0 (integers only).
+    Land,
+    /// `MPI_LOR` (integers only).
+    Lor,
+    /// `MPI_LXOR` (integers only).
+    Lxor,
+    /// `MPI_BAND` (integers and bytes only).
+    Band,
+    /// `MPI_BOR` (integers and bytes only).
+    Bor,
+    /// `MPI_BXOR` (integers and bytes only).
+    Bxor,
+    /// `MPI_REPLACE`: the origin's value replaces the target's.
+    Replace,
+    /// `MPI_NO_OP`: the target's value stays (get-accumulate and fetch-and-op only).
+    NoOp,
+}
+
+impl Op {
+    /// The reduction this op applies; `None` for [`Op::Replace`] and [`Op::NoOp`].
+    pub fn reduction(self) -> Option<ReduceOp> {
+        Some(match self {
+            Op::Sum => ReduceOp::Sum,
+            Op::Prod => ReduceOp::Prod,
+            Op::Max => ReduceOp::Max,
+            Op::Min => ReduceOp::Min,
+            Op::Land => ReduceOp::Land,
+            Op::Lor => ReduceOp::Lor,
+            Op::Lxor => ReduceOp::Lxor,
+            Op::Band => ReduceOp::Band,
+            Op::Bor => ReduceOp::Bor,
+            Op::Bxor => ReduceOp::Bxor,
+            Op::Replace | Op::NoOp => return None,
+        })
+    }
+
+    /// Whether the op may be applied to elements of `elem` (replace and no-op: always).
+    pub fn is_defined_on(self, elem: ElementType) -> bool {
+        match self.reduction() {
+            Some(r) => r.is_defined_on(elem),
+            None => true,
+        }
+    }
 }
 
 /// A number the reductions combine, read from and written to native-endian bytes.
@@ -96,7 +170,7 @@ macro_rules! combine_floats {
             ReduceOp::Max => zip_apply::<$t, _>(acc, inc, |a, b| a.max(b)),
             ReduceOp::Min => zip_apply::<$t, _>(acc, inc, |a, b| a.min(b)),
             other => {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::InvalidOp(format!(
                     "{other:?} is not defined on floating-point elements"
                 )))
             }
@@ -163,5 +237,30 @@ pub fn reduce_local(
         ElementType::U64 => combine_ints!(u64, op, acc, incoming),
         ElementType::F32 => combine_floats!(f32, op, acc, incoming),
         ElementType::F64 => combine_floats!(f64, op, acc, incoming),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_are_defined_where_mpi_defines_them() {
+        use ElementType::*;
+        assert!(Op::Sum.is_defined_on(F64) && Op::Max.is_defined_on(F32));
+        assert!(!Op::Band.is_defined_on(F64) && !Op::Lxor.is_defined_on(F32));
+        assert!(Op::Band.is_defined_on(Byte) && !Op::Sum.is_defined_on(Byte));
+        assert!(Op::Land.is_defined_on(I8) && Op::Bxor.is_defined_on(U64));
+        for e in ElementType::ALL {
+            assert!(Op::Replace.is_defined_on(e) && Op::NoOp.is_defined_on(e));
+        }
+        assert_eq!(Op::Replace.reduction(), None);
+        assert_eq!(Op::Prod.reduction(), Some(ReduceOp::Prod));
+    }
+
+    #[test]
+    fn an_undefined_op_is_an_op_error() {
+        let e = reduce_local(ReduceOp::Bor, ElementType::F64, &mut [0; 8], &[0; 8]).unwrap_err();
+        assert_eq!(e.class(), crate::error::class::ERR_OP);
     }
 }

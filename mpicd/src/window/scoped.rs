@@ -1,17 +1,24 @@
-//! The safe face of one-sided communication: puts and gets over borrowed slices inside an
-//! epoch that a closure delimits, so that no buffer can be freed, moved or read while the
-//! transport may still use it.
+//! The safe face of one-sided communication: puts, gets and the accumulate family over
+//! borrowed slices inside an epoch that a closure delimits, so that no buffer can be freed,
+//! moved or read while the transport may still use it.
 //!
 //! [`Window::fence_epoch`] opens an access epoch with a fence, lends an [`Epoch`] to the
 //! closure and closes it with a fence; [`Window::lock_epoch`] does the same with a
-//! passive-target lock and its unlock. The slices given to [`Epoch::put`] and [`Epoch::get`]
-//! are borrowed for `'a`, which outlives the whole call, and the epoch itself is only lent by
-//! reference, so user code can neither forget it nor end it early: the closing synchronization,
-//! which completes every operation of the epoch, always runs before the borrows end, also when
-//! the closure fails or unwinds. A closing call that fails (a target died) aborts the process:
+//! passive-target lock and its unlock. The slices given to [`Epoch::put`], [`Epoch::get`],
+//! [`Epoch::accumulate`] and [`Epoch::get_accumulate`] are borrowed for `'a`, which outlives
+//! the whole call, and the epoch itself is only lent by reference, so user code can neither
+//! forget it nor end it early: the closing synchronization, which completes every operation of
+//! the epoch, always runs before the borrows end, also when the closure fails or unwinds.
+//! [`Epoch::fetch_and_op`] and [`Epoch::compare_and_swap`] lend no buffer at all: they take
+//! values and return the target's previous one, complete when they return (the `atomics`
+//! submodule). A closing call that fails (a target died) aborts the process:
 //! the buffers cannot be let go while the transport may still hold operations on them. A
 //! program that must survive a dead target uses the `unsafe` calls ([`Window::put`] ...) and
 //! handles the synchronization's `ProcFailed` itself.
+//!
+//! The element type of every call is a [`Primitive`]; the accumulate calls take an
+//! [`crate::Op`], and one MPI does not define on the type (a bitwise op on `f64`) is an
+//! `Error::InvalidOp` (class `MPI_ERR_OP`), never a panic.
 //!
 //! ```no_run
 //! let mpi = mpicd::init()?;
@@ -28,12 +35,44 @@
 //! win.fence_epoch(|e| e.get(&mut all, 0, 0))?; // rank 0's slots, after the puts
 //! # Ok::<(), mpicd::Error>(())
 //! ```
+//!
+//! A ticket counter in rank 0's window, taken by every rank without any other coordination:
+//!
+//! ```no_run
+//! use mpicd::{LockKind, Op, Window};
+//! let mpi = mpicd::init()?;
+//! let world = mpi.world();
+//! let win = Window::allocate(&world, 8, 8)?; // zeroed
+//! let ticket: u64 = win.lock_epoch(LockKind::Shared, 0, |e| e.fetch_and_op(1u64, 0, 0, Op::Sum))?;
+//! // Every rank holds a different ticket in 0..size.
+//! # Ok::<(), mpicd::Error>(())
+//! ```
 
 use super::{LockKind, Window};
-use crate::error::Result;
-use crate::{Datatype, Primitive, TypedBuf};
+use crate::error::{Error, Result};
+use crate::{Datatype, ElementType, Primitive, TypedBuf};
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+mod atomics;
+
+/// `T`'s element type, checked to be as large as `T` (the typed buffers below cover exactly
+/// the slices' bytes only then).
+fn element<T: Primitive>() -> Result<ElementType> {
+    match T::TYPE.size() == std::mem::size_of::<T>() {
+        true => Ok(T::TYPE),
+        false => Err(Error::InvalidDatatype(format!(
+            "a Primitive of {} bytes claims to be {:?}",
+            std::mem::size_of::<T>(),
+            T::TYPE
+        ))),
+    }
+}
+
+/// The datatype of one `T`.
+fn typed<T: Primitive>() -> Result<Datatype> {
+    element::<T>().map(Datatype::of)
+}
 
 /// An access epoch on a window, lent to the closure of [`Window::fence_epoch`] or
 /// [`Window::lock_epoch`]; `'a` is how long the buffers of its operations are borrowed.
@@ -47,7 +86,7 @@ impl<'a> Epoch<'_, 'a> {
     /// Writes `data` into member `rank`'s window at displacement `disp` (in the target's
     /// displacement units); complete when the epoch ends.
     pub fn put<T: Primitive>(&self, data: &'a [T], rank: i32, disp: i64) -> Result<()> {
-        let ty = Datatype::of(T::TYPE);
+        let ty = typed::<T>()?;
         let origin = TypedBuf::new(data.as_ptr().cast(), data.len() as u64, &ty);
         let target = TypedBuf::new(std::ptr::null(), data.len() as u64, &ty);
         // SAFETY: `data` is borrowed for 'a, which outlives the epoch's closing
@@ -58,7 +97,7 @@ impl<'a> Epoch<'_, 'a> {
     /// Reads member `rank`'s window at displacement `disp` into `into`; the data is there
     /// when the epoch has ended (the borrow keeps `into` out of reach until then).
     pub fn get<T: Primitive>(&self, into: &'a mut [T], rank: i32, disp: i64) -> Result<()> {
-        let ty = Datatype::of(T::TYPE);
+        let ty = typed::<T>()?;
         let origin = TypedBuf::new(
             into.as_mut_ptr().cast_const().cast(),
             into.len() as u64,
