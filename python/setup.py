@@ -54,7 +54,8 @@ ext_modules = []
 if os.path.exists(os.path.join(INCLUDE, "mpi.h")):
     ext_modules.append(Extension(
         "mpicd._mpicd_fast",
-        sources=["src/mpicd/_mpicd_fast.c"],
+        sources=["src/mpicd/_mpicd_fast.c", "src/mpicd/_mpicd_fast_callbacks.c"],
+        depends=["src/mpicd/_mpicd_fast.h"],
         include_dirs=[INCLUDE],
         extra_compile_args=["-O2", "-Wall", "-Wextra"],
     ))

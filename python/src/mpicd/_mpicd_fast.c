@@ -1,20 +1,21 @@
 /* _mpicd_fast: the blocking object calls (send, ssend, recv, sendrecv, Message.recv) with the
- * custom datatype's callbacks in C, so that no Python callback runs for a message whose pickle
- * stream has no out-of-band buffer, and only the receiver's allocation of the regions runs in
- * Python for one that has.
+ * custom datatype's callbacks in C (_mpicd_fast_callbacks.c), so that no Python callback runs
+ * for a message whose pickle stream has no out-of-band buffer, and only the receiver's
+ * allocation of the regions runs in Python for one that has. This file: the calls and setup.
  *
  * The ctypes path of _pickled.py does the same with Python callbacks (four on the sender, five on
- * the receiver, about 0.5-0.7 us each through ctypes); this module is optional and _pickled.py
- * falls back to it when the module is not built (or MPICD_PY_FAST=0). Behaviour is the same:
+ * the receiver, about 0.5-0.7 us each through ctypes); this module is optional and _fast.py
+ * falls back to that path when the module is not built (or MPICD_PY_FAST=0). Behaviour is the
+ * same:
  *
  * - One message per object: the pickle stream is the custom type's packed part, each
- *   out-of-band buffer a region. The buffer passed to libmpi is the address of an `fast_op` on
+ *   out-of-band buffer a region. The buffer passed to libmpi is the address of a `fast_op` on
  *   the C stack of the call (the type has no state callback: every callback gets that address
  *   as its `buf`), alive until the blocking call returns.
  * - The receiver learns the shape from the message: the resize callback allocates the stream
  *   (a bytes object, filled in place by the unpack callback) and, when the message has regions,
- *   calls `_pickled._fast_resize`, which allocates them as the ctypes path does (receive pool)
- *   and returns the RecvOp that owns them with the region arrays as packed words.
+ *   calls `_fast._resize`, which allocates them as the ctypes path does (receive pool) and
+ *   returns the RecvOp that owns them with the region arrays as packed words.
  * - Errors never escape a callback: a failing callback keeps its Python exception on the
  *   operation and returns an MPI error code, which fails the operation on both sides; the call
  *   returns the code and the exception (it becomes the MPI.Exception's __cause__).
@@ -24,20 +25,7 @@
  *   to `setup`), so that the process never holds two MPI libraries. The GIL is released around
  *   every libmpi call; a callback takes it only to allocate, to call into Python or to fail.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-#include <stdint.h>
-#include <string.h>
-
-#include "mpi.h"
-
-#if PY_VERSION_HEX < 0x030A0000 /* Py_NewRef is 3.10's */
-static inline PyObject *Py_NewRef(PyObject *o) {
-    Py_INCREF(o);
-    return o;
-}
-#endif
+#include "_mpicd_fast.h"
 
 /* --- libmpi's functions, from the library the package loaded (setup) ---------------------- */
 
@@ -67,249 +55,6 @@ static set_resize_fn p_set_resize;
 static type_free_fn p_type_free;
 
 static MPI_Datatype fast_type = MPI_DATATYPE_NULL; /* made by create_type after MPI_Init */
-static PyObject *py_fault;  /* _pickled._fault(name): raises when a fault is due */
-static PyObject *py_resize; /* _pickled._fast_resize(packed, n, lens_addr, types_addr) */
-static unsigned long long n_callbacks; /* C callbacks run (tests: this path was taken) */
-
-/* --- one operation ------------------------------------------------------------------------ */
-
-enum op_kind { OP_SEND = 0x53454e44, OP_RECV = 0x52454356 }; /* checked by every callback */
-
-typedef struct {
-    enum op_kind kind;
-    PyObject *faults; /* _pickled._faults when it is not empty (borrowed), else NULL */
-    PyObject *exc;    /* the first exception a callback raised (owned) */
-    /* sender: the stream and the region arrays (the caller's objects hold them) */
-    const char *stream;
-    MPI_Count stream_len;
-    /* both: region arrays of nregions 64-bit words each */
-    MPI_Count nregions;
-    const char *bases, *lens, *types;
-    /* receiver */
-    MPI_Count packed;     /* the sender's packed size, once resized */
-    PyObject *stream_obj; /* bytes of `packed` bytes, filled by unpack (owned) */
-    PyObject *shape;      /* (RecvOp, bases, lens, types) of a message with regions (owned) */
-} fast_op;
-
-_Static_assert(sizeof(MPI_Count) == 8 && sizeof(void *) == 8 && sizeof(MPI_Datatype) == 8,
-               "region arrays are 64-bit words");
-
-/* With the GIL held: keeps the pending exception on the operation (the first one wins) and
- * returns the MPI error code the callback returns. */
-static int keep_error(fast_op *op) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value != NULL && tb != NULL)
-        PyException_SetTraceback(value, tb);
-    int code = (type != NULL && PyErr_GivenExceptionMatches(type, PyExc_MemoryError))
-                   ? MPI_ERR_NO_MEM
-                   : MPI_ERR_OTHER;
-    if (op->exc == NULL && value != NULL) {
-        op->exc = value;
-        value = NULL;
-    }
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
-    return code;
-}
-
-/* Fails the operation with a new exception of `type` (takes the GIL). */
-static int fail(fast_op *op, PyObject *type, const char *fmt, long long a, long long b) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    PyErr_Format(type, fmt, a, b);
-    int code = keep_error(op);
-    PyGILState_Release(g);
-    return code;
-}
-
-/* A test's injected fault: 0 to go on, else the error code (the exception kept). */
-static int fault(fast_op *op, const char *name) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    int code = MPI_SUCCESS;
-    PyObject *r = PyObject_CallFunction(py_fault, "s", name);
-    if (r == NULL)
-        code = keep_error(op);
-    Py_XDECREF(r);
-    PyGILState_Release(g);
-    return code;
-}
-
-/* The operation behind a callback's buffer argument, or NULL (not one of ours). */
-static fast_op *op_of(const void *buf) {
-    fast_op *op = (fast_op *)buf;
-    if (op == NULL || (op->kind != OP_SEND && op->kind != OP_RECV))
-        return NULL;
-    __atomic_fetch_add(&n_callbacks, 1, __ATOMIC_RELAXED);
-    return op;
-}
-
-/* --- the callbacks ------------------------------------------------------------------------ */
-
-static int cb_query(void *state, const void *buf, MPI_Count count, MPI_Count *packed_size) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    if (op->kind == OP_SEND) {
-        if (op->faults != NULL) {
-            int code = fault(op, "query");
-            if (code)
-                return code;
-        }
-        *packed_size = op->stream_len;
-    } else {
-        *packed_size = op->packed;
-    }
-    return MPI_SUCCESS;
-}
-
-static int cb_pack(void *state, const void *buf, MPI_Count count, MPI_Count offset, void *dst,
-                   MPI_Count dst_size, MPI_Count *used) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    if (op->kind != OP_SEND)
-        return fail(op, PyExc_TypeError, "a receive operation cannot pack (%lld, %lld)",
-                    (long long)offset, (long long)dst_size);
-    if (op->faults != NULL) {
-        int code = fault(op, "pack");
-        if (code)
-            return code;
-    }
-    MPI_Count n = op->stream_len - offset;
-    if (offset < 0 || n < 0)
-        return fail(op, PyExc_ValueError, "pack at offset %lld beyond the %lld-byte stream",
-                    (long long)offset, (long long)op->stream_len);
-    if (n > dst_size)
-        n = dst_size;
-    if (n > 0)
-        memcpy(dst, op->stream + offset, (size_t)n);
-    *used = n;
-    return MPI_SUCCESS;
-}
-
-static int cb_unpack(void *state, void *buf, MPI_Count count, MPI_Count offset, const void *src,
-                     MPI_Count src_size) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    if (op->kind != OP_RECV)
-        return fail(op, PyExc_TypeError, "a send operation cannot unpack (%lld, %lld)",
-                    (long long)offset, (long long)src_size);
-    if (op->faults != NULL) {
-        int code = fault(op, "unpack");
-        if (code)
-            return code;
-    }
-    if (op->stream_obj == NULL || offset < 0 || src_size < 0 || offset + src_size > op->packed)
-        return fail(op, PyExc_ValueError, "%lld packed bytes at offset %lld do not fit the stream",
-                    (long long)src_size, (long long)offset);
-    if (src_size > 0)
-        memcpy(PyBytes_AS_STRING(op->stream_obj) + offset, src, (size_t)src_size);
-    return MPI_SUCCESS;
-}
-
-static int cb_region_count(void *state, void *buf, MPI_Count count, MPI_Count *region_count) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    *region_count = op->nregions;
-    return MPI_SUCCESS;
-}
-
-static int cb_regions(void *state, void *buf, MPI_Count count, MPI_Count region_count,
-                      void **reg_bases, MPI_Count *reg_lens, MPI_Datatype *reg_types) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    if (op->kind == OP_SEND && op->faults != NULL) {
-        int code = fault(op, "region");
-        if (code)
-            return code;
-    }
-    if (region_count != op->nregions)
-        return fail(op, PyExc_ValueError, "asked for %lld regions, the message has %lld",
-                    (long long)region_count, (long long)op->nregions);
-    size_t n = 8 * (size_t)region_count;
-    if (n) {
-        memcpy(reg_bases, op->bases, n);
-        memcpy(reg_lens, op->lens, n);
-        memcpy(reg_types, op->types, n);
-    }
-    return MPI_SUCCESS;
-}
-
-/* The sender's shape: the stream is allocated here (filled by unpack); regions are allocated
- * by _pickled._fast_resize (the receive pool), which also checks for an injected fault. A
- * second call replaces the first allocation. */
-static int cb_resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size,
-                     MPI_Count region_count, const MPI_Count *reg_lens,
-                     const MPI_Datatype *reg_types) {
-    (void)state, (void)count;
-    fast_op *op = op_of(buf);
-    if (op == NULL)
-        return MPI_ERR_OTHER;
-    if (op->kind != OP_RECV)
-        return fail(op, PyExc_TypeError, "a send operation cannot be resized (%lld, %lld)",
-                    (long long)packed_size, (long long)region_count);
-    if (packed_size < 0 || region_count < 0 || packed_size > PY_SSIZE_T_MAX)
-        return fail(op, PyExc_ValueError, "invalid shape: %lld packed bytes, %lld regions",
-                    (long long)packed_size, (long long)region_count);
-    int code = MPI_SUCCESS;
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_CLEAR(op->stream_obj);
-    Py_CLEAR(op->shape);
-    op->nregions = 0;
-    op->bases = op->lens = op->types = NULL;
-    if (region_count == 0 && op->faults != NULL) {
-        PyObject *r = PyObject_CallFunction(py_fault, "s", "resize");
-        if (r == NULL)
-            goto failed;
-        Py_DECREF(r);
-    }
-    if (region_count > 0) {
-        PyObject *shape = PyObject_CallFunction(py_resize, "LLKK", (long long)packed_size,
-                                                (long long)region_count,
-                                                (unsigned long long)(uintptr_t)reg_lens,
-                                                (unsigned long long)(uintptr_t)reg_types);
-        if (shape == NULL)
-            goto failed;
-        Py_ssize_t want = 8 * (Py_ssize_t)region_count;
-        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 4 ||
-            !PyBytes_Check(PyTuple_GET_ITEM(shape, 1)) ||
-            PyBytes_GET_SIZE(PyTuple_GET_ITEM(shape, 1)) != want ||
-            !PyBytes_Check(PyTuple_GET_ITEM(shape, 2)) ||
-            PyBytes_GET_SIZE(PyTuple_GET_ITEM(shape, 2)) != want ||
-            !PyBytes_Check(PyTuple_GET_ITEM(shape, 3)) ||
-            PyBytes_GET_SIZE(PyTuple_GET_ITEM(shape, 3)) != want) {
-            Py_DECREF(shape);
-            PyErr_SetString(PyExc_TypeError,
-                            "_fast_resize must return (op, bases, lens, types) of the regions");
-            goto failed;
-        }
-        op->shape = shape;
-        op->bases = PyBytes_AS_STRING(PyTuple_GET_ITEM(shape, 1));
-        op->lens = PyBytes_AS_STRING(PyTuple_GET_ITEM(shape, 2));
-        op->types = PyBytes_AS_STRING(PyTuple_GET_ITEM(shape, 3));
-    }
-    op->stream_obj = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)packed_size);
-    if (op->stream_obj == NULL)
-        goto failed;
-    op->packed = packed_size;
-    op->nregions = region_count;
-    PyGILState_Release(g);
-    return MPI_SUCCESS;
-failed:
-    code = keep_error(op);
-    PyGILState_Release(g);
-    return code;
-}
 
 /* --- the calls ---------------------------------------------------------------------------- */
 
@@ -598,8 +343,8 @@ static PyObject *fast_setup(PyObject *self, PyObject *args) {
     p_create_custom = (create_custom_fn)addr[5];
     p_set_resize = (set_resize_fn)addr[6];
     p_type_free = (type_free_fn)addr[7];
-    Py_XSETREF(py_fault, Py_NewRef(fault_fn));
-    Py_XSETREF(py_resize, Py_NewRef(resize_fn));
+    Py_XSETREF(fast_py_fault, Py_NewRef(fault_fn));
+    Py_XSETREF(fast_py_resize, Py_NewRef(resize_fn));
     Py_RETURN_NONE;
 }
 
@@ -614,10 +359,10 @@ static PyObject *fast_create_type(PyObject *self, PyObject *unused) {
     }
     MPI_Datatype t = MPI_DATATYPE_NULL;
     /* inorder=0: the unpack callback writes at the offset it is given, in any order. */
-    int code = p_create_custom(NULL, NULL, cb_query, cb_pack, cb_unpack, cb_region_count,
-                               cb_regions, NULL, 0, &t);
+    int code = p_create_custom(NULL, NULL, fast_cb_query, fast_cb_pack, fast_cb_unpack,
+                               fast_cb_region_count, fast_cb_regions, NULL, 0, &t);
     if (code == MPI_SUCCESS) {
-        code = p_set_resize(t, cb_resize);
+        code = p_set_resize(t, fast_cb_resize);
         if (code != MPI_SUCCESS)
             p_type_free(&t);
         else
@@ -643,7 +388,7 @@ PyDoc_STRVAR(callbacks_doc, "callbacks() -> int\n\nHow many times this module's 
 
 static PyObject *fast_callbacks(PyObject *self, PyObject *unused) {
     (void)self, (void)unused;
-    return PyLong_FromUnsignedLongLong(__atomic_load_n(&n_callbacks, __ATOMIC_RELAXED));
+    return PyLong_FromUnsignedLongLong(__atomic_load_n(&fast_n_callbacks, __ATOMIC_RELAXED));
 }
 
 static PyMethodDef methods[] = {
