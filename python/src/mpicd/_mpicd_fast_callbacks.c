@@ -81,7 +81,7 @@ int fast_cb_query(void *state, const void *buf, MPI_Count count, MPI_Count *pack
 }
 
 int fast_cb_pack(void *state, const void *buf, MPI_Count count, MPI_Count offset, void *dst,
-                   MPI_Count dst_size, MPI_Count *used) {
+                 MPI_Count dst_size, MPI_Count *used) {
     (void)state, (void)count;
     fast_op *op = op_of(buf);
     if (op == NULL)
@@ -107,7 +107,7 @@ int fast_cb_pack(void *state, const void *buf, MPI_Count count, MPI_Count offset
 }
 
 int fast_cb_unpack(void *state, void *buf, MPI_Count count, MPI_Count offset, const void *src,
-                     MPI_Count src_size) {
+                   MPI_Count src_size) {
     (void)state, (void)count;
     fast_op *op = op_of(buf);
     if (op == NULL)
@@ -138,7 +138,7 @@ int fast_cb_region_count(void *state, void *buf, MPI_Count count, MPI_Count *reg
 }
 
 int fast_cb_regions(void *state, void *buf, MPI_Count count, MPI_Count region_count,
-                      void **reg_bases, MPI_Count *reg_lens, MPI_Datatype *reg_types) {
+                    void **reg_bases, MPI_Count *reg_lens, MPI_Datatype *reg_types) {
     (void)state, (void)count;
     fast_op *op = op_of(buf);
     if (op == NULL)
@@ -164,8 +164,8 @@ int fast_cb_regions(void *state, void *buf, MPI_Count count, MPI_Count region_co
  * by _fast._resize (the receive pool), which also checks for an injected fault. A
  * second call replaces the first allocation. */
 int fast_cb_resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size,
-                     MPI_Count region_count, const MPI_Count *reg_lens,
-                     const MPI_Datatype *reg_types) {
+                   MPI_Count region_count, const MPI_Count *reg_lens,
+                   const MPI_Datatype *reg_types) {
     (void)state, (void)count;
     fast_op *op = op_of(buf);
     if (op == NULL)
