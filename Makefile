@@ -54,7 +54,8 @@ build: deps
 # ctest), an install into a temporary prefix used through mpicc, pkg-config and libmpi_abi, the
 # profiling interface (tests/run-pmpi-test.sh: a PMPI_ twin for each MPI_ function, a counting
 # tool attached by LD_PRELOAD, by link order and statically), and
-# the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy),
+# the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy
+# and the package with its C extension; one run through its ctypes fallback),
 # the real mpi4py's own suite at 1-3 ranks (tests/run-mpi4py.sh, see test-mpi4py), and a smoke run
 # of every benchmark (tiny sizes, data checked, nothing timed).
 test: build

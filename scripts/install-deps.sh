@@ -23,6 +23,7 @@ PACKAGES=(
     cmake            # builds the C++ tests (cpp/), checks FindMPI against our wrappers
     patchelf         # install.sh: libmpi_abi.so.1 with its own SONAME
     python3          # the benchmark table formatter (stdlib only)
+    python3-dev      # Python headers: the Python package's C extension (mpicd._mpicd_fast)
     iproute2         # ip netns: the two-node test of tests/run-unreachable-test.sh
     curl             # tests/run-mpi4py.sh downloads the mpi4py sdist from PyPI
     python3-venv     # tests/run-mpi4py.sh builds mpi4py in a venv

@@ -14,7 +14,9 @@ adding up to the size). Methods:
   after Mprobe), ``pickle-oob-multi``
   (protocol 5 with the same out-of-band threshold as ours, a lengths header then one message
   for the stream and one per buffer: the pkl5 design on mpicd), ``ours`` (comm.send/recv: the
-  stream and the buffers in one custom-datatype message);
+  stream and the buffers in one custom-datatype message), ``ours-ctypes`` (the same through the
+  package's ctypes fallback instead of its C extension, up to 64 KiB, in the single case: what
+  the extension gains where per-message costs dominate);
 - mpi4py: ``raw`` (Send/Recv), ``pickle`` (comm.send/recv, in band), ``pkl5``
   (mpi4py.util.pkl5, out of band above mpi4py's default 256 KiB threshold, one message per
   buffer).
@@ -155,19 +157,48 @@ def object_method(comm):
     return make_object, send, recv
 
 
+def ctypes_object_method(comm):
+    """``ours`` with the package's C extension turned off for each call: the ctypes path."""
+    from mpicd import _fast
+
+    ext = _fast.ext
+
+    def send(obj, peer):
+        _fast.ext = None
+        try:
+            comm.send(obj, peer, TAG)
+        finally:
+            _fast.ext = ext
+
+    def recv(peer):
+        _fast.ext = None
+        try:
+            return comm.recv(source=peer, tag=TAG)
+        finally:
+            _fast.ext = ext
+
+    return make_object, send, recv
+
+
+CTYPES_MAX = 64 << 10  # ours-ctypes is measured up to this size
+
+
 def methods_for(impl):
     if impl == "mpicd":
         from mpicd import MPI
-        from mpicd import _pickled
+        from mpicd import _fast, _pickled
 
         comm = MPI.COMM_WORLD
-        return MPI, comm, {
+        methods = {
             "raw": raw_method(MPI, comm),
             "raw-multi": raw_multi_method(MPI, comm),
             "pickle-inband": inband_method(MPI, comm),
             "pickle-oob-multi": oob_multi_method(MPI, comm, _pickled.THRESHOLD),
             "ours": object_method(comm),
         }
+        if _fast.ext is not None:
+            methods["ours-ctypes"] = ctypes_object_method(comm)
+        return MPI, comm, methods
     from mpi4py import MPI
     from mpi4py.util import pkl5
 
@@ -287,6 +318,8 @@ def main():
                 if name not in methods or (case == "many" and name == "raw"):
                     continue  # raw: one buffer of the size, measured in the single case
                 if case == "single" and name == "raw-multi":
+                    continue
+                if name == "ours-ctypes" and (case == "many" or size > CTYPES_MAX):
                     continue
                 todo.append((name, methods[name]))
             for name, iters, rt in measure_size(comm, todo, case, size, args.seconds,

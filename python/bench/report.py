@@ -3,6 +3,9 @@ prints ours against the targets:
 
 1. ours >= 0.8 x our raw bandwidth (one preallocated buffer of the size) from 4 MiB up;
 2. ours >= mpi4py pkl5's bandwidth (Open MPI) at every size from 256 KiB up.
+(bench/scoreboard.py has the small-object target: ours >= pkl5 at 1-16 KiB.) The single case's
+table also gives ours through the package's ctypes fallback against pkl5 (ctypes/pkl5), up to
+64 KiB.
 
 Each input row is one (impl, case, method, bytes) point; repeated runs of the same point keep
 the best. Usage: report.py RUN.csv... --csv OUT.csv --png OUT.png
@@ -23,6 +26,7 @@ SERIES = [  # (impl, method, label, style)
     ("mpicd", "pickle-inband", "mpicd pickle in-band", dict(color="tab:orange", ls="-", marker="v")),
     ("mpicd", "pickle-oob-multi", "mpicd pickle OOB, one message per buffer", dict(color="tab:green", ls="-", marker="s")),
     ("mpicd", "ours", "ours: pickle OOB, one custom-datatype message", dict(color="tab:red", ls="-", marker="o", lw=2.5)),
+    ("mpicd", "ours-ctypes", "ours through ctypes (no C extension)", dict(color="tab:red", ls=":", marker="o")),
     ("mpi4py", "raw", "Open MPI raw buffer (mpi4py)", dict(color="tab:blue", ls=":", marker=".")),
     ("mpi4py", "pickle", "mpi4py pickle (in-band)", dict(color="tab:purple", ls=":", marker="v")),
     ("mpi4py", "pkl5", "mpi4py.util.pkl5", dict(color="tab:blue", ls="-", marker="^")),
@@ -105,6 +109,8 @@ def report(best):
             continue
         lines.append(f"\n== case {case}: " + ("one NumPy array" if case == "single" else "list of 128 KiB arrays"))
         hdr = f"{'size':>9} {'ours MB/s':>10} {'raw':>9} {'ours/raw':>9} {'pkl5':>9} {'ours/pkl5':>10}"
+        if case == "single":
+            hdr += f" {'ctypes/pkl5':>12}"
         if case == "many":
             hdr += f" {'raw-multi':>10} {'ours/multi':>11}"
         lines.append(hdr + "  targets")
@@ -127,6 +133,9 @@ def report(best):
             fmt = lambda v, w, p=0: (f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}}")
             line = (f"{human(s):>9} {fmt(ours, 10)} {fmt(raw, 9)} {fmt(r_raw, 9, 2)} "
                     f"{fmt(pkl5, 9)} {fmt(r_pkl5, 10, 2)}")
+            if case == "single":
+                slow = best.get(("mpicd", case, "ours-ctypes", s))
+                line += f" {fmt(slow and pkl5 and slow / pkl5, 12, 2)}"
             if case == "many":
                 line += f" {fmt(multi, 10)} {fmt(multi and ours / multi, 11, 2)}"
             lines.append(line + "  " + ", ".join(verdicts))

@@ -162,6 +162,15 @@ pub static KNOBS: &[Knob] = &[
         doc: "Smallest receive buffer taken from the pool; smaller ones are allocated each time.",
     },
     Knob {
+        name: "MPICD_PY_FAST",
+        default: "1",
+        layer: Layer::Python,
+        kind: Kind::Switch,
+        doc: "1: the blocking object calls (send, recv, sendrecv, Message.recv) go through the \
+              package's C extension when it is built (the custom datatype's callbacks in C); \
+              0: through ctypes and Python callbacks, as when it is not built.",
+    },
+    Knob {
         name: "MPICD_LIBMPI",
         default: "",
         layer: Layer::Python,

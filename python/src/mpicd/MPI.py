@@ -9,7 +9,7 @@ import atexit
 import ctypes
 
 from . import _libmpi as _L
-from . import _pickled, _request
+from . import _fast, _pickled, _request
 from ._comm import BOTTOM, IN_PLACE, Comm, Errhandler, Intracomm
 from ._errors import Exception, check, error_class, error_string
 from ._libmpi import lib as _lib
@@ -163,6 +163,7 @@ def Finalize():
     if _finalized_by_us or Is_finalized():
         return
     _finalized_by_us = True
+    _fast.free_type()
     _pickled.free_type()
     check(_lib.MPI_Finalize())
     _request._ORPHANS.clear()
@@ -177,6 +178,7 @@ def _init():
     COMM_WORLD._setup()
     COMM_SELF._setup()
     _pickled.create_type()
+    _fast.create_type()
     atexit.register(_at_exit)
 
 

@@ -8,7 +8,7 @@ run (see ``_objcoll``).
 
 import ctypes
 
-from . import _objcoll, _pickled
+from . import _fast, _objcoll, _pickled
 from ._buffer import message
 from ._errors import check
 from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, COMM_SELF, COMM_WORLD, ERRHANDLER_NULL,
@@ -426,9 +426,13 @@ class Comm:
 
     def send(self, obj, dest, tag=0):
         """Sends a pickled object (its large buffers out of band, in the same message)."""
+        if _fast.ext is not None:
+            return _fast.send(_fast.SEND, self._h, obj, dest, tag)
         self._send_obj(lib.MPI_Send, obj, dest, tag)
 
     def ssend(self, obj, dest, tag=0):
+        if _fast.ext is not None:
+            return _fast.send(_fast.SSEND, self._h, obj, dest, tag)
         self._send_obj(lib.MPI_Ssend, obj, dest, tag)
 
     def _isend_obj(self, fn, obj, dest, tag):
@@ -446,6 +450,8 @@ class Comm:
     def recv(self, buf=None, source=ANY_SOURCE, tag=ANY_TAG, status=None):
         """Receives an object of any size (``buf`` is accepted for mpi4py compatibility and
         ignored: the buffers are allocated from the message's own shape)."""
+        if _fast.ext is not None:
+            return _fast.recv(self._h, source, tag, status)
         op = _pickled.RecvOp()
         st = MPI_Status() if status is not None else None
         op.run(lib.MPI_Recv, source, tag, self._h, st)
@@ -460,6 +466,8 @@ class Comm:
 
     def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=ANY_SOURCE,
                  recvtag=ANY_TAG, status=None):
+        if _fast.ext is not None:
+            return _fast.sendrecv(self._h, sendobj, dest, sendtag, source, recvtag, status)
         parts = _pickled.dumps(sendobj)
         sop = _pickled.SendOp(parts)
         rop = _pickled.RecvOp()

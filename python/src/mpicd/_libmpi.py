@@ -13,6 +13,9 @@ Binding choice: ctypes, not cffi.
 - What cffi would win is callback cost (a cffi callback is a little cheaper than a ctypes one).
   Our callbacks run a few times per message, never per byte: the large buffers travel as
   regions without any callback touching them, so that cost does not show in bandwidth.
+- Where per-message cost does show (objects of a few KiB), the blocking object calls go through
+  the optional C extension ``_mpicd_fast`` instead (C callbacks, see ``_fast.py``); it calls the
+  functions of the library loaded here, by address, so there is still one libmpi.
 
 Where libmpi is looked for, in order (the first that loads *and* exports
 ``MPI_Type_create_custom`` wins; Open MPI's libmpi is skipped):

@@ -112,6 +112,14 @@ class Parts:
     def __init__(self, stream, buffers):
         self.stream = stream
         self.buffers = buffers
+        if not buffers and type(stream) is bytes:  # a small object: the stream alone
+            self._pins = []
+            self.stream_addr = 0
+            self.stream_len = len(stream)
+            self.nregions = 0
+            self.one = None
+            self.bases = self.lens = self.types = b""
+            return
         if type(stream) is bytes:  # pickle.dumps' result: its address taken when needed
             self._pins = []
             self.stream_addr = 0

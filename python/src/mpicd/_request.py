@@ -7,7 +7,7 @@ operation, or the operation object of an object send/receive. ``Wait``/``Test`` 
 
 import ctypes
 
-from . import _pickled
+from . import _fast, _pickled
 from ._errors import Exception as MPIException
 from ._errors import check
 from ._libmpi import ANY_TAG, MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL, REQUEST_NULL, MPI_Status, lib
@@ -283,6 +283,8 @@ class Message:
         if self.handle == MESSAGE_NO_PROC:
             self._h.value = MESSAGE_NULL
             return None
+        if _fast.ext is not None:
+            return _fast.mrecv(self, status)
         op = _pickled.RecvOp()
         st = MPI_Status() if status is not None else None
         op.run(lib.MPI_Mrecv, ctypes.byref(self._h), st)
