@@ -1,11 +1,14 @@
 //! The serde bridge: any `T: Serialize + DeserializeOwned` travels as one custom-typed message.
 //!
-//! The value is encoded with [postcard] into the message's packed part. Fields wrapped in
-//! [`Region`] are not encoded: their arrays travel as regions of the same message (zero-copy when
-//! large, coalesced into the stream when small), and on the receiver they land in freshly
-//! allocated vectors that the decoded value takes over without a copy. The receiver needs to know
-//! nothing in advance: the shape of the message (encoded size, region lengths and element types)
-//! sizes its buffers.
+//! The value is encoded into the message's packed part: postcard's encoding, except that a
+//! sequence or tuple of at least 16 numbers of one kind (a `Vec<f64>`, `Vec<u8>`, `[i32; 64]`,
+//! each inner vector of a `Vec<Vec<f32>>`, the vectors of a struct) is a raw little-endian array,
+//! copied in and read back without varint encoding (`custom/serde/format.rs` tells the format).
+//! Fields wrapped in [`Region`] are not encoded: their arrays travel as regions of the same
+//! message (zero-copy when large, coalesced into the stream when small), and on the receiver
+//! they land in freshly allocated vectors that the decoded value takes over without a copy. The
+//! receiver needs to know nothing in advance: the shape of the message (encoded size, region
+//! lengths and element types) sizes its buffers.
 //!
 //! ```no_run
 //! use mpicd::custom::serde::{Region, Serde, SerdeBuffer};
@@ -47,12 +50,22 @@
 //! `serde_json::Value`, `#[serde(flatten)]`) is not supported, and both sides must use the same
 //! Rust type (a mismatch is usually, not always, detected as a decoding error).
 //!
-//! # Memory
+//! # Memory and copies
 //! A serializer pushes bytes and cannot pause at a fragment boundary, and a deserializer pulls
 //! from complete input, so the encoded part is produced in one buffer before the send starts and
 //! received into one buffer before decoding: a serde message costs its encoded size on each side,
-//! on top of the engine's fixed bound. Put large arrays in [`Region`]s: they are never encoded or
-//! copied, so the encoded part stays small whatever the payload.
+//! on top of the engine's fixed bound. The arrays of numbers in it are copied once into that
+//! buffer (element by element, from the values `Serialize` hands over) and once out of it into
+//! the decoded value; only [`Region`]s travel without either copy. The bridge cannot send a plain
+//! `Vec<f64>` from the caller's memory: serde hands each element by a reference that is valid
+//! only during that call (a `Serialize` impl may serialize a temporary, or a `Mutex`'s contents
+//! whose lock it then releases), so nothing proves the memory outlives the send. A [`Region`]'s
+//! array is shared with the send instead (an `Arc`), which is what makes it safe to send in
+//! place, also from `isend_serde`, which returns before the send completes and does not borrow
+//! the value. Use [`Region`]s for the large arrays of a message sent often; plain vectors of
+//! numbers cost two copies, no longer a varint per element. The buffers of large messages are
+//! kept for the next ones when a message is done (up to 64 MiB per process), since freeing and
+//! faulting in fresh pages for each cost as much as encoding.
 //!
 //! # Region outside the bridge
 //! [`Region<T>`] serializes as a plain sequence of `T` with any other serializer (JSON, postcard
@@ -60,6 +73,7 @@
 
 mod de;
 mod format;
+mod pool;
 mod region;
 mod ser;
 
@@ -109,21 +123,27 @@ pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Encoded> {
 }
 
 impl Encoded {
+    /// Bytes of the packed part.
+    pub(crate) fn packed_len(&self) -> usize {
+        self.bytes.len()
+    }
+
     /// The parts of one send, owning everything they point to.
     pub(crate) fn into_parts(self) -> SendParts<'static> {
         let Encoded { bytes, regions } = self;
+        let bytes = pool::Pooled(bytes); // back to the pool when the send is done
         let mut parts = SendParts::new();
         for r in &regions {
             // SAFETY: `regions` moves into the packer below, which the parts own, so every
             // array stays alive (and, being shared, unchanged) as long as the parts.
             parts = unsafe { r.add_to(parts) };
         }
-        let len = bytes.len();
+        let len = bytes.0.len();
         parts.packed(len, move |offset, dst| {
             let _owners = &regions;
             let start = usize::try_from(offset).unwrap_or(usize::MAX).min(len);
             let n = dst.len().min(len - start);
-            dst[..n].copy_from_slice(&bytes[start..start + n]);
+            dst[..n].copy_from_slice(&bytes.0[start..start + n]);
             Ok(n)
         })
     }
@@ -190,6 +210,7 @@ impl SerdeBuffer {
         let regions: VecDeque<_> = std::mem::take(&mut self.regions).into();
         let scope = DecodeScope::enter(regions);
         let result = de::from_bytes::<T>(&bytes);
+        pool::give(bytes);
         let state = scope.finish();
         let bad = |why: String| Error::InvalidDatatype(format!("serde decoding failed: {why}"));
         let value = match (result, state.error) {
@@ -211,12 +232,11 @@ impl CustomRecv for SerdeBuffer {
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         let packed = usize::try_from(shape.packed_bytes).map_err(|_| Error::NoMemory)?;
         if self.packed.capacity() < packed {
-            // Zeroed pages from the allocator rather than a pass of memset.
-            self.packed = vec![0; packed];
-        } else {
-            self.packed.clear();
-            self.packed.resize(packed, 0);
+            pool::give(std::mem::replace(&mut self.packed, pool::take(packed)));
         }
+        // Bytes left from an earlier message are kept (the message overwrites them all): only
+        // the part never written is zeroed.
+        self.packed.resize(packed, 0);
         self.regions.clear();
         self.regions
             .try_reserve_exact(shape.region_count())

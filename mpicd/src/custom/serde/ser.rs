@@ -8,6 +8,7 @@
 //! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding.
 
 use super::format::{FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
+use super::pool;
 use postcard::ser_flavors::Flavor;
 use serde::ser::{self, Serialize, Serializer as _};
 
@@ -41,13 +42,23 @@ pub(super) struct Encoder {
 
 /// Encodes `value` into a new packed part (with its version byte).
 pub(super) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> FormatResult<Vec<u8>> {
+    let mut out = pool::take_for_encoding();
+    out.push(VERSION);
     let mut enc = Encoder {
-        pg: postcard::Serializer {
-            output: Out(vec![VERSION]),
-        },
+        pg: postcard::Serializer { output: Out(out) },
     };
-    value.serialize(&mut enc)?;
-    Ok(enc.pg.output.0)
+    let done = value.serialize(&mut enc);
+    let out = enc.pg.output.0;
+    match done {
+        Ok(()) => {
+            pool::encoded(out.len());
+            Ok(out)
+        }
+        Err(e) => {
+            pool::give(out);
+            Err(e)
+        }
+    }
 }
 
 impl Encoder {
@@ -284,6 +295,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
             let room = seq.len.saturating_sub(seq.done);
             let mut block = [0u8; 512];
             let mut used = 0;
+            let mut count = 0;
             let mut other = None;
             for item in iter.by_ref().take(room) {
                 let number = item.serialize(NumberProbe).ok();
@@ -296,15 +308,16 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                         }
                         block[used..used + size].copy_from_slice(&bits.to_le_bytes()[..size]);
                         used += size;
+                        count += 1;
                     }
                     _ => {
                         other = Some((item, number));
                         break;
                     }
                 }
-                seq.done += 1;
             }
             out.extend_from_slice(&block[..used]);
+            seq.done += count;
             match other {
                 // It changes the layout: the general path, without probing it again (a
                 // `Region` adds itself to the message each time it is serialized).
