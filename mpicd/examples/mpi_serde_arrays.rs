@@ -49,20 +49,29 @@ fn vec_f64(w: &Communicator) -> CaseResult {
         let got: Vec<f64> = exchange(w, &f64s(w.rank(), n), 1)?;
         check!(got == f64s(prev, n), "Vec<f64> of {n}");
     }
-    // Blocking calls and Serde(&v) through send_custom carry the same encoding.
+    // Blocking calls and Serde(&v) through send_custom carry the same encoding; the second
+    // round receives into the first round's vector (recv_serde_into).
     let (next, prev) = next_prev(w);
     let v = f64s(w.rank(), 100_000);
-    let mut got: Vec<f64>;
+    let mut got: Vec<f64> = Vec::new();
     for round in 0..2 {
+        let recv = |got: &mut Vec<f64>| -> mpicd::Result<()> {
+            if round == 0 {
+                *got = w.recv_serde(prev, 2)?;
+            } else {
+                w.recv_serde_into(got, prev, 2)?;
+            }
+            Ok(())
+        };
         if w.rank() % 2 == 0 {
             if round == 0 {
                 w.send_serde(&v, next, 2)?;
             } else {
                 w.send_custom(&Serde(&v[..]), next, 2)?;
             }
-            got = w.recv_serde(prev, 2)?;
+            recv(&mut got)?;
         } else {
-            got = w.recv_serde(prev, 2)?;
+            recv(&mut got)?;
             if round == 0 {
                 w.send_serde(&v[..], next, 2)?;
             } else {

@@ -55,6 +55,16 @@ pub trait SerdeExt {
         source: i32,
         tag: i32,
     ) -> Result<(T, Status)>;
+
+    /// Receives a `T` into `place`, reusing its allocations where serde can (a `Vec` keeps its
+    /// buffer): for messages received again and again into the same object. See
+    /// [`SerdeBuffer::decode_into`].
+    fn recv_serde_into<T: DeserializeOwned>(
+        &self,
+        place: &mut T,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status>;
 }
 
 impl SerdeExt for Communicator {
@@ -92,6 +102,18 @@ impl SerdeExt for Communicator {
         let mut buffer = SerdeBuffer::new();
         let status = self.recv_custom(&mut buffer, source, tag)?;
         Ok((buffer.decode()?, status))
+    }
+
+    fn recv_serde_into<T: DeserializeOwned>(
+        &self,
+        place: &mut T,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status> {
+        let mut buffer = SerdeBuffer::new();
+        let status = self.recv_custom(&mut buffer, source, tag)?;
+        buffer.decode_into(place)?;
+        Ok(status)
     }
 }
 

@@ -67,11 +67,27 @@ pub(super) struct Decoder<'de> {
 
 /// Decodes a `T` from a packed part (with its version byte); the bytes must all be used.
 pub(super) fn from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> FormatResult<T> {
+    with_decoder(bytes, |de| T::deserialize(de))
+}
+
+/// Decodes a `T` into `place` (serde's `deserialize_in_place`, which reuses what it can).
+pub(super) fn from_bytes_in_place<T: DeserializeOwned>(
+    bytes: &[u8],
+    place: &mut T,
+) -> FormatResult<()> {
+    with_decoder(bytes, |de| T::deserialize_in_place(de, place))
+}
+
+/// Runs `decode` on a decoder over `bytes`, past the version byte; the bytes must all be used.
+fn with_decoder<R>(
+    bytes: &[u8],
+    decode: impl for<'de> FnOnce(&mut Decoder<'de>) -> FormatResult<R>,
+) -> FormatResult<R> {
     let input = Input {
         bytes,
         pos: Cell::new(0),
     };
-    let value = decode_input(&input)?;
+    let value = decode_input(&input, decode)?;
     let rest = bytes.len() - input.pos.get();
     if rest != 0 {
         return Err(FormatError(format!(
@@ -81,7 +97,10 @@ pub(super) fn from_bytes<T: DeserializeOwned>(bytes: &[u8]) -> FormatResult<T> {
     Ok(value)
 }
 
-fn decode_input<'de, T: Deserialize<'de>>(input: &'de Input<'de>) -> FormatResult<T> {
+fn decode_input<'de, R>(
+    input: &'de Input<'de>,
+    decode: impl FnOnce(&mut Decoder<'de>) -> FormatResult<R>,
+) -> FormatResult<R> {
     match input.byte() {
         Ok(VERSION) => {}
         Ok(v) => {
@@ -95,7 +114,7 @@ fn decode_input<'de, T: Deserialize<'de>>(input: &'de Input<'de>) -> FormatResul
         pg: postcard::Deserializer::from_flavor(Src(input)),
         input,
     };
-    T::deserialize(&mut de)
+    decode(&mut de)
 }
 
 impl<'de> Decoder<'de> {

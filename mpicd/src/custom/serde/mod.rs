@@ -63,9 +63,11 @@
 //! array is shared with the send instead (an `Arc`), which is what makes it safe to send in
 //! place, also from `isend_serde`, which returns before the send completes and does not borrow
 //! the value. Use [`Region`]s for the large arrays of a message sent often; plain vectors of
-//! numbers cost two copies, no longer a varint per element. The buffers of large messages are
-//! kept for the next ones when a message is done (up to 64 MiB per process), since freeing and
-//! faulting in fresh pages for each cost as much as encoding.
+//! numbers cost two copies, no longer a varint per element. A receiver that gets the same kind
+//! of value again and again decodes into the previous one ([`SerdeBuffer::decode_into`],
+//! [`crate::SerdeExt::recv_serde_into`]) and so reuses its vectors. The buffers of large
+//! messages are kept for the next ones when a message is done (up to 64 MiB per process), since
+//! freeing and faulting in fresh pages for each cost as much as encoding.
 //!
 //! # Region outside the bridge
 //! [`Region<T>`] serializes as a plain sequence of `T` with any other serializer (JSON, postcard
@@ -74,6 +76,7 @@
 mod de;
 mod format;
 mod pool;
+mod probe;
 mod region;
 mod ser;
 
@@ -206,10 +209,23 @@ impl SerdeBuffer {
     /// not hold a `T`: undecodable bytes, bytes left over, or regions that do not fit the
     /// type's [`Region`]s.
     pub fn decode<T: DeserializeOwned>(&mut self) -> Result<T> {
+        self.decode_with(de::from_bytes::<T>)
+    }
+
+    /// Decodes the received message into `place`, reusing its allocations where the type can
+    /// (serde's `deserialize_in_place`: a `Vec` keeps its buffer, and so do the vectors in it),
+    /// which saves allocating and faulting in a new value for each message received into the
+    /// same object. Fails as [`SerdeBuffer::decode`] does; `place` then holds an unspecified
+    /// (valid) value.
+    pub fn decode_into<T: DeserializeOwned>(&mut self, place: &mut T) -> Result<()> {
+        self.decode_with(|bytes| de::from_bytes_in_place(bytes, place))
+    }
+
+    fn decode_with<R>(&mut self, run: impl FnOnce(&[u8]) -> format::FormatResult<R>) -> Result<R> {
         let bytes = std::mem::take(&mut self.packed);
         let regions: VecDeque<_> = std::mem::take(&mut self.regions).into();
         let scope = DecodeScope::enter(regions);
-        let result = de::from_bytes::<T>(&bytes);
+        let result = run(&bytes);
         pool::give(bytes);
         let state = scope.finish();
         let bad = |why: String| Error::InvalidDatatype(format!("serde decoding failed: {why}"));

@@ -11,6 +11,11 @@ use std::collections::{BTreeMap, HashMap};
 /// Moves `value` through the bridge as the engine would (packed part in 7-byte pieces,
 /// regions copied into the receiver's buffers), without a transport.
 fn through_bridge<T: Serialize + ?Sized, U: DeserializeOwned>(value: &T) -> Result<U> {
+    received(value)?.decode()
+}
+
+/// The receiver's buffer once `value` has arrived in it.
+fn received<T: Serialize + ?Sized>(value: &T) -> Result<SerdeBuffer> {
     let mut sent = encode(value)?.into_parts();
     let packed_bytes = sent.packed_size()?;
     let regions = PackState::regions(&mut sent)?;
@@ -43,7 +48,7 @@ fn through_bridge<T: Serialize + ?Sized, U: DeserializeOwned>(value: &T) -> Resu
         }
     }
     drop(sent);
-    buffer.decode()
+    Ok(buffer)
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
@@ -434,4 +439,23 @@ fn bad_encodings_are_errors() {
     );
     assert!(through_bridge::<_, Vec<u8>>(&vec![1000u32; 30]).is_err());
     assert!(through_bridge::<_, Vec<String>>(&vec![1u32; 30]).is_err());
+}
+
+#[test]
+fn decode_into_reuses_the_place() {
+    let rows: Vec<Vec<f32>> = (0..40).map(|i| vec![i as f32; 100 + i]).collect();
+    let mut place: Vec<Vec<f32>> = (0..40).map(|_| Vec::with_capacity(200)).collect();
+    let (outer, first) = (place.as_ptr(), place[0].as_ptr());
+    received(&rows).unwrap().decode_into(&mut place).unwrap();
+    assert_eq!(place, rows);
+    assert_eq!((place.as_ptr(), place[0].as_ptr()), (outer, first));
+    // Another shape: the place follows it.
+    let fewer: Vec<Vec<f32>> = vec![vec![1.0; 3]; 2];
+    received(&fewer).unwrap().decode_into(&mut place).unwrap();
+    assert_eq!(place, fewer);
+    let e = received(&"text")
+        .unwrap()
+        .decode_into(&mut place)
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidDatatype(_)), "{e}");
 }
