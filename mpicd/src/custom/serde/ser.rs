@@ -267,8 +267,8 @@ impl<'a> ser::Serializer for &'a mut Encoder {
     }
 
     /// What `Vec`, slices and the other collections call: [`Self::serialize_seq`] and its
-    /// elements, with the elements of a raw array appended in a loop of its own (the output
-    /// vector held locally, so that it stays in registers).
+    /// elements, with the elements of a raw array gathered in a loop of its own (a block on the
+    /// stack, appended to the output when full: the loop's state stays in registers).
     fn collect_seq<I>(self, iter: I) -> FormatResult<()>
     where
         I: IntoIterator,
