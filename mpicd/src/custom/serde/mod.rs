@@ -126,11 +126,6 @@ pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Encoded> {
 }
 
 impl Encoded {
-    /// Bytes of the packed part.
-    pub(crate) fn packed_len(&self) -> usize {
-        self.bytes.len()
-    }
-
     /// The parts of one send, owning everything they point to.
     pub(crate) fn into_parts(self) -> SendParts<'static> {
         let Encoded { bytes, regions } = self;
