@@ -5,7 +5,8 @@
 //!
 //! - `custom`: the custom datatype engine (scalars packed by a callback, arrays as regions);
 //! - `packed`: manual packing into a byte buffer, one contiguous message, manual unpacking;
-//! - `serde`: the serde bridge (`send_serde`/`recv_serde`, postcard encoding);
+//! - `serde`: the serde bridge (`send_serde`/`isend_serde`, received into the same object
+//!   each time with `recv_serde_into`/`decode_into`, as `custom` receives);
 //! - `serde-region` (double-vec): the serde bridge with each sub-vector a `Region`;
 //! - `bytes`: one contiguous message of the same payload, nothing to pack (mpicd's limit);
 //!
@@ -207,10 +208,7 @@ impl<'w, M: BenchMessage> Bench<'w, M> {
                 w.recv(&mut self.recv_bufs[0][..], peer, TAG)?;
                 check(self.recv[0].unpack(&self.recv_bufs[0]), "unpack")
             }
-            Method::Serde => {
-                self.recv[0] = w.recv_serde(peer, TAG)?;
-                Ok(())
-            }
+            Method::Serde => w.recv_serde_into(&mut self.recv[0], peer, TAG).map(drop),
             Method::SerdeRegion => {
                 self.alt_recv[0] = Some(w.recv_serde(peer, TAG)?);
                 Ok(())
@@ -322,7 +320,8 @@ impl<'w, M: BenchMessage> Bench<'w, M> {
                         // borrowed the element, is gone).
                         let buf = unsafe { &mut *base.add(k) };
                         if method == Method::Serde {
-                            recv[k] = buf.decode()?;
+                            // Into the same object each time, as the custom method receives.
+                            buf.decode_into(&mut recv[k])?;
                         } else {
                             alt_recv[k] = Some(buf.decode()?);
                         }

@@ -1,0 +1,222 @@
+//! [`Region<T>`]: an array a serde message carries as a region of the message instead of
+//! encoding it, and the region lists of the bridge's sending and receiving sides.
+
+use super::{DECODING, ENCODING};
+use crate::custom::parts::{RecvParts, SendParts};
+use crate::custom::RegionShape;
+use crate::datatype::{ElementType, Primitive};
+use crate::error::{Error, Result};
+use ::serde::de::Error as _;
+use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::any::Any;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// An array of primitives that a serde message carries as a region instead of encoding it.
+///
+/// It derefs to `[T]`; the array is shared (cheap to clone), and writing through
+/// [`Region::make_mut`] or `DerefMut` copies it first if a send still uses it.
+pub struct Region<T: Primitive>(Arc<Vec<T>>);
+
+impl<T: Primitive> Region<T> {
+    /// Wraps a vector (no copy).
+    pub fn new(data: Vec<T>) -> Region<T> {
+        Region(Arc::new(data))
+    }
+
+    /// The vector, without a copy unless a clone of this region is still alive.
+    pub fn into_vec(self) -> Vec<T> {
+        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// The vector, for changes (copied first if shared).
+    pub fn make_mut(&mut self) -> &mut Vec<T> {
+        Arc::make_mut(&mut self.0)
+    }
+
+    /// The elements.
+    pub fn as_slice(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Primitive> Clone for Region<T> {
+    fn clone(&self) -> Self {
+        Region(Arc::clone(&self.0))
+    }
+}
+
+impl<T: Primitive> Default for Region<T> {
+    fn default() -> Self {
+        Region::new(Vec::new())
+    }
+}
+
+impl<T: Primitive + std::fmt::Debug> std::fmt::Debug for Region<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Region").field(&self.0).finish()
+    }
+}
+
+impl<T: Primitive + PartialEq> PartialEq for Region<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<T: Primitive> std::ops::Deref for Region<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T: Primitive> std::ops::DerefMut for Region<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.make_mut()
+    }
+}
+
+impl<T: Primitive> From<Vec<T>> for Region<T> {
+    fn from(data: Vec<T>) -> Self {
+        Region::new(data)
+    }
+}
+
+impl<T: Primitive> FromIterator<T> for Region<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        Region::new(iter.into_iter().collect())
+    }
+}
+
+impl<T: Primitive + Serialize> Serialize for Region<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let in_bridge = ENCODING.with(|e| match e.borrow_mut().as_mut() {
+            Some(regions) => {
+                regions.push(Arc::clone(&self.0) as Arc<dyn SharedRegion>);
+                true
+            }
+            None => false,
+        });
+        if in_bridge {
+            // The array goes as the next region; the encoding keeps its length as a check.
+            serializer.serialize_u64(self.0.len() as u64)
+        } else {
+            self.0.as_slice().serialize(serializer)
+        }
+    }
+}
+
+impl<'de, T: Primitive + Deserialize<'de>> Deserialize<'de> for Region<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let in_bridge = DECODING.with(|d| d.borrow().is_some());
+        if !in_bridge {
+            return Vec::<T>::deserialize(deserializer).map(Region::new);
+        }
+        let len = u64::deserialize(deserializer)?;
+        DECODING
+            .with(|d| {
+                let mut d = d.borrow_mut();
+                let state = d.as_mut().ok_or("no decoding in progress")?;
+                let taken = take_region::<T>(&mut state.regions, len);
+                if let Err(why) = &taken {
+                    state.error.get_or_insert_with(|| why.clone());
+                }
+                taken
+            })
+            .map(|v| Region(Arc::new(v)))
+            .map_err(D::Error::custom)
+    }
+}
+
+/// The next received region as a `Vec<T>` of `len` elements.
+pub(super) fn take_region<T: Primitive>(
+    regions: &mut VecDeque<Box<dyn ReceivedRegion>>,
+    len: u64,
+) -> std::result::Result<Vec<T>, String> {
+    let region = regions
+        .pop_front()
+        .ok_or_else(|| "the message has fewer regions than the type".to_string())?;
+    let elem = region.elem();
+    if elem != T::TYPE {
+        return Err(format!(
+            "a region of {elem:?} was received for a Region of {:?}",
+            T::TYPE
+        ));
+    }
+    let data = region
+        .into_any()
+        .downcast::<Vec<T>>()
+        .map_err(|_| "region buffer of an unexpected type".to_string())?;
+    if data.len() as u64 != len {
+        return Err(format!(
+            "a region of {} elements was received where the encoding says {len}",
+            data.len()
+        ));
+    }
+    Ok(*data)
+}
+
+// ----- sending -----
+
+/// A region's array, shared with the value it came from.
+pub(super) trait SharedRegion: Send + Sync {
+    /// Adds the array to `parts` as a region.
+    ///
+    /// # Safety
+    /// The caller keeps `self` alive, and so the array unchanged (it is shared), for as long as
+    /// the returned parts exist.
+    unsafe fn add_to(&self, parts: SendParts<'static>) -> SendParts<'static>;
+}
+
+impl<T: Primitive> SharedRegion for Vec<T> {
+    unsafe fn add_to(&self, parts: SendParts<'static>) -> SendParts<'static> {
+        // SAFETY: forwarded from the caller: the memory outlives the parts and is not written
+        // while shared (Region copies a shared array before any write).
+        let data: &'static [T] = unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len()) };
+        parts.region(data)
+    }
+}
+
+/// A received region: a vector of the element type the sender announced.
+pub(super) trait ReceivedRegion: Send {
+    fn elem(&self) -> ElementType;
+    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a>;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<T: Primitive> ReceivedRegion for Vec<T> {
+    fn elem(&self) -> ElementType {
+        T::TYPE
+    }
+    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a> {
+        parts.region(&mut self[..])
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// A zeroed vector for an incoming region.
+pub(super) fn region_buffer(shape: &RegionShape) -> Result<Box<dyn ReceivedRegion>> {
+    let size = shape.elem.size() as u64;
+    if shape.bytes % size != 0 {
+        return Err(Error::InvalidDatatype(format!(
+            "a region of {} bytes is not a whole number of {:?}",
+            shape.bytes, shape.elem
+        )));
+    }
+    let n = usize::try_from(shape.bytes / size).map_err(|_| Error::NoMemory)?;
+    Ok(match shape.elem {
+        ElementType::Byte | ElementType::U8 => Box::new(vec![0u8; n]),
+        ElementType::I8 => Box::new(vec![0i8; n]),
+        ElementType::I16 => Box::new(vec![0i16; n]),
+        ElementType::U16 => Box::new(vec![0u16; n]),
+        ElementType::I32 => Box::new(vec![0i32; n]),
+        ElementType::U32 => Box::new(vec![0u32; n]),
+        ElementType::I64 => Box::new(vec![0i64; n]),
+        ElementType::U64 => Box::new(vec![0u64; n]),
+        ElementType::F32 => Box::new(vec![0f32; n]),
+        ElementType::F64 => Box::new(vec![0f64; n]),
+    })
+}
