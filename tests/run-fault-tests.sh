@@ -67,10 +67,21 @@ for impl in $IMPLS; do
         esac
         for sc in "${SCENARIOS[@]}"; do
             log=$OUT/$impl-$mode-$sc
-            start=$(date +%s.%N)
-            env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" "${mca[@]}" -n 3 \
-                "$OUT/fault-$impl" "$sc" >"$log.out" 2>"$log.err"
-            rc=$?
+            for attempt in 1 2; do
+                start=$(date +%s.%N)
+                env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" "${mca[@]}" -n 3 \
+                    "$OUT/fault-$impl" "$sc" >"$log.out" 2>"$log.err"
+                rc=$?
+                # Open MPI 4.1.4's mpirun itself now and then crashes in its PMIx server's
+                # finalize after a rank died (the backtrace names orte_finalize, in mpirun's own
+                # process): that is the launcher, not the library under test; run once more.
+                if [[ $rc -ne 0 && $attempt -eq 1 ]] && grep -q "orte_finalize" "$log.err" &&
+                    grep -q "mpirun(" "$log.err"; then
+                    echo "  (mpirun crashed in its own finalize; running $sc again)"
+                    continue
+                fi
+                break
+            done
             took=$(echo "$(date +%s.%N) - $start" | bc)
             ok=1
             for want in $(expected "$sc"); do
