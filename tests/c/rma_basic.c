@@ -25,6 +25,17 @@ static void fence_put_get(int rank, int size) {
     OK(MPI_Win_fence(0, win));
     for (int r = 0; r < size; r++)
         for (int i = 0; i < N; i++) CHECK(mem[r * N + i] == r * 1000 + i);
+    /* MPI 4.1: the query answers for any window; another rank's memory is there when this
+     * process reaches it by load and store (mpicd: one node, shared memory), else size 0. */
+    for (int r = 0; r < size; r++) {
+        MPI_Aint qsz;
+        int qunit, *q;
+        OK(MPI_Win_shared_query(win, r, &qsz, &qunit, &q));
+        CHECK(qsz == 0 || (qsz == (MPI_Aint)(N * size * sizeof(int)) && qunit == sizeof(int)));
+        CHECK(r != rank || (qsz > 0 && q == mem));
+        for (int k = 0; qsz > 0 && k < size; k++)
+            for (int i = 0; i < N; i++) CHECK(q[k * N + i] == k * 1000 + i); /* plain loads */
+    }
     /* Get the next rank's slot of its own rank back. */
     int next = (rank + 1) % size, in[N];
     memset(in, 0, sizeof in);

@@ -40,6 +40,11 @@ impl Mapped {
         (self.data[rank] as *mut u8).wrapping_add(addr.wrapping_sub(base) as usize)
     }
 
+    /// Where member `rank`'s window memory starts in this process (0 when it exposes none).
+    pub(crate) fn base(&self, rank: usize) -> usize {
+        self.data[rank]
+    }
+
     /// An atomic `op` on the control word at byte offset `at` of member `rank`, as
     /// [`Window::control_atomic`] defines it: returns the old value (`CompareSwap` compares
     /// with `value` and stores `swap`).

@@ -365,14 +365,18 @@ impl Window {
 
     /// `MPI_Win_shared_query`: the piece of `rank` (or, for `None`, of the first rank with a
     /// non-empty piece) as mapped in this process: address (null for an empty piece), size,
-    /// displacement unit. On a window of another flavor only this process's own memory is
-    /// shared with it; the others' pieces have size 0.
+    /// displacement unit. On a window of another flavor, the others' pieces are there when the
+    /// window is mapped (see [`direct`]); otherwise only this process's own memory is shared
+    /// with it and the others' pieces have size 0.
     pub fn shared_query(&self, rank: Option<i32>) -> Result<(*mut u8, usize, u32)> {
         if let Some(r) = rank {
             self.check_rank(r)?;
         }
         let me = self.rank() as usize;
-        let visible = |r: usize| self.flavor == Flavor::Shared || r == me;
+        // A mapped window's other members are reachable by load and store too (MPI 4.1 lets
+        // the query answer for any window whose memory the caller can reach that way).
+        let mapped = self.mapped.as_ref();
+        let visible = |r: usize| self.flavor == Flavor::Shared || r == me || mapped.is_some();
         let r = match rank {
             Some(r) => r as usize,
             None => match (0..self.targets.len()).find(|&r| self.targets[r].rec.size > 0) {
@@ -384,8 +388,9 @@ impl Window {
         if !visible(r) || t.rec.size == 0 {
             return Ok((std::ptr::null_mut(), 0, t.rec.disp_unit));
         }
-        let base = match self.flavor {
-            Flavor::Shared => self.shared_bases[r],
+        let base = match (self.flavor, mapped) {
+            (Flavor::Shared, _) => self.shared_bases[r],
+            (_, Some(m)) => m.base(r),
             _ => self.base,
         };
         Ok((base as *mut u8, t.rec.size as usize, t.rec.disp_unit))
