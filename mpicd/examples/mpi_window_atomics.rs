@@ -12,7 +12,7 @@ mod common;
 
 use common::CaseResult;
 use mpicd::error::class;
-use mpicd::{Communicator, LockKind, Op, Window};
+use mpicd::{Communicator, LockKind, Op, ReduceOp, Window};
 
 /// Tickets each rank takes from the counter.
 const TICKETS: u64 = 50;
@@ -28,16 +28,16 @@ fn counter(w: &Communicator) -> CaseResult {
         if i % 2 == 0 {
             let (a, b) = win.lock_epoch(LockKind::Shared, 0, |e| {
                 Ok((
-                    e.fetch_and_op(1u64, 0, 0, Op::Sum)?,
+                    e.fetch_and_op(1u64, 0, 0, ReduceOp::Sum)?,
                     e.fetch_and_op(0u64, 0, 0, Op::NoOp)?,
                 ))
             })?;
             check!(b > a, "rank {rank}: counter read {b} after drawing {a}");
             mine.push(a);
         } else {
-            mine.push(
-                win.lock_epoch(LockKind::Shared, 0, |e| e.fetch_and_op(1u64, 0, 0, Op::Sum))?,
-            );
+            mine.push(win.lock_epoch(LockKind::Shared, 0, |e| {
+                e.fetch_and_op(1u64, 0, 0, ReduceOp::Sum)
+            })?);
         }
     }
     check!(
@@ -47,7 +47,7 @@ fn counter(w: &Communicator) -> CaseResult {
     let ones = vec![1u64; 1];
     win.lock_epoch(LockKind::Shared, 0, |e| {
         for &t in &mine {
-            e.accumulate(&ones, 0, 1 + t as i64, Op::Sum)?;
+            e.accumulate(&ones, 0, 1 + t as i64, ReduceOp::Sum)?;
         }
         Ok(())
     })?;
@@ -84,7 +84,9 @@ fn cas_one_winner(w: &Communicator) -> CaseResult {
         "rank {rank}: compare-and-swap returned {old}"
     );
     let count = [won as i64];
-    win.lock_epoch(LockKind::Shared, 0, |e| e.accumulate(&count, 0, 1, Op::Sum))?;
+    win.lock_epoch(LockKind::Shared, 0, |e| {
+        e.accumulate(&count, 0, 1, ReduceOp::Sum)
+    })?;
     w.barrier()?;
     let mut state = [0i64; 2];
     win.lock_epoch(LockKind::Shared, 0, |e| {
@@ -118,11 +120,11 @@ fn accumulate_ops(w: &Communicator) -> CaseResult {
     let (fsum, fmax) = ([0.5 + r as f64], [-(r as f64)]);
     win.fence_epoch(|e| {
         for t in 0..size {
-            e.accumulate(&max, t, 0, Op::Max)?;
-            e.accumulate(&min, t, 1, Op::Min)?;
-            e.accumulate(&sum, t, 2, Op::Sum)?;
-            e.accumulate(&fsum, t, 4, Op::Sum)?;
-            e.accumulate(&fmax, t, 5, Op::Max)?;
+            e.accumulate(&max, t, 0, ReduceOp::Max)?;
+            e.accumulate(&min, t, 1, ReduceOp::Min)?;
+            e.accumulate(&sum, t, 2, ReduceOp::Sum)?;
+            e.accumulate(&fsum, t, 4, ReduceOp::Sum)?;
+            e.accumulate(&fmax, t, 5, ReduceOp::Max)?;
             if rank == last {
                 e.accumulate(&repl, t, 3, Op::Replace)?;
             }
@@ -144,7 +146,7 @@ fn accumulate_ops(w: &Communicator) -> CaseResult {
     let add = [5i64, 6];
     let mut before = [0i64; 2];
     win.fence_epoch(|e| match rank == last {
-        true => e.get_accumulate(&add, &mut before, 0, 2, Op::Sum),
+        true => e.get_accumulate(&add, &mut before, 0, 2, ReduceOp::Sum),
         false => Ok(()),
     })?;
     if rank == last {
@@ -165,7 +167,7 @@ fn accumulate_ops(w: &Communicator) -> CaseResult {
     }
     w.barrier()?;
     let f = win.lock_epoch(LockKind::Shared, 0, |e| {
-        e.fetch_and_op(0.25f64, 0, 4, Op::Sum)
+        e.fetch_and_op(0.25f64, 0, 4, ReduceOp::Sum)
     })?;
     let (start, step) = (fwant[0], 0.25);
     check!(
@@ -188,10 +190,10 @@ fn undefined_ops(w: &Communicator) -> CaseResult {
     let mut r = [0f64];
     let classes = win.fence_epoch(|e| {
         let errs = [
-            e.accumulate(&x, 0, 0, Op::Band).err(),
-            e.accumulate(&x, 0, 0, Op::Lor).err(),
-            e.get_accumulate(&x, &mut r, 0, 0, Op::Bxor).err(),
-            e.fetch_and_op(1.0f64, 0, 0, Op::Bor).err(),
+            e.accumulate(&x, 0, 0, ReduceOp::Band).err(),
+            e.accumulate(&x, 0, 0, ReduceOp::Lor).err(),
+            e.get_accumulate(&x, &mut r, 0, 0, ReduceOp::Bxor).err(),
+            e.fetch_and_op(1.0f64, 0, 0, ReduceOp::Bor).err(),
             e.accumulate(&[1u64], 0, 0, Op::NoOp).err(),
             e.compare_and_swap(1.0f64, 0.0, 0, 0).err(),
         ];

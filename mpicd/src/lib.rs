@@ -112,7 +112,7 @@ pub use newcomm::{PendingComm, SplitType};
 pub use plan::derived::{
     Basic, Constructor, Datatype, Distribution, Order, TypedBuf, DISTRIBUTE_DFLT_DARG,
 };
-pub use reduction::Op;
+pub use reduction::{Op, ReduceOp};
 pub use request::{
     scope, test_all, test_any, test_some, wait_all, wait_all_outcomes, wait_any, wait_some,
     Request, Scope,

@@ -40,58 +40,29 @@ impl ReduceOp {
 /// An operation of the accumulate calls of windows (`MPI_Op` restricted to what they take):
 /// a predefined reduction combines the origin's elements into the target's, [`Op::Replace`]
 /// overwrites them, [`Op::NoOp`] leaves them (a get-accumulate or fetch-and-op then only
-/// reads, atomically).
+/// reads, atomically). A [`ReduceOp`] converts into one: `ReduceOp::Sum.into()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
-    /// `MPI_SUM` (integers wrap on overflow).
-    Sum,
-    /// `MPI_PROD` (integers wrap on overflow).
-    Prod,
-    /// `MPI_MAX`.
-    Max,
-    /// `MPI_MIN`.
-    Min,
-    /// `MPI_LAND`: 1 if both are non-zero, else 0 (integers only).
-    Land,
-    /// `MPI_LOR` (integers only).
-    Lor,
-    /// `MPI_LXOR` (integers only).
-    Lxor,
-    /// `MPI_BAND` (integers and bytes only).
-    Band,
-    /// `MPI_BOR` (integers and bytes only).
-    Bor,
-    /// `MPI_BXOR` (integers and bytes only).
-    Bxor,
+    /// A predefined reduction (`MPI_SUM`, `MPI_MAX`, ...; integers wrap on overflow).
+    Reduce(ReduceOp),
     /// `MPI_REPLACE`: the origin's value replaces the target's.
     Replace,
     /// `MPI_NO_OP`: the target's value stays (get-accumulate and fetch-and-op only).
     NoOp,
 }
 
-impl Op {
-    /// The reduction this op applies; `None` for [`Op::Replace`] and [`Op::NoOp`].
-    pub fn reduction(self) -> Option<ReduceOp> {
-        Some(match self {
-            Op::Sum => ReduceOp::Sum,
-            Op::Prod => ReduceOp::Prod,
-            Op::Max => ReduceOp::Max,
-            Op::Min => ReduceOp::Min,
-            Op::Land => ReduceOp::Land,
-            Op::Lor => ReduceOp::Lor,
-            Op::Lxor => ReduceOp::Lxor,
-            Op::Band => ReduceOp::Band,
-            Op::Bor => ReduceOp::Bor,
-            Op::Bxor => ReduceOp::Bxor,
-            Op::Replace | Op::NoOp => return None,
-        })
+impl From<ReduceOp> for Op {
+    fn from(r: ReduceOp) -> Op {
+        Op::Reduce(r)
     }
+}
 
+impl Op {
     /// Whether the op may be applied to elements of `elem` (replace and no-op: always).
     pub fn is_defined_on(self, elem: ElementType) -> bool {
-        match self.reduction() {
-            Some(r) => r.is_defined_on(elem),
-            None => true,
+        match self {
+            Op::Reduce(r) => r.is_defined_on(elem),
+            Op::Replace | Op::NoOp => true,
         }
     }
 }
@@ -247,15 +218,27 @@ mod tests {
     #[test]
     fn ops_are_defined_where_mpi_defines_them() {
         use ElementType::*;
-        assert!(Op::Sum.is_defined_on(F64) && Op::Max.is_defined_on(F32));
-        assert!(!Op::Band.is_defined_on(F64) && !Op::Lxor.is_defined_on(F32));
-        assert!(Op::Band.is_defined_on(Byte) && !Op::Sum.is_defined_on(Byte));
-        assert!(Op::Land.is_defined_on(I8) && Op::Bxor.is_defined_on(U64));
+        assert!(
+            Op::from(ReduceOp::Sum).is_defined_on(F64)
+                && Op::from(ReduceOp::Max).is_defined_on(F32)
+        );
+        assert!(
+            !Op::from(ReduceOp::Band).is_defined_on(F64)
+                && !Op::from(ReduceOp::Lxor).is_defined_on(F32)
+        );
+        assert!(
+            Op::from(ReduceOp::Band).is_defined_on(Byte)
+                && !Op::from(ReduceOp::Sum).is_defined_on(Byte)
+        );
+        assert!(
+            Op::from(ReduceOp::Land).is_defined_on(I8)
+                && Op::from(ReduceOp::Bxor).is_defined_on(U64)
+        );
         for e in ElementType::ALL {
             assert!(Op::Replace.is_defined_on(e) && Op::NoOp.is_defined_on(e));
         }
-        assert_eq!(Op::Replace.reduction(), None);
-        assert_eq!(Op::Prod.reduction(), Some(ReduceOp::Prod));
+        assert!(!matches!(Op::Replace, Op::Reduce(_)));
+        assert_eq!(Op::from(ReduceOp::Prod), Op::Reduce(ReduceOp::Prod));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! handles the synchronization's `ProcFailed` itself.
 //!
 //! The element type of every call is a [`Primitive`]; the accumulate calls take an
-//! [`crate::Op`], and one MPI does not define on the type (a bitwise op on `f64`) is an
+//! [`crate::Op`] (a [`crate::ReduceOp`] converts into one), and one MPI does not define on the type (a bitwise op on `f64`) is an
 //! `Error::InvalidOp` (class `MPI_ERR_OP`), never a panic.
 //!
 //! ```no_run
@@ -39,11 +39,11 @@
 //! A ticket counter in rank 0's window, taken by every rank without any other coordination:
 //!
 //! ```no_run
-//! use mpicd::{LockKind, Op, Window};
+//! use mpicd::{LockKind, ReduceOp, Window};
 //! let mpi = mpicd::init()?;
 //! let world = mpi.world();
 //! let win = Window::allocate(&world, 8, 8)?; // zeroed
-//! let ticket: u64 = win.lock_epoch(LockKind::Shared, 0, |e| e.fetch_and_op(1u64, 0, 0, Op::Sum))?;
+//! let ticket: u64 = win.lock_epoch(LockKind::Shared, 0, |e| e.fetch_and_op(1u64, 0, 0, ReduceOp::Sum))?;
 //! // Every rank holds a different ticket in 0..size.
 //! # Ok::<(), mpicd::Error>(())
 //! ```

@@ -6,7 +6,7 @@ fn main() {
     let win = mpicd::Window::allocate(&world, 8, 8).unwrap();
     win.fence_epoch(|e| {
         let mut result = vec![0u64];
-        e.get_accumulate(&[1u64], &mut result, 0, 0, mpicd::Op::Sum)
+        e.get_accumulate(&[1u64], &mut result, 0, 0, mpicd::ReduceOp::Sum)
     })
     .unwrap();
 }

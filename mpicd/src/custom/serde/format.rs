@@ -44,6 +44,27 @@ pub(super) enum Kind {
     F64 = 10,
 }
 
+/// The serializer methods of the numbers the format writes raw, with each one's type, [`Kind`]
+/// and how its value becomes the 64 bits stored: `number_methods!(m)` hands this one table to
+/// the macro `m`, which makes a serializer's methods from it (the encoder's and the probe's).
+macro_rules! number_methods {
+    ($m:ident) => {
+        $m! {
+            serialize_u8(u8) => U8, |v: u8| v as u64;
+            serialize_i8(i8) => I8, |v: i8| v as u8 as u64;
+            serialize_u16(u16) => U16, |v: u16| v as u64;
+            serialize_i16(i16) => I16, |v: i16| v as u16 as u64;
+            serialize_u32(u32) => U32, |v: u32| v as u64;
+            serialize_i32(i32) => I32, |v: i32| v as u32 as u64;
+            serialize_u64(u64) => U64, |v: u64| v;
+            serialize_i64(i64) => I64, |v: i64| v as u64;
+            serialize_f32(f32) => F32, |v: f32| v.to_bits() as u64;
+            serialize_f64(f64) => F64, |v: f64| v.to_bits();
+        }
+    };
+}
+pub(super) use number_methods;
+
 impl Kind {
     /// The kind a layout byte names, `None` for [`ENCODED`] or an unknown byte.
     pub(super) fn from_byte(b: u8) -> Option<Kind> {

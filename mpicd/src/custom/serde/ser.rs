@@ -7,7 +7,7 @@
 //! transforms its value travels transformed). The first element that is anything else turns the
 //! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding.
 
-use super::format::{FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
+use super::format::{number_methods, FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
 use super::pool;
 use super::probe::NumberProbe;
 use postcard::ser_flavors::Flavor;
@@ -144,18 +144,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         false
     }
 
-    numbers! {
-        serialize_u8(u8) => U8, |v: u8| v as u64;
-        serialize_i8(i8) => I8, |v: i8| v as u8 as u64;
-        serialize_u16(u16) => U16, |v: u16| v as u64;
-        serialize_i16(i16) => I16, |v: i16| v as u16 as u64;
-        serialize_u32(u32) => U32, |v: u32| v as u64;
-        serialize_i32(i32) => I32, |v: i32| v as u32 as u64;
-        serialize_u64(u64) => U64, |v: u64| v;
-        serialize_i64(i64) => I64, |v: i64| v as u64;
-        serialize_f32(f32) => F32, |v: f32| v.to_bits() as u64;
-        serialize_f64(f64) => F64, |v: f64| v.to_bits();
-    }
+    number_methods!(numbers);
 
     others! {
         serialize_bool(bool);

@@ -21,13 +21,13 @@ use crate::{ElementType, Op, Primitive, TypedBuf};
 /// What `op` does to elements of `T`: `InvalidOp` where MPI does not define it.
 fn accumulate_op<T: Primitive>(op: Op) -> Result<AccumulateOp> {
     let elem = element::<T>()?;
-    Ok(match op.reduction() {
-        None if op == Op::Replace => AccumulateOp::Replace,
-        None => AccumulateOp::NoOp,
-        Some(r) if r.is_defined_on(elem) => {
+    Ok(match op {
+        Op::Replace => AccumulateOp::Replace,
+        Op::NoOp => AccumulateOp::NoOp,
+        Op::Reduce(r) if r.is_defined_on(elem) => {
             AccumulateOp::Combine(Reduction::predefined(r, elem).combine)
         }
-        Some(r) => {
+        Op::Reduce(r) => {
             return Err(Error::InvalidOp(format!(
                 "{r:?} is not defined on {elem:?} elements"
             )))
@@ -46,8 +46,9 @@ impl<'a> Epoch<'_, 'a> {
         data: &'a [T],
         rank: i32,
         disp: i64,
-        op: Op,
+        op: impl Into<Op>,
     ) -> Result<()> {
+        let op = op.into();
         if op == Op::NoOp {
             return Err(Error::InvalidOp(
                 "NoOp is taken by get_accumulate and fetch_and_op only".into(),
@@ -73,9 +74,9 @@ impl<'a> Epoch<'_, 'a> {
         result: &'a mut [T],
         rank: i32,
         disp: i64,
-        op: Op,
+        op: impl Into<Op>,
     ) -> Result<()> {
-        let acc = accumulate_op::<T>(op)?;
+        let acc = accumulate_op::<T>(op.into())?;
         let origin = match acc {
             AccumulateOp::NoOp => &[],
             _ => bytes_of(data),
@@ -99,8 +100,14 @@ impl<'a> Epoch<'_, 'a> {
     /// other accumulate ([`Op::NoOp`]: an atomic read; [`Op::Replace`]: an atomic swap).
     /// The value is there when the call returns. To `PROC_NULL` nothing happens and the
     /// result is zero.
-    pub fn fetch_and_op<T: Primitive>(&self, value: T, rank: i32, disp: i64, op: Op) -> Result<T> {
-        let acc = accumulate_op::<T>(op)?;
+    pub fn fetch_and_op<T: Primitive>(
+        &self,
+        value: T,
+        rank: i32,
+        disp: i64,
+        op: impl Into<Op>,
+    ) -> Result<T> {
+        let acc = accumulate_op::<T>(op.into())?;
         let ty = typed::<T>()?;
         let origin = [value];
         let origin = match acc {
