@@ -9,6 +9,7 @@ use crate::handles::{Table, COMM_BASE};
 use mpicd::topology::Topology;
 use mpicd::{Communicator, Comparison, Info, SplitType};
 use std::ffi::{c_char, c_int, CStr};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// A live communicator, its error handler, the name MPI_Comm_set_name gave it, its process
@@ -57,8 +58,38 @@ pub(crate) fn get(h: MPI_Comm) -> CResult<Arc<Communicator>> {
 /// MPI_COMM_WORLD's, see `errhandlers.rs`), MPI_ERRORS_ARE_FATAL before init and after
 /// finalize.
 pub(crate) fn default_errh() -> Errh {
+    match DEFAULT_ERRH.load(Ordering::Relaxed) {
+        PREDEFINED_FATAL => Errh::Fatal,
+        PREDEFINED_RETURN => Errh::Return,
+        PREDEFINED_ABORT => Errh::Abort,
+        _ => looked_up_default_errh(),
+    }
+}
+
+/// [`default_errh`] when it is a predefined handler, so that the calls on no object (waits,
+/// tests) find it without a table lookup; [`LOOK_UP`] for a user's handler. Refreshed by
+/// [`refresh_default_errh`] whenever the handler of MPI_COMM_WORLD or MPI_COMM_SELF changes.
+static DEFAULT_ERRH: AtomicU8 = AtomicU8::new(LOOK_UP);
+const LOOK_UP: u8 = 0;
+const PREDEFINED_FATAL: u8 = 1;
+const PREDEFINED_RETURN: u8 = 2;
+const PREDEFINED_ABORT: u8 = 3;
+
+fn looked_up_default_errh() -> Errh {
     let h = crate::errhandlers::unbound_errors_comm() as usize;
     COMMS.with(h, |e| e.errh.bound_to(h)).unwrap_or(Errh::Fatal)
+}
+
+/// Records [`default_errh`] anew: after init, finalize, or a change of the handler of
+/// MPI_COMM_WORLD or MPI_COMM_SELF.
+pub(crate) fn refresh_default_errh() {
+    let code = match looked_up_default_errh() {
+        Errh::Fatal => PREDEFINED_FATAL,
+        Errh::Return => PREDEFINED_RETURN,
+        Errh::Abort => PREDEFINED_ABORT,
+        Errh::User(_) => LOOK_UP,
+    };
+    DEFAULT_ERRH.store(code, Ordering::Relaxed);
 }
 
 /// The error handler of `h`, or the default one for an invalid handle.
@@ -75,6 +106,16 @@ pub(crate) fn run_on(
     comm: MPI_Comm,
     body: impl FnOnce(Arc<Communicator>) -> CResult<()>,
 ) -> c_int {
+    run_on_with(name, comm, |c, _| body(c))
+}
+
+/// [`run_on`], the body also given the communicator's error handler (what a request it makes
+/// reports its failures to), found in the same lookup.
+pub(crate) fn run_on_with(
+    name: &'static str,
+    comm: MPI_Comm,
+    body: impl FnOnce(Arc<Communicator>, Errh) -> CResult<()>,
+) -> c_int {
     // The usual case in one lookup: a live communicator's handler and object.
     let live = crate::env::check_live().ok().and_then(|()| {
         COMMS.with(comm as usize, |e| {
@@ -82,8 +123,11 @@ pub(crate) fn run_on(
         })
     });
     match live {
-        Some((errh, c)) => run(name, errh, |_| body(c)),
-        None => run(name, errh(comm), |_| body(get(comm)?)),
+        Some((errh, c)) => run(name, errh, |_| body(c, errh)),
+        None => {
+            let errh = errh(comm);
+            run(name, errh, |_| body(get(comm)?, errh))
+        }
     }
 }
 

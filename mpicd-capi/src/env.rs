@@ -155,6 +155,7 @@ fn teardown() -> CResult<()> {
     crate::probe::discard_all();
     crate::comm_dup::forget_pending();
     drop(comms::COMMS.drain());
+    comms::refresh_default_errh();
     crate::file::free_all();
     crate::win::free_all();
     crate::types::free_all();
@@ -225,6 +226,7 @@ fn init(required: c_int) -> CResult<c_int> {
         MPI_COMM_SELF as usize,
         CommEntry::new(Arc::new(rt.self_comm()), Errh::Fatal),
     );
+    comms::refresh_default_errh();
     env.world = World::Live;
     WORLD_STARTED.store(true, Ordering::Release);
     LIVE.store(true, Ordering::Release);

@@ -230,6 +230,9 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(
             MPI_COMM_WORLD => SET_ON_WORLD.store(true, Ordering::Relaxed),
             _ => {}
         }
+        if comm == MPI_COMM_SELF || comm == MPI_COMM_WORLD {
+            comms::refresh_default_errh();
+        }
         Ok(())
     })
 }

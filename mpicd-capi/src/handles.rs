@@ -87,8 +87,8 @@ impl<T> Slots<T> {
         }
     }
 
-    /// Takes a vacant slot (or a new one) and fills it; its handle.
-    fn occupy(&mut self, base: usize, fill: impl FnOnce(u32) -> Slot<T>) -> usize {
+    /// Takes a vacant slot (or a new one): its index and the generation of its next object.
+    fn vacancy(&mut self) -> (usize, u32) {
         let index = match self.vacant.pop() {
             Some(i) => i,
             None => {
@@ -101,7 +101,11 @@ impl<T> Slots<T> {
             // Only vacant slots are on the list.
             Slot::Live { generation, .. } | Slot::Held { generation } => generation,
         };
-        self.slots[index] = fill(generation);
+        (index, generation)
+    }
+
+    /// The handle of slot `index` holding an object of `generation`.
+    fn handle(base: usize, index: usize, generation: u32) -> usize {
         base + ((generation as usize) << INDEX_BITS) + index
     }
 
@@ -134,14 +138,19 @@ impl<T> Table<T> {
 
     /// Stores `value` under a fresh handle value.
     pub(crate) fn insert(&self, value: T) -> usize {
-        self.lock()
-            .occupy(self.base, |generation| Slot::Live { generation, value })
+        let mut slots = self.lock();
+        let (index, generation) = slots.vacancy();
+        // Written in place: an object moves once, into its slot.
+        slots.slots[index] = Slot::Live { generation, value };
+        Slots::<T>::handle(self.base, index, generation)
     }
 
     /// A fresh handle value with no object yet (one made later, put with `insert_at`).
     pub(crate) fn reserve(&self) -> usize {
-        self.lock()
-            .occupy(self.base, |generation| Slot::Held { generation })
+        let mut slots = self.lock();
+        let (index, generation) = slots.vacancy();
+        slots.slots[index] = Slot::Held { generation };
+        Slots::<T>::handle(self.base, index, generation)
     }
 
     /// Stores `value` under `handle`: a predefined handle, or one reserved or lent out.
@@ -218,9 +227,34 @@ impl<T> Table<T> {
 
     /// Takes the object of `handle` out of the table and frees its handle.
     pub(crate) fn remove(&self, handle: usize) -> Option<T> {
-        let value = self.lend(handle)?;
-        self.release(handle);
+        let mut slots = self.lock();
+        let Some((index, g)) = Slots::<T>::locate(self.base, handle) else {
+            let at = slots.fixed.iter().position(|(h, _)| *h == handle)?;
+            return Some(slots.fixed.remove(at).1);
+        };
+        if !matches!(slots.slots.get(index), Some(Slot::Live { generation, .. }) if *generation == g)
+        {
+            return None;
+        }
+        let next = Slot::Vacant { generation: g };
+        let Slot::Live { value, .. } = std::mem::replace(&mut slots.slots[index], next) else {
+            return None;
+        };
+        slots.vacate(index, g);
         Some(value)
+    }
+
+    /// The position of the first of `handles` that names no object, `null` (the kind's null
+    /// handle) aside: one look at the table for all of them.
+    pub(crate) fn position_missing(
+        &self,
+        handles: impl IntoIterator<Item = usize>,
+        null: usize,
+    ) -> Option<usize> {
+        let mut slots = self.lock();
+        handles.into_iter().position(|h| {
+            h != null && slots.live(self.base, h).is_none() && slots.fixed_mut(h).is_none()
+        })
     }
 
     /// Takes every object out (finalize).

@@ -4,7 +4,7 @@
 //! `sendrecv.rs`, the persistent forms in `p2p_persistent.rs`, buffered mode in `bsend.rs`.
 
 use crate::abi::*;
-use crate::comms::{errh, run_on};
+use crate::comms::{run_on, run_on_with};
 use crate::custom::Operation;
 use crate::env::{out, require};
 use crate::errors::{fail, CResult};
@@ -260,11 +260,11 @@ pub(crate) unsafe fn send_started(
     request: *mut MPI_Request,
     mode: SendMode,
 ) -> c_int {
-    run_on(name, comm, |c| {
+    run_on_with(name, comm, |c, errh| {
         require(request, "request pointer")?;
         // SAFETY: forwarded from the caller.
         let req = unsafe { start_send(&c, m, mode) }?;
-        out(request, insert(req, errh(comm), None))
+        out(request, insert(req, errh, None))
     })
 }
 
@@ -390,11 +390,11 @@ pub(crate) unsafe fn recv_started(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    run_on(name, comm, |c| {
+    run_on_with(name, comm, |c, errh| {
         require(request, "request pointer")?;
         // SAFETY: MPI requires the buffer to stay valid until completion.
         let (req, cc) = unsafe { start_recv(&c, m) }?;
-        out(request, insert(req, errh(comm), cc))
+        out(request, insert(req, errh, cc))
     })
 }
 

@@ -6,7 +6,7 @@
 
 use crate::abi::*;
 use crate::blocks::Elem;
-use crate::comms::{errh, run_on};
+use crate::comms::{errh, run_on, run_on_with};
 use crate::detached::Detached;
 use crate::env::{out, require};
 use crate::errors::{CResult, Fail};
@@ -259,14 +259,11 @@ unsafe fn isendrecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    run_on(name, comm, |c| {
+    run_on_with(name, comm, |c, errh| {
         require(request, "request pointer")?;
         // SAFETY: forwarded from the caller.
         let pair = unsafe { start_pair(&c, outgoing, incoming) }?;
-        out(
-            request,
-            insert_work(Work::Pair(Box::new(pair)), errh(comm), None),
-        )
+        out(request, insert_work(Work::Pair(Box::new(pair)), errh, None))
     })
 }
 

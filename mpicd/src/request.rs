@@ -296,6 +296,10 @@ impl Request<'_> {
     /// with [`Error::ProcFailedPending`] and stays pending, to be waited on again (ULFM).
     pub fn wait_or_pending(&mut self) -> Result<Status> {
         let state = &mut self.state;
+        if !matches!(state, State::Pending { .. }) {
+            // Complete when started (an eager send), or already waited on: nothing to progress.
+            return take_outcome(state).unwrap_or(Ok(Status::empty()));
+        }
         let outcome = self.shared.progress_until(|e| {
             let id = match state {
                 State::Pending { id, .. } => Some(*id),

@@ -225,8 +225,9 @@ pub(crate) struct ReqEntry {
     custom_count: Option<i64>,
     kind: Kind,
     /// A failure reported while the request stays active (ULFM's
-    /// MPIX_ERR_PROC_FAILED_PENDING), for MPI_Test to return.
-    blocked: Option<Finished>,
+    /// MPIX_ERR_PROC_FAILED_PENDING), for MPI_Test to return (boxed: rare, and an entry
+    /// moves in and out of its table at every wait).
+    blocked: Option<Box<Finished>>,
 }
 
 pub(crate) static REQUESTS: Table<ReqEntry> = Table::new(REQUEST_BASE);
@@ -296,7 +297,7 @@ impl ReqEntry {
         match work.test(self.custom_count) {
             None => false,
             Some(done) if is_blocked(&done) => {
-                self.blocked = Some(done);
+                self.blocked = Some(Box::new(done));
                 false
             }
             Some(done) => {
@@ -308,7 +309,7 @@ impl ReqEntry {
 
     /// The failure the last [`ReqEntry::poll`] found while the request stays active (ULFM).
     pub(crate) fn take_blocked(&mut self) -> Option<Finished> {
-        self.blocked.take()
+        self.blocked.take().map(|b| *b)
     }
 
     /// Blocks until done; the C status and the failure, if any. A persistent request is left
@@ -410,10 +411,6 @@ fn take(h: MPI_Request) -> CResult<ReqEntry> {
         .ok_or_else(|| fail(MPI_ERR_REQUEST, "unknown or already freed request"))
 }
 
-fn exists(h: MPI_Request) -> bool {
-    h == MPI_REQUEST_NULL || REQUESTS.with(h as usize, |_| ()).is_some()
-}
-
 /// Progresses detached requests and buffered sends; releases those that completed.
 pub(crate) fn sweep_detached() {
     DETACHED.sweep(|r| matches!(r.test(), Ok(None)));
@@ -459,7 +456,8 @@ fn requests<'a>(count: c_int, reqs: *mut MPI_Request) -> CResult<&'a mut [MPI_Re
     }
     // SAFETY: MPI requires `count` requests at `reqs`.
     let all = unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) };
-    if let Some(i) = all.iter().position(|&h| !exists(h)) {
+    let handles = all.iter().map(|&h| h as usize);
+    if let Some(i) = REQUESTS.position_missing(handles, MPI_REQUEST_NULL as usize) {
         return Err(fail(
             MPI_ERR_REQUEST,
             format!("request {i} is unknown or freed"),

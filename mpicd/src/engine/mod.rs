@@ -573,6 +573,12 @@ impl Shared {
                     return Ok(Ok(r));
                 }
                 let active = e.progress();
+                // What progress just completed is seen without letting the lock go.
+                if active {
+                    if let Some(r) = ready(e)? {
+                        return Ok(Ok(r));
+                    }
+                }
                 Ok(Err(e.idle(&mut idle, active)))
             })?;
             match step {
