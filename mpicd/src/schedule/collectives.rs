@@ -40,6 +40,7 @@ pub fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) {
     }
     match choose(Collective::Allreduce, shape(b, buf.len())) {
         Algorithm::Ring => alg::allreduce_ring(b, buf),
+        Algorithm::Rabenseifner => alg::allreduce_rabenseifner(b, buf),
         _ => alg::allreduce_recursive_doubling(b, buf),
     }
 }

@@ -31,6 +31,8 @@ pub enum Algorithm {
     RecursiveDoubling,
     /// Ring (allreduce as reduce-scatter + allgather, allgather, reduce-scatter).
     Ring,
+    /// Reduce-scatter by recursive halving, then allgather by recursive doubling (allreduce).
+    Rabenseifner,
     /// Every message in one round (bcast, allgather, alltoall, gather, scatter).
     Linear,
     /// p - 1 rounds of pairwise exchange (alltoall).
@@ -54,6 +56,11 @@ const NAMES: &[(Collective, &str, Algorithm)] = &[
         Algorithm::RecursiveDoubling,
     ),
     (Collective::Allreduce, "ring", Algorithm::Ring),
+    (
+        Collective::Allreduce,
+        "rabenseifner",
+        Algorithm::Rabenseifner,
+    ),
     (Collective::Allgather, "linear", Algorithm::Linear),
     (Collective::Allgather, "ring", Algorithm::Ring),
     (Collective::Alltoall, "linear", Algorithm::Linear),
@@ -148,7 +155,8 @@ pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
     let forced = FORCED.read().unwrap_or_else(|e| e.into_inner()).get(coll);
     let ring_needs_commutative = matches!(coll, Collective::Allreduce | Collective::ReduceScatter);
     match forced {
-        Some(Algorithm::Ring) if ring_needs_commutative && !shape.commutative => {}
+        Some(Algorithm::Ring | Algorithm::Rabenseifner)
+            if ring_needs_commutative && !shape.commutative => {}
         Some(a) => return a,
         None => {}
     }

@@ -197,6 +197,11 @@ fn reductions_combine_in_rank_order() {
                         alg::allreduce_ring(b, v)
                     });
                     assert!(recv.iter().all(|v| *v == all), "ring {size} {len}");
+                    let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
+                        b.copy(s, v);
+                        alg::allreduce_rabenseifner(b, v)
+                    });
+                    assert!(recv.iter().all(|v| *v == all), "rabenseifner {size} {len}");
                 }
             }
             for exclusive in [false, true] {
