@@ -93,7 +93,7 @@ pub const COLL_ALGORITHMS: Knob = Knob {
     kind: Kind::Text,
     doc: "Collective algorithms forced for experiments, as collective=algorithm pairs separated \
           by commas, e.g. bcast=binomial,allreduce=ring (bcast: linear binomial scatter_allgather; \
-          allreduce: recursive_doubling ring; allgather: linear ring; alltoall: linear pairwise; \
+          allreduce: recursive_doubling ring rabenseifner; allgather: linear ring; alltoall: linear pairwise; \
           gather and scatter: linear binomial; reduce_scatter: ring reduce_scatterv). Unnamed \
           ones are chosen by message and communicator size.",
 };
