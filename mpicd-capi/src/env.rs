@@ -230,6 +230,9 @@ fn init(required: c_int) -> CResult<c_int> {
     LIVE.store(true, Ordering::Release);
     // The engine serializes every call behind one lock, so every level is safe.
     THREAD_LEVEL.store(required, Ordering::Release);
+    if required == MPI_THREAD_MULTIPLE {
+        crate::pinned::allow_concurrent_calls();
+    }
     // A process MPI_Comm_spawn started connects to its parents now.
     drop(env);
     if let Some(world) = comms::COMMS.with(MPI_COMM_WORLD as usize, |e| Arc::clone(&e.comm)) {

@@ -16,7 +16,6 @@
 //! the target's liveness themselves ([`Window::direct_alive`]), and progress the engine every
 //! [`PROGRESS_EVERY`] calls, which watches the processes of this node.
 
-use super::access::State;
 use super::Window;
 use crate::error::Result;
 use crate::transport::AtomicOp;
@@ -150,13 +149,11 @@ impl Window {
 
     /// `ProcFailed` if one of `ranks` is known dead; every [`PROGRESS_EVERY`] calls the
     /// engine progresses first (and so looks at this node's processes now and then).
-    pub(crate) fn direct_alive(
-        &self,
-        st: &mut State,
-        ranks: impl Iterator<Item = usize>,
-    ) -> Result<()> {
-        st.direct_calls = st.direct_calls.wrapping_add(1);
-        let progress = st.direct_calls % PROGRESS_EVERY == 0;
+    pub(crate) fn direct_alive(&self, ranks: impl Iterator<Item = usize>) -> Result<()> {
+        let n = self.direct_calls.load(Ordering::Relaxed).wrapping_add(1);
+        // A plain count (threads racing on it may lose a call or two: only the pace changes).
+        self.direct_calls.store(n, Ordering::Relaxed);
+        let progress = n % PROGRESS_EVERY == 0;
         if !progress && !crate::engine::any_failed() {
             return Ok(());
         }
@@ -168,5 +165,18 @@ impl Window {
                 .into_iter()
                 .try_for_each(|r| e.rma_peer_alive(self.targets[r].world))
         })
+    }
+
+    /// [`Window::direct_alive`] when it has nothing to do: counts the call and returns true
+    /// while no process is known failed and no progress is due; otherwise counts nothing and
+    /// returns false (the caller then calls `direct_alive`).
+    #[inline]
+    pub(crate) fn direct_quiet(&self) -> bool {
+        let n = self.direct_calls.load(Ordering::Relaxed).wrapping_add(1);
+        if n % PROGRESS_EVERY == 0 || crate::engine::any_failed() {
+            return false;
+        }
+        self.direct_calls.store(n, Ordering::Relaxed);
+        true
     }
 }

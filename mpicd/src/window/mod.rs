@@ -22,7 +22,9 @@
 
 mod access;
 mod direct;
+mod element;
 mod epoch;
+mod hot;
 mod memory;
 mod rma_ops;
 mod scoped;
@@ -35,7 +37,7 @@ use crate::transport::{MemRegion, RemoteKey};
 use crate::TypedBuf;
 use access::{Record, TargetInfo};
 use memory::{Control, Directory, Exposed, OwnedMemory, SharedSegment};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 pub use crate::reduction::CombineFn;
@@ -74,6 +76,10 @@ pub struct Window {
     directory: Option<Mutex<Directory>>,
     /// Every member's memory mapped here (see [`direct`]), when the window allows it.
     mapped: Option<direct::Mapped>,
+    /// What each target allows now, readable without `state`'s mutex.
+    access: epoch::AccessMap,
+    /// Synchronization calls of a mapped window so far (see [`direct`]).
+    direct_calls: AtomicU32,
 }
 
 // SAFETY: the control block pointer names memory the window owns (through its registration)
@@ -325,6 +331,8 @@ impl Window {
             control,
             directory: directory.map(Mutex::new),
             mapped: None,
+            access: epoch::AccessMap::new(n),
+            direct_calls: AtomicU32::new(0),
         })
     }
 

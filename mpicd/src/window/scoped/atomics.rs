@@ -14,7 +14,6 @@
 use super::{element, typed, Epoch};
 use crate::datatype::{bytes_of, bytes_of_mut};
 use crate::error::{Error, Result};
-use crate::reduction::Reduction;
 use crate::window::AccumulateOp;
 use crate::{ElementType, Op, Primitive, TypedBuf};
 
@@ -24,9 +23,7 @@ fn accumulate_op<T: Primitive>(op: Op) -> Result<AccumulateOp> {
     Ok(match op {
         Op::Replace => AccumulateOp::Replace,
         Op::NoOp => AccumulateOp::NoOp,
-        Op::Reduce(r) if r.is_defined_on(elem) => {
-            AccumulateOp::Combine(Reduction::predefined(r, elem).combine)
-        }
+        Op::Reduce(r) if r.is_defined_on(elem) => AccumulateOp::Reduce(r, elem),
         Op::Reduce(r) => {
             return Err(Error::InvalidOp(format!(
                 "{r:?} is not defined on {elem:?} elements"
