@@ -57,6 +57,12 @@ fn env() -> MutexGuard<'static, Env> {
     ENV.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether the runtime is live (what [`check_live`] checks, without the error).
+#[inline(always)]
+pub(crate) fn is_live() -> bool {
+    LIVE.load(Ordering::Acquire)
+}
+
 /// Fails unless the runtime is live (MPI initialized and not finalized, or a session live).
 pub(crate) fn check_live() -> CResult<()> {
     if LIVE.load(Ordering::Acquire) {

@@ -27,7 +27,7 @@ fn bytes_of(count: i64, datatype: MPI_Datatype) -> Option<(usize, usize)> {
 /// Whether MPI is live (the general path reports otherwise).
 #[inline(always)]
 fn live() -> bool {
-    crate::env::check_live().is_ok()
+    crate::env::is_live()
 }
 
 /// MPI_Put (`put`) or MPI_Get of predefined types, contiguous on both sides.

@@ -32,7 +32,7 @@ pub(crate) fn atomic_width(width: usize) -> bool {
 /// Whether [`apply`] can do `op` on elements of `width` bytes without failing: a predefined
 /// reduction must be defined on its element type and be of that width (a `Combine` function
 /// may fail, and is left to the general path, which reports its error).
-#[inline]
+#[inline(always)]
 pub(crate) fn infallible(op: &AccumulateOp, width: usize) -> bool {
     match op {
         AccumulateOp::Replace | AccumulateOp::NoOp => true,
@@ -141,7 +141,7 @@ width!(apply8, AtomicU64, AtomicI64, u64);
 /// `width` must pass [`atomic_width`] and `at` be aligned to it, valid for reads and writes,
 /// and accessed by accumulate-class operations only atomically; `inc` readable and `old`
 /// writable for `width` bytes.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn apply(
     at: *mut u8,
     width: usize,
