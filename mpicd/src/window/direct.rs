@@ -4,9 +4,11 @@
 //!
 //! Puts and gets are then copies, complete when they return; the control words (passive-target
 //! locks, the accumulate lock, the PSCW counters) are the CPU's atomics on the mapped control
-//! blocks; an accumulate keeps its protocol (take the target's accumulate lock, read, combine,
-//! write, release) with loads and stores. No operation waits for the transport, and none needs
-//! the target to call MPI.
+//! blocks; an accumulate changes each element of 1, 2, 4 or 8 bytes with one CPU atomic
+//! ([`super::element`]), and keeps its protocol (take the target's accumulate lock, read,
+//! combine, write, release) with loads and stores for larger or misaligned elements. No
+//! operation waits for the transport, and none needs the target to call MPI. Calls on
+//! contiguous data of one predefined type skip even the window's mutex ([`super::hot`]).
 //!
 //! A window is mapped for all its members or for none, decided together at creation
 //! ([`Window::map_members`]), so that no two members reach one control word by two paths

@@ -16,9 +16,15 @@
 //! - fence flushes the worker and runs a barrier on the window's communicator; PSCW counts
 //!   posts and completions in the control words of the origins and targets.
 //!
+//! A window whose members all map each other's memory ([`direct`]) does all this with loads,
+//! stores and the CPU's atomics instead; its accumulates change elements of 1 to 8 bytes with
+//! one atomic each ([`element`]), and its calls on contiguous data of one predefined type run
+//! without the state's mutex ([`hot`]).
+//!
 //! The files: [`memory`] (exposed memory, shared segments, control block, dynamic directory),
 //! [`access`] (targets, remote keys, address and range checks, waiting), [`rma_ops`] (put,
-//! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW).
+//! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW), [`epoch`] (the epochs,
+//! and what each target allows now), [`direct`], [`element`] and [`hot`] (mapped windows).
 
 mod access;
 mod direct;
