@@ -1,12 +1,12 @@
 //! The communication calls: put and get (one UCX operation per contiguous run of the target
 //! datatype; a non-contiguous origin is packed before a put and unpacked after the flush that
 //! completes a get), and the accumulate family (accumulate, get-accumulate, fetch-and-op,
-//! compare-and-swap), which run under the target's accumulate lock: read, combine locally,
-//! write back, flush, release. Every accumulate-class operation takes that path, so all of
-//! them are atomic with respect to each other, per element and more, whatever the type and op.
-//! On a mapped window, elements of 1, 2, 4 and 8 bytes are instead changed one by one with
-//! the CPU's atomics, without the lock ([`super::element`] says why that is atomic enough);
-//! only larger or misaligned elements take the lock there.
+//! compare-and-swap). Over UCX every accumulate-class operation runs under the target's
+//! accumulate lock (read, combine locally, write back, flush, release), so all of them are
+//! atomic with respect to each other, per element and more, whatever the type and op. On a
+//! mapped window, elements of 1, 2, 4 and 8 bytes are instead changed one by one with the
+//! CPU's atomics, without the lock ([`super::element`] says why that is atomic enough); only
+//! larger or misaligned elements take the lock there.
 
 use super::access::{keyring, Deferred, Keyring, Located, State};
 use super::{direct, element, packed_len, Window};
