@@ -57,6 +57,12 @@ fn env() -> MutexGuard<'static, Env> {
     ENV.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether the runtime is live (what [`check_live`] checks, without the error).
+#[inline(always)]
+pub(crate) fn is_live() -> bool {
+    LIVE.load(Ordering::Acquire)
+}
+
 /// Fails unless the runtime is live (MPI initialized and not finalized, or a session live).
 pub(crate) fn check_live() -> CResult<()> {
     if LIVE.load(Ordering::Acquire) {
@@ -232,6 +238,9 @@ fn init(required: c_int) -> CResult<c_int> {
     LIVE.store(true, Ordering::Release);
     // The engine serializes every call behind one lock, so every level is safe.
     THREAD_LEVEL.store(required, Ordering::Release);
+    if required == MPI_THREAD_MULTIPLE {
+        crate::pinned::allow_concurrent_calls();
+    }
     // A process MPI_Comm_spawn started connects to its parents now.
     drop(env);
     if let Some(world) = comms::COMMS.with(MPI_COMM_WORLD as usize, |e| Arc::clone(&e.comm)) {

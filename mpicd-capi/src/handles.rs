@@ -62,6 +62,13 @@ pub(crate) struct Table<T> {
     inner: Mutex<Slots<T>>,
 }
 
+/// The slot index a handle of the kind starting at `base` names (the lock-free read path of
+/// [`crate::pinned`] keys its entries by it); `None` for a value outside the kind's range.
+#[inline]
+pub(crate) fn slot_index(base: usize, handle: usize) -> Option<usize> {
+    Slots::<()>::locate(base, handle).map(|(index, _)| index)
+}
+
 impl<T> Slots<T> {
     /// The slot a handle of `base` names, with the generation the handle carries; `None`
     /// for a value outside the kind's range.

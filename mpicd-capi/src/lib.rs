@@ -35,6 +35,7 @@ pub mod memory;
 pub mod p2p;
 pub mod p2p_c;
 pub mod p2p_persistent;
+mod pinned;
 mod pmpi;
 pub mod probe;
 mod reductions;

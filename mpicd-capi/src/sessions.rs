@@ -130,6 +130,8 @@ pub unsafe extern "C" fn MPI_Session_init(
             for key in THREAD_KEYS {
                 kept.set(key, level)?;
             }
+            // A session's threads may call MPI beside the world model's.
+            crate::pinned::allow_concurrent_calls();
             let core = crate::env::start_session()?;
             errhandlers::retain(handler);
             let h = SESSIONS.insert(SessionEntry {

@@ -27,6 +27,7 @@ impl ReduceOp {
     /// Whether MPI defines the op on elements of `elem`: every op on integers, the
     /// arithmetic ones (sum, product, max, min) on floating-point numbers, the bitwise ones
     /// on bytes.
+    #[inline]
     pub fn is_defined_on(self, elem: ElementType) -> bool {
         use ReduceOp::*;
         match elem {

@@ -68,11 +68,25 @@ const TYPES: std::ops::Range<usize> = 0x200..0x300;
 /// What `op` does to elements of `datatype` in an accumulate, made once for each predefined
 /// op and predefined datatype.
 fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
+    match predefined_accumulate_op(op, datatype) {
+        Some(made) => Ok(made.clone()),
+        // Not a predefined pair, or not an accumulate (say, an op undefined for the type):
+        // made now, or the error made again.
+        None => make_accumulate_op(op, datatype),
+    }
+}
+
+/// [`accumulate_op`] for a predefined op on a predefined datatype, where it is defined: made
+/// on first use and kept (what the lock-free calls use, without a clone).
+pub(super) fn predefined_accumulate_op(
+    op: MPI_Op,
+    datatype: MPI_Datatype,
+) -> Option<&'static AccumulateOp> {
     type Made = Box<[OnceLock<Option<AccumulateOp>>]>;
     static MADE: OnceLock<Made> = OnceLock::new();
     let (o, t) = (op as usize, datatype as usize);
     if !(OPS.contains(&o) && TYPES.contains(&t)) {
-        return make_accumulate_op(op, datatype);
+        return None;
     }
     let table = MADE.get_or_init(|| {
         (0..OPS.len() * TYPES.len())
@@ -80,11 +94,8 @@ fn accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateOp> {
             .collect()
     });
     let slot = &table[(o - OPS.start) * TYPES.len() + (t - TYPES.start)];
-    match slot.get_or_init(|| make_accumulate_op(op, datatype).ok()) {
-        Some(made) => Ok(made.clone()),
-        // Not an accumulate (say, an op undefined for the type): the error, made again.
-        None => make_accumulate_op(op, datatype),
-    }
+    slot.get_or_init(|| make_accumulate_op(op, datatype).ok())
+        .as_ref()
 }
 
 /// [`accumulate_op`], made now.
@@ -106,7 +117,11 @@ fn make_accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateO
         types::Dtype::Derived(t) => element_of(&t).unwrap_or(datatype),
         _ => datatype,
     };
-    let red = Shared(Reduction::of(op, elem, &Elem::of(elem)?)?);
+    let red = Reduction::of(op, elem, &Elem::of(elem)?)?;
+    if let Reduction::Core(rop, e) = red {
+        return Ok(AccumulateOp::Reduce(rop, e));
+    }
+    let red = Shared(red);
     Ok(AccumulateOp::Combine(Arc::new(move |acc, inc| {
         red.combine(acc, inc)
     })))
@@ -141,6 +156,27 @@ unsafe fn accumulate(
     // SAFETY: the result buffer is writable, per MPI's rules.
     unsafe { w.accumulate(&data, res.as_ref(), t.rank, t.disp as i64, &tt, &acc) }
         .map_err(Into::into)
+}
+
+/// An accumulate call as `name`, the general path (what the lock-free one,
+/// [`super::hot::accumulate`], does not take).
+///
+/// # Safety
+/// MPI's rules for the buffers.
+#[cold]
+#[inline(never)]
+unsafe fn accumulate_slow(
+    name: &'static str,
+    origin: (*const c_void, i64, MPI_Datatype),
+    result: Option<(*mut c_void, i64, MPI_Datatype)>,
+    t: Target,
+    op: MPI_Op,
+    win: MPI_Win,
+) -> c_int {
+    run_rma(name, win, t.rank, None, |w| {
+        // SAFETY: forwarded from the caller.
+        unsafe { accumulate(w, origin, result, t, op) }
+    })
 }
 
 /// Combines the origin's elements into the target's with `op` (a predefined op, MPI_REPLACE
@@ -186,11 +222,26 @@ pub unsafe extern "C" fn MPI_Accumulate_c(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    let done = unsafe {
+        super::hot::accumulate(
+            (origin_addr, origin_count, origin_datatype),
+            None,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(target_rank, target_disp, target_count, target_datatype);
-    run_rma("Accumulate", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the buffers.
-        unsafe { accumulate(w, (origin_addr, origin_count, origin_datatype), None, t, op) }
-    })
+    let origin = (origin_addr, origin_count, origin_datatype);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe { accumulate_slow("Accumulate", origin, None, t, op, win) }
 }
 
 /// [`MPI_Accumulate`] that also returns the target's previous elements in the result buffer.
@@ -244,19 +295,27 @@ pub unsafe extern "C" fn MPI_Get_accumulate_c(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    let done = unsafe {
+        super::hot::accumulate(
+            (origin_addr, origin_count, origin_datatype),
+            Some((result_addr, result_count, result_datatype)),
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            op,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(target_rank, target_disp, target_count, target_datatype);
-    run_rma("Get_accumulate", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the buffers.
-        unsafe {
-            accumulate(
-                w,
-                (origin_addr, origin_count, origin_datatype),
-                Some((result_addr, result_count, result_datatype)),
-                t,
-                op,
-            )
-        }
-    })
+    let origin = (origin_addr, origin_count, origin_datatype);
+    let result = Some((result_addr, result_count, result_datatype));
+    // SAFETY: MPI's rules for the buffers.
+    unsafe { accumulate_slow("Get_accumulate", origin, result, t, op, win) }
 }
 
 /// Request-based [`MPI_Accumulate`]: the request is complete when the call returns.
@@ -392,30 +451,85 @@ pub unsafe extern "C" fn MPI_Fetch_and_op(
     op: MPI_Op,
     win: MPI_Win,
 ) -> c_int {
-    let t = Target {
-        rank: target_rank,
-        disp: target_disp,
-        count: 1,
-        datatype,
+    // SAFETY: MPI's rules for the buffers.
+    let done = unsafe {
+        super::hot::accumulate(
+            (origin_addr, 1, datatype),
+            Some((result_addr, 1, datatype)),
+            target_rank,
+            target_disp,
+            1,
+            datatype,
+            op,
+            win,
+        )
     };
-    run_rma("Fetch_and_op", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the buffers.
-        unsafe {
-            accumulate(
-                w,
-                (origin_addr, 1, datatype),
-                Some((result_addr, 1, datatype)),
-                t,
-                op,
-            )
-        }
-    })
+    if done {
+        return MPI_SUCCESS;
+    }
+    let t = Target::new(target_rank, target_disp, 1, datatype);
+    let result = Some((result_addr, 1, datatype));
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        accumulate_slow(
+            "Fetch_and_op",
+            (origin_addr, 1, datatype),
+            result,
+            t,
+            op,
+            win,
+        )
+    }
 }
 
 /// Replaces the target element with `*origin_addr` if it equals `*compare_addr`; its previous
 /// value lands in `result_addr`. Atomic.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Compare_and_swap(
+    origin_addr: *const c_void,
+    compare_addr: *const c_void,
+    result_addr: *mut c_void,
+    datatype: MPI_Datatype,
+    target_rank: c_int,
+    target_disp: MPI_Aint,
+    win: MPI_Win,
+) -> c_int {
+    // SAFETY: MPI's rules for the buffers.
+    let done = unsafe {
+        super::hot::compare_and_swap(
+            origin_addr,
+            compare_addr,
+            result_addr,
+            datatype,
+            target_rank,
+            target_disp,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        compare_and_swap_slow(
+            origin_addr,
+            compare_addr,
+            result_addr,
+            datatype,
+            target_rank,
+            target_disp,
+            win,
+        )
+    }
+}
+
+/// MPI_Compare_and_swap, the general path.
+///
+/// # Safety
+/// MPI's rules for the buffers.
+#[cold]
+#[inline(never)]
+unsafe fn compare_and_swap_slow(
     origin_addr: *const c_void,
     compare_addr: *const c_void,
     result_addr: *mut c_void,

@@ -7,6 +7,7 @@
 //! [`crate::attrs::win`].
 
 pub mod accumulate;
+mod hot;
 pub mod rma;
 pub mod sync;
 
@@ -16,6 +17,7 @@ use crate::env::{check_live, out, require};
 use crate::errhandlers::{create, release, resolve_for, retain, ObjKind, UserFn};
 use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use crate::handles::{Table, WIN_BASE};
+use crate::pinned::Pinned;
 use mpicd::{Communicator, Flavor, Info, Window};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
@@ -44,6 +46,9 @@ unsafe impl Send for WinEntry {}
 
 pub(crate) static WINS: Table<WinEntry> = Table::new(WIN_BASE);
 
+/// The windows of [`WINS`] again, for the lock-free calls ([`hot`]).
+pub(crate) static HOT: Pinned<Window> = Pinned::new(WIN_BASE);
+
 /// The window of a handle.
 pub(crate) fn get(h: MPI_Win) -> CResult<Arc<Window>> {
     check_live()?;
@@ -60,7 +65,9 @@ pub(crate) fn errh(h: MPI_Win) -> Errh {
         .unwrap_or_else(default_errh)
 }
 
-/// Runs a call on window `win` under its error handler.
+/// Runs a call on window `win` under its error handler. Out of line: the calls that try a
+/// lock-free path first ([`hot`]) keep only that path inline.
+#[inline(never)]
 pub(crate) fn run_on_win(
     name: &'static str,
     win: MPI_Win,
@@ -104,13 +111,16 @@ fn insert(win: Window, info: Info) -> MPI_Win {
         flavor: flavor_code(win.flavor()),
         model: MPI_WIN_UNIFIED,
     });
-    WINS.insert(WinEntry {
-        win: Arc::new(win),
+    let win = Arc::new(win);
+    let h = WINS.insert(WinEntry {
+        win: Arc::clone(&win),
         errh: Errh::Fatal,
         name: None,
         info,
         predefined,
-    }) as MPI_Win
+    });
+    HOT.publish(h, win);
+    h as MPI_Win
 }
 
 /// Checks a window's size and displacement unit.
@@ -438,6 +448,8 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
         let entry = WINS
             .remove(h as usize)
             .ok_or_else(|| fail(MPI_ERR_WIN, "unknown or freed window"))?;
+        // No lock-free call uses the window once this returns.
+        drop(HOT.unpublish(h as usize));
         release(entry.errh);
         out(win, MPI_WIN_NULL)?;
         match Arc::try_unwrap(entry.win) {
@@ -580,6 +592,7 @@ pub unsafe extern "C" fn MPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int)
 
 /// Frees every window left at finalize (their memory is released; no synchronization).
 pub(crate) fn free_all() {
+    HOT.clear();
     for e in WINS.drain() {
         drop(e);
     }

@@ -65,7 +65,8 @@ impl Target {
 
 /// Runs the one-sided call `name` on `win` with `body`. A request-based call (`request` set)
 /// must be in a passive-target epoch on `rank`; its operation is flushed and it returns a
-/// complete request (see the module docs).
+/// complete request (see the module docs). Out of line, as [`run_on_win`].
+#[inline(never)]
 pub(crate) fn run_rma(
     name: &'static str,
     win: MPI_Win,
@@ -107,6 +108,28 @@ unsafe fn put_get(
     .map_err(Into::into)
 }
 
+/// MPI_Put (`put`) or MPI_Get as `name`, the general path (what the lock-free one,
+/// [`super::hot::put_get`], does not take).
+///
+/// # Safety
+/// MPI's rules for the origin buffer.
+#[cold]
+#[inline(never)]
+unsafe fn put_get_slow(
+    name: &'static str,
+    put: bool,
+    origin: *const c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    t: Target,
+    win: MPI_Win,
+) -> c_int {
+    run_rma(name, win, t.rank, None, |w| {
+        // SAFETY: forwarded from the caller.
+        unsafe { put_get(w, put, origin, count, datatype, t) }
+    })
+}
+
 /// A complete request for a request-based operation, after its flush.
 fn finished(w: &Window, rank: c_int, win: MPI_Win, request: *mut MPI_Request) -> CResult<()> {
     w.flush(rank)?;
@@ -130,25 +153,41 @@ pub unsafe extern "C" fn MPI_Put(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the origin buffer.
+    let done = unsafe {
+        super::hot::put_get(
+            true,
+            origin_addr,
+            origin_count as i64,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count as i64,
+            target_datatype,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(
         target_rank,
         target_disp,
         target_count as i64,
         target_datatype,
     );
-    run_rma("Put", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                w,
-                true,
-                origin_addr,
-                origin_count as i64,
-                origin_datatype,
-                t,
-            )
-        }
-    })
+    // SAFETY: MPI's rules for the origin buffer.
+    unsafe {
+        put_get_slow(
+            "Put",
+            true,
+            origin_addr,
+            origin_count as i64,
+            origin_datatype,
+            t,
+            win,
+        )
+    }
 }
 
 /// [`MPI_Put`] with MPI_Count counts.
@@ -163,11 +202,36 @@ pub unsafe extern "C" fn MPI_Put_c(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the origin buffer.
+    let done = unsafe {
+        super::hot::put_get(
+            true,
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(target_rank, target_disp, target_count, target_datatype);
-    run_rma("Put_c", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(w, true, origin_addr, origin_count, origin_datatype, t) }
-    })
+    // SAFETY: MPI's rules for the origin buffer.
+    unsafe {
+        put_get_slow(
+            "Put_c",
+            true,
+            origin_addr,
+            origin_count,
+            origin_datatype,
+            t,
+            win,
+        )
+    }
 }
 
 /// Request-based [`MPI_Put`] (in a passive-target epoch): the request is complete when the
@@ -238,25 +302,41 @@ pub unsafe extern "C" fn MPI_Get(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the origin buffer.
+    let done = unsafe {
+        super::hot::put_get(
+            false,
+            origin_addr as *const c_void,
+            origin_count as i64,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count as i64,
+            target_datatype,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(
         target_rank,
         target_disp,
         target_count as i64,
         target_datatype,
     );
-    run_rma("Get", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the origin buffer.
-        unsafe {
-            put_get(
-                w,
-                false,
-                origin_addr,
-                origin_count as i64,
-                origin_datatype,
-                t,
-            )
-        }
-    })
+    // SAFETY: MPI's rules for the origin buffer.
+    unsafe {
+        put_get_slow(
+            "Get",
+            false,
+            origin_addr as *const c_void,
+            origin_count as i64,
+            origin_datatype,
+            t,
+            win,
+        )
+    }
 }
 
 /// [`MPI_Get`] with MPI_Count counts.
@@ -271,11 +351,36 @@ pub unsafe extern "C" fn MPI_Get_c(
     target_datatype: MPI_Datatype,
     win: MPI_Win,
 ) -> c_int {
+    // SAFETY: MPI's rules for the origin buffer.
+    let done = unsafe {
+        super::hot::put_get(
+            false,
+            origin_addr as *const c_void,
+            origin_count,
+            origin_datatype,
+            target_rank,
+            target_disp,
+            target_count,
+            target_datatype,
+            win,
+        )
+    };
+    if done {
+        return MPI_SUCCESS;
+    }
     let t = Target::new(target_rank, target_disp, target_count, target_datatype);
-    run_rma("Get_c", win, target_rank, None, |w| {
-        // SAFETY: MPI's rules for the origin buffer.
-        unsafe { put_get(w, false, origin_addr, origin_count, origin_datatype, t) }
-    })
+    // SAFETY: MPI's rules for the origin buffer.
+    unsafe {
+        put_get_slow(
+            "Get_c",
+            false,
+            origin_addr as *const c_void,
+            origin_count,
+            origin_datatype,
+            t,
+            win,
+        )
+    }
 }
 
 /// Request-based [`MPI_Get`] (in a passive-target epoch): the request is complete when the

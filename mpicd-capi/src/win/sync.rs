@@ -101,29 +101,51 @@ pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
 /// Completes the operations on `rank`, at the target too, inside a passive-target epoch.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
-    run_on_win("Win_flush", win, |w| w.flush(rank).map_err(Into::into))
+    if super::hot::flush(Some(rank), win) {
+        return MPI_SUCCESS;
+    }
+    flush_slow("Win_flush", Some(rank), win)
+}
+
+/// The flushes as `name` (`rank` None: on every member), the general path (what the
+/// lock-free one, [`super::hot::flush`], does not take).
+#[cold]
+#[inline(never)]
+fn flush_slow(name: &'static str, rank: Option<c_int>, win: MPI_Win) -> c_int {
+    run_on_win(name, win, |w| {
+        match rank {
+            Some(r) => w.flush(r),
+            None => w.flush_all(),
+        }
+        .map_err(Into::into)
+    })
 }
 
 /// Completes the operations on every member, at the targets too.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_all(win: MPI_Win) -> c_int {
-    run_on_win("Win_flush_all", win, |w| w.flush_all().map_err(Into::into))
+    if super::hot::flush(None, win) {
+        return MPI_SUCCESS;
+    }
+    flush_slow("Win_flush_all", None, win)
 }
 
 /// Completes the operations on `rank` locally (mpicd completes them at the target too).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
-    run_on_win("Win_flush_local", win, |w| {
-        w.flush(rank).map_err(Into::into)
-    })
+    if super::hot::flush(Some(rank), win) {
+        return MPI_SUCCESS;
+    }
+    flush_slow("Win_flush_local", Some(rank), win)
 }
 
 /// Completes the operations on every member locally (at the targets too, in mpicd).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local_all(win: MPI_Win) -> c_int {
-    run_on_win("Win_flush_local_all", win, |w| {
-        w.flush_all().map_err(Into::into)
-    })
+    if super::hot::flush(None, win) {
+        return MPI_SUCCESS;
+    }
+    flush_slow("Win_flush_local_all", None, win)
 }
 
 /// Synchronizes the public and private copies of the window (one memory in the unified

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static ANY_FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Whether any process is known failed (a hint read without the engine's lock).
+#[inline]
 pub(crate) fn any_failed() -> bool {
     ANY_FAILED.load(Ordering::Acquire)
 }

@@ -9,9 +9,9 @@ use crate::datatype::ElementType;
 use crate::error::Result;
 use crate::newcomm::SplitType;
 use crate::plan::derived::{Datatype, TypedBuf};
+use crate::reduction::ReduceOp;
 use crate::window::{AccumulateOp, LockKind, Window};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 
 /// The shared file pointer of one file.
 pub(super) struct SharedPointer {
@@ -94,12 +94,7 @@ impl SharedPointer {
         if let Some(a) = self.atomic() {
             return Ok(a.fetch_add(delta as i64, Ordering::SeqCst) as u64);
         }
-        let add = AccumulateOp::Combine(Arc::new(|old: &mut [u8], origin: &[u8]| {
-            let a = i64::from_ne_bytes(old[..8].try_into().expect("8 bytes"));
-            let b = i64::from_ne_bytes(origin[..8].try_into().expect("8 bytes"));
-            old[..8].copy_from_slice(&a.wrapping_add(b).to_ne_bytes());
-            Ok(())
-        }));
+        let add = AccumulateOp::Reduce(ReduceOp::Sum, ElementType::I64);
         self.apply(delta as i64, &add).map(|v| v as u64)
     }
 

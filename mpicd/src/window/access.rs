@@ -122,8 +122,6 @@ pub(crate) struct State {
     pub deferred: Vec<Deferred>,
     /// Requests of puts and gets not complete at once, by target, until their flush.
     pub inflight: Vec<(usize, UcxRequest)>,
-    /// Synchronization calls of a mapped window so far (see [`super::direct`]).
-    pub direct_calls: u32,
 }
 
 impl State {
@@ -136,7 +134,6 @@ impl State {
             epoch: Epoch::new(members),
             deferred: Vec::new(),
             inflight: Vec::new(),
-            direct_calls: 0,
         }
     }
 

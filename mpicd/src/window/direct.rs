@@ -4,9 +4,11 @@
 //!
 //! Puts and gets are then copies, complete when they return; the control words (passive-target
 //! locks, the accumulate lock, the PSCW counters) are the CPU's atomics on the mapped control
-//! blocks; an accumulate keeps its protocol (take the target's accumulate lock, read, combine,
-//! write, release) with loads and stores. No operation waits for the transport, and none needs
-//! the target to call MPI.
+//! blocks; an accumulate changes each element of 1, 2, 4 or 8 bytes with one CPU atomic
+//! ([`super::element`]), and keeps its protocol (take the target's accumulate lock, read,
+//! combine, write, release) with loads and stores for larger or misaligned elements. No
+//! operation waits for the transport, and none needs the target to call MPI. Calls on
+//! contiguous data of one predefined type skip even the window's mutex ([`super::hot`]).
 //!
 //! A window is mapped for all its members or for none, decided together at creation
 //! ([`Window::map_members`]), so that no two members reach one control word by two paths
@@ -16,7 +18,6 @@
 //! the target's liveness themselves ([`Window::direct_alive`]), and progress the engine every
 //! [`PROGRESS_EVERY`] calls, which watches the processes of this node.
 
-use super::access::State;
 use super::Window;
 use crate::error::Result;
 use crate::transport::AtomicOp;
@@ -150,13 +151,11 @@ impl Window {
 
     /// `ProcFailed` if one of `ranks` is known dead; every [`PROGRESS_EVERY`] calls the
     /// engine progresses first (and so looks at this node's processes now and then).
-    pub(crate) fn direct_alive(
-        &self,
-        st: &mut State,
-        ranks: impl Iterator<Item = usize>,
-    ) -> Result<()> {
-        st.direct_calls = st.direct_calls.wrapping_add(1);
-        let progress = st.direct_calls % PROGRESS_EVERY == 0;
+    pub(crate) fn direct_alive(&self, ranks: impl Iterator<Item = usize>) -> Result<()> {
+        let n = self.direct_calls.load(Ordering::Relaxed).wrapping_add(1);
+        // A plain count (threads racing on it may lose a call or two: only the pace changes).
+        self.direct_calls.store(n, Ordering::Relaxed);
+        let progress = n % PROGRESS_EVERY == 0;
         if !progress && !crate::engine::any_failed() {
             return Ok(());
         }
@@ -168,5 +167,18 @@ impl Window {
                 .into_iter()
                 .try_for_each(|r| e.rma_peer_alive(self.targets[r].world))
         })
+    }
+
+    /// [`Window::direct_alive`] when it has nothing to do: counts the call and returns true
+    /// while no process is known failed and no progress is due; otherwise counts nothing and
+    /// returns false (the caller then calls `direct_alive`).
+    #[inline]
+    pub(crate) fn direct_quiet(&self) -> bool {
+        let n = self.direct_calls.load(Ordering::Relaxed).wrapping_add(1);
+        if n % PROGRESS_EVERY == 0 || crate::engine::any_failed() {
+            return false;
+        }
+        self.direct_calls.store(n, Ordering::Relaxed);
+        true
     }
 }

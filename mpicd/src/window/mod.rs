@@ -16,13 +16,21 @@
 //! - fence flushes the worker and runs a barrier on the window's communicator; PSCW counts
 //!   posts and completions in the control words of the origins and targets.
 //!
+//! A window whose members all map each other's memory ([`direct`]) does all this with loads,
+//! stores and the CPU's atomics instead; its accumulates change elements of 1 to 8 bytes with
+//! one atomic each ([`element`]), and its calls on contiguous data of one predefined type run
+//! without the state's mutex ([`hot`]).
+//!
 //! The files: [`memory`] (exposed memory, shared segments, control block, dynamic directory),
 //! [`access`] (targets, remote keys, address and range checks, waiting), [`rma_ops`] (put,
-//! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW).
+//! get, accumulates), [`sync`] (epochs: fence, locks, flushes, PSCW), [`epoch`] (the epochs,
+//! and what each target allows now), [`direct`], [`element`] and [`hot`] (mapped windows).
 
 mod access;
 mod direct;
+mod element;
 mod epoch;
+mod hot;
 mod memory;
 mod rma_ops;
 mod scoped;
@@ -35,7 +43,7 @@ use crate::transport::{MemRegion, RemoteKey};
 use crate::TypedBuf;
 use access::{Record, TargetInfo};
 use memory::{Control, Directory, Exposed, OwnedMemory, SharedSegment};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 pub use crate::reduction::CombineFn;
@@ -74,6 +82,10 @@ pub struct Window {
     directory: Option<Mutex<Directory>>,
     /// Every member's memory mapped here (see [`direct`]), when the window allows it.
     mapped: Option<direct::Mapped>,
+    /// What each target allows now, readable without `state`'s mutex.
+    access: epoch::AccessMap,
+    /// Synchronization calls of a mapped window so far (see [`direct`]).
+    direct_calls: AtomicU32,
 }
 
 // SAFETY: the control block pointer names memory the window owns (through its registration)
@@ -325,6 +337,8 @@ impl Window {
             control,
             directory: directory.map(Mutex::new),
             mapped: None,
+            access: epoch::AccessMap::new(n),
+            direct_calls: AtomicU32::new(0),
         })
     }
 

@@ -1,17 +1,19 @@
 //! The communication calls: put and get (one UCX operation per contiguous run of the target
 //! datatype; a non-contiguous origin is packed before a put and unpacked after the flush that
 //! completes a get), and the accumulate family (accumulate, get-accumulate, fetch-and-op,
-//! compare-and-swap), which all run under the target's accumulate lock: read, combine
-//! locally, write back, flush, release. Every accumulate-class operation takes that path, so
-//! all of them are atomic with respect to each other, per element and more, whatever the type
-//! and op.
+//! compare-and-swap). Over UCX every accumulate-class operation runs under the target's
+//! accumulate lock (read, combine locally, write back, flush, release), so all of them are
+//! atomic with respect to each other, per element and more, whatever the type and op. On a
+//! mapped window, elements of 1, 2, 4 and 8 bytes are instead changed one by one with the
+//! CPU's atomics, without the lock ([`super::element`] says why that is atomic enough); only
+//! larger or misaligned elements take the lock there.
 
 use super::access::{keyring, Deferred, Keyring, Located, State};
-use super::{direct, packed_len, Window};
+use super::{direct, element, packed_len, Window};
 use crate::error::{Error, Result};
-use crate::reduction::CombineFn;
+use crate::reduction::{reduce_local, CombineFn, ReduceOp};
 use crate::transport::{Endpoint, UcxRequest, Worker};
-use crate::{TypedBuf, PROC_NULL};
+use crate::{ElementType, TypedBuf, PROC_NULL};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -22,7 +24,10 @@ pub enum AccumulateOp {
     Replace,
     /// `MPI_NO_OP`: they stay (get-accumulate then only reads them, atomically).
     NoOp,
-    /// A predefined reduction: `combine(target, origin)` sets the target's packed elements.
+    /// A predefined reduction on elements of a known type (what the CPU's atomics do on a
+    /// mapped window: an integer sum is one atomic add).
+    Reduce(ReduceOp, ElementType),
+    /// Any other combination: `combine(target, origin)` sets the target's packed elements.
     Combine(Arc<CombineFn>),
 }
 
@@ -242,8 +247,14 @@ impl Window {
         let Some(loc) = self.locate(&mut st, r, disp, target)? else {
             return Ok(());
         };
+        if let Some(width) = self.element_width(target) {
+            // SAFETY: `locate` checked the range; the result is writable (the caller's promise).
+            return unsafe {
+                self.accumulate_elements(&mut st, &loc, target, width, origin, result, op)
+            };
+        }
         self.acquire_accumulate(&mut st, r)?;
-        let read = result.is_some() || matches!(op, AccumulateOp::Combine(_));
+        let read = result.is_some() || !matches!(op, AccumulateOp::NoOp | AccumulateOp::Replace);
         let outcome = self.read_modify_write(&mut st, &loc, target, read, |old| {
             if let Some(res) = result {
                 // SAFETY: the caller's promise: the result is writable.
@@ -255,6 +266,7 @@ impl Window {
                     old.copy_from_slice(origin);
                     Ok(true)
                 }
+                AccumulateOp::Reduce(rop, e) => reduce_local(*rop, *e, old, origin).map(|()| true),
                 AccumulateOp::Combine(f) => f(old, origin).map(|()| true),
             }
         });
@@ -287,6 +299,14 @@ impl Window {
         let Some(loc) = self.locate(&mut st, r, disp, target)? else {
             return Ok(());
         };
+        if let (Some(width), Some(m)) = (self.element_width(target), &self.mapped) {
+            let at = m.data(r, loc.addr, self.targets[r].rec.base);
+            if width == n && at as usize % width == 0 {
+                // SAFETY: `locate` checked the range; aligned, as just checked.
+                unsafe { element::compare_swap(at, n, origin, compare, result) };
+                return Ok(());
+            }
+        }
         self.acquire_accumulate(&mut st, r)?;
         let outcome = self.read_modify_write(&mut st, &loc, target, true, |old| {
             result.copy_from_slice(old);

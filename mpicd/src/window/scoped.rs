@@ -86,6 +86,15 @@ impl<'a> Epoch<'_, 'a> {
     /// Writes `data` into member `rank`'s window at displacement `disp` (in the target's
     /// displacement units); complete when the epoch ends.
     pub fn put<T: Primitive>(&self, data: &'a [T], rank: i32, disp: i64) -> Result<()> {
+        element::<T>()?;
+        let len = std::mem::size_of_val(data);
+        // SAFETY: `data` is readable for its bytes (and borrowed past the epoch).
+        if unsafe {
+            self.win
+                .try_put_mapped(data.as_ptr().cast(), len, rank, disp)
+        } {
+            return Ok(());
+        }
         let ty = typed::<T>()?;
         let origin = TypedBuf::new(data.as_ptr().cast(), data.len() as u64, &ty);
         let target = TypedBuf::new(std::ptr::null(), data.len() as u64, &ty);
@@ -97,6 +106,15 @@ impl<'a> Epoch<'_, 'a> {
     /// Reads member `rank`'s window at displacement `disp` into `into`; the data is there
     /// when the epoch has ended (the borrow keeps `into` out of reach until then).
     pub fn get<T: Primitive>(&self, into: &'a mut [T], rank: i32, disp: i64) -> Result<()> {
+        element::<T>()?;
+        let len = std::mem::size_of_val(into);
+        // SAFETY: `into` is writable for its bytes, and its elements take any bytes.
+        if unsafe {
+            self.win
+                .try_get_mapped(into.as_mut_ptr().cast(), len, rank, disp)
+        } {
+            return Ok(());
+        }
         let ty = typed::<T>()?;
         let origin = TypedBuf::new(
             into.as_mut_ptr().cast_const().cast(),

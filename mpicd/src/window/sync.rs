@@ -55,7 +55,7 @@ impl Window {
         swap: Option<u64>,
     ) -> Result<u64> {
         if let Some(m) = &self.mapped {
-            self.direct_alive(st, std::iter::once(rank))?;
+            self.direct_alive(std::iter::once(rank))?;
             return Ok(m.atomic(rank, op, at, value, swap));
         }
         let v = value.to_ne_bytes();
@@ -170,6 +170,7 @@ impl Window {
             kind,
             taken: !nocheck,
         });
+        self.access.publish(&st.epoch);
         Ok(())
     }
 
@@ -186,6 +187,7 @@ impl Window {
         };
         let flushed = self.flush_rank(&mut st, r);
         st.epoch.locks[r] = None;
+        self.access.publish(&st.epoch);
         let released = match held.taken {
             true => self.give_lock(&mut st, r, held.kind),
             false => Ok(()),
@@ -210,6 +212,7 @@ impl Window {
             }
         }
         st.epoch.lock_all = Some(!nocheck);
+        self.access.publish(&st.epoch);
         Ok(())
     }
 
@@ -221,6 +224,7 @@ impl Window {
         };
         let mut outcome = self.flush_all_locked(&mut st);
         st.epoch.lock_all = None;
+        self.access.publish(&st.epoch);
         if taken {
             for r in 0..self.targets.len() {
                 let released = self.give_lock(&mut st, r, LockKind::Shared);
@@ -237,7 +241,7 @@ impl Window {
             // Copies and CPU atomics are complete: only their order and the target's
             // liveness remain.
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            return self.direct_alive(st, std::iter::once(rank));
+            return self.direct_alive(std::iter::once(rank));
         }
         let waited = self.wait_inflight(st, |r| r == rank);
         let req = self.on_target(st, rank, |w, ep, _, _| w.flush_endpoint(ep))?;
@@ -253,7 +257,7 @@ impl Window {
     fn flush_all_locked(&self, st: &mut State) -> Result<()> {
         if self.mapped.is_some() {
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            return self.direct_alive(st, 0..self.targets.len());
+            return self.direct_alive(0..self.targets.len());
         }
         let waited = self.wait_inflight(st, |_| true);
         let req = self.comm.shared.with(|e| e.rma_worker().flush_worker())?;
@@ -320,6 +324,7 @@ impl Window {
             false => self.flush_all_locked(&mut st),
         };
         st.epoch.fence = !no_succeed;
+        self.access.publish(&st.epoch);
         drop(st);
         flushed?;
         self.comm.barrier()
@@ -350,6 +355,7 @@ impl Window {
         self.await_word(word::POSTS, want, &group)?;
         st.epoch.posts_seen = want;
         st.epoch.access = Some(group);
+        self.access.publish(&st.epoch);
         Ok(())
     }
 
@@ -359,6 +365,7 @@ impl Window {
         let Some(group) = st.epoch.access.take() else {
             return Err(sync_error("MPI_Win_complete without MPI_Win_start"));
         };
+        self.access.publish(&st.epoch);
         let mut outcome = self.flush_all_locked(&mut st);
         for &t in &group {
             let told = self.control_atomic(&mut st, t, AtomicOp::Add, word::COMPLETES, 1, None);

@@ -14,7 +14,6 @@
 use super::{element, typed, Epoch};
 use crate::datatype::{bytes_of, bytes_of_mut};
 use crate::error::{Error, Result};
-use crate::reduction::Reduction;
 use crate::window::AccumulateOp;
 use crate::{ElementType, Op, Primitive, TypedBuf};
 
@@ -24,9 +23,7 @@ fn accumulate_op<T: Primitive>(op: Op) -> Result<AccumulateOp> {
     Ok(match op {
         Op::Replace => AccumulateOp::Replace,
         Op::NoOp => AccumulateOp::NoOp,
-        Op::Reduce(r) if r.is_defined_on(elem) => {
-            AccumulateOp::Combine(Reduction::predefined(r, elem).combine)
-        }
+        Op::Reduce(r) if r.is_defined_on(elem) => AccumulateOp::Reduce(r, elem),
         Op::Reduce(r) => {
             return Err(Error::InvalidOp(format!(
                 "{r:?} is not defined on {elem:?} elements"
@@ -55,6 +52,16 @@ impl<'a> Epoch<'_, 'a> {
             ));
         }
         let acc = accumulate_op::<T>(op)?;
+        let (len, width) = (std::mem::size_of_val(data), std::mem::size_of::<T>());
+        let p = data.as_ptr().cast();
+        // SAFETY: `data` is readable for its bytes; no result.
+        let null = std::ptr::null_mut();
+        if unsafe {
+            self.win
+                .try_accumulate_mapped(p, null, len, width, rank, disp, &acc)
+        } {
+            return Ok(());
+        }
         let ty = typed::<T>()?;
         let target = TypedBuf::new(std::ptr::null(), data.len() as u64, &ty);
         // SAFETY: no result buffer; the origin is a borrowed slice read during the call.
@@ -108,7 +115,6 @@ impl<'a> Epoch<'_, 'a> {
         op: impl Into<Op>,
     ) -> Result<T> {
         let acc = accumulate_op::<T>(op.into())?;
-        let ty = typed::<T>()?;
         let origin = [value];
         let origin = match acc {
             AccumulateOp::NoOp => &[],
@@ -116,6 +122,17 @@ impl<'a> Epoch<'_, 'a> {
         };
         let mut out = [value];
         bytes_of_mut(&mut out).fill(0);
+        let width = std::mem::size_of::<T>();
+        let (o, r) = (origin.as_ptr(), out.as_mut_ptr().cast());
+        // SAFETY: `origin` holds one element (or none for NoOp, which reads none); `out` one
+        // writable element.
+        if unsafe {
+            self.win
+                .try_accumulate_mapped(o, r, width, width, rank, disp, &acc)
+        } {
+            return Ok(out[0]);
+        }
+        let ty = typed::<T>()?;
         let res = TypedBuf::new(out.as_mut_ptr().cast_const().cast(), 1, &ty);
         let target = TypedBuf::new(std::ptr::null(), 1, &ty);
         // SAFETY: `out` is a local element that `res` covers exactly, writable, and alive
@@ -145,10 +162,20 @@ impl<'a> Epoch<'_, 'a> {
                 "compare-and-swap takes integer or byte elements, not {elem:?}"
             )));
         }
-        let ty = typed::<T>()?;
-        let target = TypedBuf::new(std::ptr::null(), 1, &ty);
         let mut out = [value];
         bytes_of_mut(&mut out).fill(0);
+        let (v, c) = ([value], [compare]);
+        if self.win.try_compare_and_swap_mapped(
+            bytes_of(&v),
+            bytes_of(&c),
+            bytes_of_mut(&mut out),
+            rank,
+            disp,
+        ) {
+            return Ok(out[0]);
+        }
+        let ty = typed::<T>()?;
+        let target = TypedBuf::new(std::ptr::null(), 1, &ty);
         self.win.compare_and_swap(
             bytes_of(&[value]),
             bytes_of(&[compare]),
