@@ -44,6 +44,30 @@ impl Communicator {
         }
     }
 
+    /// A collective on this communicator done as its algorithm writes it (see
+    /// [`Builder::complete`]): for a blocking collective, which then needs no plan. Its tag is
+    /// taken now, as [`Communicator::plan`] takes it. On an inter-communicator, a plan's
+    /// builder ([`Communicator::plan`]).
+    pub fn direct(&self) -> Builder {
+        if self.is_inter() {
+            return self.plan();
+        }
+        self.watch_members();
+        let tag = self.next_coll_tag();
+        Builder::direct(Arc::clone(&self.shared), self.coll.clone(), self.rank, tag)
+    }
+
+    /// Has the engine watch the members of this communicator, at its first collective.
+    fn watch_members(&self) {
+        if !self.members_watched.swap(true, Ordering::Relaxed) {
+            let members = self.coll.group.members();
+            let _ = self.shared.with(|e| {
+                e.watch_members(&members);
+                Ok(())
+            });
+        }
+    }
+
     /// Starts a run of `plan` (made by [`Communicator::plan`] on this communicator); the
     /// request completes when the run has, and never before every message of it has.
     ///
@@ -51,22 +75,20 @@ impl Communicator {
     /// The caller's memory the plan names must stay valid (and untouched where the plan
     /// writes) until the request completes, and no other run of the plan may be in flight.
     pub unsafe fn start_plan(&self, plan: &Arc<Plan>) -> Result<Request<'static>> {
-        if !self.members_watched.swap(true, Ordering::Relaxed) {
-            let members = self.coll.group.members();
-            self.shared.with(|e| {
-                e.watch_members(&members);
-                Ok(())
-            })?;
-        }
+        self.watch_members();
         let posted = self.shared.with(|e| e.start_plan(plan))?;
         Ok(Request::posted(&self.shared, posted))
     }
 
-    /// Runs `plan` to completion.
+    /// Runs `plan` to completion (a builder that did its steps as they were written,
+    /// [`Communicator::direct`], waits for its messages).
     ///
     /// # Safety
     /// As [`Communicator::start_plan`], until this returns.
     pub(crate) unsafe fn run_plan(&self, plan: Builder) -> Result<()> {
+        if plan.is_direct() {
+            return plan.complete();
+        }
         // SAFETY: forwarded from the caller; the run completes before this returns (a request
         // dropped unfinished is waited for).
         unsafe { self.start_plan(&plan.finish()) }?.wait().map(drop)
@@ -112,7 +134,7 @@ pub(crate) fn take_vec(comm: &Communicator, matched: Option<Matched>) -> Result<
 /// Dissemination barrier: in round k, signal rank + 2^k and wait for rank - 2^k (on an
 /// inter-communicator, [`crate::schedule::inter::barrier`]).
 pub(crate) fn barrier(comm: &Communicator) -> Result<()> {
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     match comm.is_inter() {
         true => crate::schedule::inter::barrier(&mut b),
         false => collectives::barrier(&mut b),
@@ -222,7 +244,7 @@ fn isend<'s, 'a>(
 /// long buffers). Every member passes a buffer of the same length.
 pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
     check_root(comm, root)?;
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     // SAFETY: `buf` is borrowed until the run completes.
     let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
     collectives::bcast(&mut b, buf, root);
@@ -259,7 +281,7 @@ pub fn reduce_by(
             "reduce: the root's receive buffer does not fit the send buffer".into(),
         ));
     }
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: the buffers are borrowed until the run completes; the plan only reads `send`.
     let send = unsafe { b.raw(send.as_ptr() as *mut u8, send.len()) };
@@ -283,7 +305,7 @@ pub fn allreduce(
 /// [`allreduce`] with any [`Reduction`] (see [`reduce_by`]).
 pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -> Result<()> {
     comm.require_intra("allreduce")?;
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
     let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
@@ -303,7 +325,7 @@ pub fn scan_by(
     scan: Scan,
 ) -> Result<()> {
     comm.require_intra("scan")?;
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
     let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
@@ -413,7 +435,7 @@ pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> 
             buffer_bytes: recv[me].len() as u64,
         });
     }
-    let mut b = comm.plan();
+    let mut b = comm.direct();
     // SAFETY: the pieces are borrowed until the run completes; the plan only reads `send`.
     let out: Vec<_> = send
         .iter()

@@ -6,7 +6,7 @@
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
 use super::plans::{self, Arg, Layout};
-use super::{launch, Launch, Wide};
+use super::{launch_written, Launch, Wide};
 use crate::abi::*;
 use crate::errors::{fail, CResult};
 use mpicd::Communicator;
@@ -46,7 +46,7 @@ unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Vec<i64>> 
 }
 
 pub(crate) fn barrier(name: &'static str, how: Launch, comm: MPI_Comm) -> c_int {
-    launch(name, comm, how, plans::barrier)
+    launch_written(name, comm, how, plans::barrier)
 }
 
 pub(crate) unsafe fn bcast(
@@ -59,8 +59,8 @@ pub(crate) unsafe fn bcast(
     comm: MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
-        plans::bcast(c, Arg::new(buffer, count, datatype), root)
+    launch_written(name, comm, how, |c, now| unsafe {
+        plans::bcast(c, Arg::new(buffer, count, datatype), root, now)
     })
 }
 
@@ -81,8 +81,8 @@ pub(crate) unsafe fn reduce(
         Arg::new(recvbuf, count, datatype),
     );
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
-        plans::reduce(c, send, recv, op, root)
+    launch_written(name, comm, how, |c, now| unsafe {
+        plans::reduce(c, send, recv, op, root, now)
     })
 }
 
@@ -104,10 +104,10 @@ pub(crate) unsafe fn allreduce(
         Arg::new(recvbuf, count, datatype),
     );
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         match scan {
-            None => plans::allreduce(c, send, recv, op),
-            Some(exclusive) => plans::scan(c, send, recv, op, exclusive),
+            None => plans::allreduce(c, send, recv, op, now),
+            Some(exclusive) => plans::scan(c, send, recv, op, exclusive, now),
         }
     })
 }
@@ -126,12 +126,12 @@ pub(crate) unsafe fn reduce_scatter<C: Wide>(
     comm: MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         let counts = match block {
             Some(n) => vec![n; members(c)],
             None => wide(counts, members(c), "counts")?,
         };
-        plans::reduce_scatter(c, sendbuf, recvbuf, &counts, datatype, op)
+        plans::reduce_scatter(c, sendbuf, recvbuf, &counts, datatype, op, now)
     })
 }
 
@@ -151,17 +151,18 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
 ) -> c_int {
     let uniform = recvcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
             let (r, n) = (recvbuf, recvcount);
-            return super::inter::gather(c, send, r, n, recvcounts, displs, recvtype, root);
+            return super::inter::gather(c, send, r, n, recvcounts, displs, recvtype, root)
+                .map(super::Written::Plan);
         }
         let recv = match (c.rank() == root, uniform) {
             (false, _) => None,
             (true, true) => Some(Layout::uniform(recvbuf, members(c), recvcount, recvtype)?),
             (true, false) => Some(varying(c, recvbuf, recvcounts, displs, recvtype)?),
         };
-        plans::gather(c, send, recv, root, uniform)
+        plans::gather(c, send, recv, root, uniform, now)
     })
 }
 
@@ -181,17 +182,18 @@ pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
 ) -> c_int {
     let uniform = sendcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
             let (s, n) = (sendbuf, sendcount);
-            return super::inter::scatter(c, s, n, sendcounts, displs, sendtype, recv, root);
+            return super::inter::scatter(c, s, n, sendcounts, displs, sendtype, recv, root)
+                .map(super::Written::Plan);
         }
         let send = match (c.rank() == root, uniform) {
             (false, _) => None,
             (true, true) => Some(Layout::uniform(sendbuf, members(c), sendcount, sendtype)?),
             (true, false) => Some(varying(c, sendbuf, sendcounts, displs, sendtype)?),
         };
-        plans::scatter(c, send, recv, root, uniform)
+        plans::scatter(c, send, recv, root, uniform, now)
     })
 }
 
@@ -209,17 +211,18 @@ pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
     comm: MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
             let (r, n) = (recvbuf, recvcount);
-            return super::inter::allgather(c, send, r, n, recvcounts, displs, recvtype);
+            return super::inter::allgather(c, send, r, n, recvcounts, displs, recvtype)
+                .map(super::Written::Plan);
         }
         let recv = if recvcounts.is_null() && displs.is_null() {
             Layout::uniform(recvbuf, members(c), recvcount, recvtype)?
         } else {
             varying(c, recvbuf, recvcounts, displs, recvtype)?
         };
-        plans::allgather(c, send, recv)
+        plans::allgather(c, send, recv, now)
     })
 }
 
@@ -265,9 +268,9 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
     comm: MPI_Comm,
 ) -> c_int {
     // SAFETY: forwarded.
-    launch(name, comm, how, |c| unsafe {
+    launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
-            return super::inter::alltoall(c, &send, &recv);
+            return super::inter::alltoall(c, &send, &recv).map(super::Written::Plan);
         }
         if !recv.dtypes.is_null() || !send.dtypes.is_null() {
             let null_types = recv.dtypes.is_null()
@@ -281,7 +284,7 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
             true => None,
             false => Some(send.layout(c)?),
         };
-        plans::alltoall(c, out, inc)
+        plans::alltoall(c, out, inc, now)
     })
 }
 

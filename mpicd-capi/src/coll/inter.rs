@@ -136,7 +136,7 @@ unsafe fn blocks(w: &mut Writer, l: &Layout, read: bool) -> CResult<Vec<Buf>> {
 pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
     let mut w = Writer::new(c);
     inter::barrier(&mut w.b);
-    Ok(w.finish())
+    w.finish()
 }
 
 pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc<Plan>> {
@@ -151,7 +151,7 @@ pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc
         }
     };
     inter::bcast(&mut w.b, buf, root);
-    Ok(w.finish())
+    w.finish()
 }
 
 pub(crate) unsafe fn reduce(
@@ -178,7 +178,7 @@ pub(crate) unsafe fn reduce(
         }
     };
     inter::reduce(&mut w.b, buf, root);
-    Ok(w.finish())
+    w.finish()
 }
 
 pub(crate) unsafe fn allreduce(
@@ -192,7 +192,7 @@ pub(crate) unsafe fn allreduce(
     // SAFETY: MPI's rules for the buffers.
     let (send, recv) = unsafe { (input(&mut w, send)?, output(&mut w, recv)?) };
     inter::allreduce(&mut w.b, send, recv);
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Reduce_scatter(_block): `counts` has one entry per member of the local group, whose member
@@ -222,7 +222,7 @@ pub(crate) unsafe fn reduce_scatter(
         )
     };
     inter::reduce_scatter(&mut w.b, send, recv, &bytes);
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Scan and Exscan: MPI defines none on inter-communicators.
@@ -280,7 +280,7 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
         };
         inter::gather(&mut w.b, mine, &at_root, root);
     }
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Scatter and Scatterv (`sendcounts`/`displs` null for Scatter; the send side is read at the
@@ -308,7 +308,7 @@ pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
         };
         inter::scatter(&mut w.b, &from_root, mine, root);
     }
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Allgather and Allgatherv (`recvcounts`/`displs` null for Allgather).
@@ -329,7 +329,7 @@ pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
         let got = blocks(&mut w, &remote_layout(c, recv)?, false)?;
         inter::allgather(&mut w.b, mine, &got);
     }
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Alltoall, Alltoallv and Alltoallw.
@@ -345,5 +345,5 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
         let inc = blocks(&mut w, &remote_layout(c, recv)?, false)?;
         inter::alltoall(&mut w.b, &out, &inc);
     }
-    Ok(w.finish())
+    w.finish()
 }

@@ -27,6 +27,7 @@ mod plans;
 use crate::abi::*;
 use crate::comms::{errh, run_on};
 use crate::env::{out, require};
+use crate::errors::fail;
 use crate::requests::{insert, insert_persistent};
 use mpicd::schedule::Plan;
 use mpicd::Communicator;
@@ -44,6 +45,13 @@ pub(crate) enum Launch {
     Persist(*mut MPI_Request),
 }
 
+/// What writing a collective gave: a plan to launch, or the collective itself, done (a
+/// blocking one written directly: see [`plans::Writer`]).
+pub(crate) enum Written {
+    Plan(Arc<Plan>),
+    Done,
+}
+
 /// Writes the plan of a collective on `comm` and launches it as `how` says.
 pub(crate) fn launch(
     name: &'static str,
@@ -51,11 +59,31 @@ pub(crate) fn launch(
     how: Launch,
     plan: impl FnOnce(&Communicator) -> crate::errors::CResult<Arc<Plan>>,
 ) -> c_int {
+    launch_written(name, comm, how, |c, _| plan(c).map(Written::Plan))
+}
+
+/// Writes a collective on `comm` and launches it as `how` says; `write` is told whether it
+/// may do the collective as it writes it (blocking: `true`) rather than write a plan.
+pub(crate) fn launch_written(
+    name: &'static str,
+    comm: MPI_Comm,
+    how: Launch,
+    write: impl FnOnce(&Communicator, bool) -> crate::errors::CResult<Written>,
+) -> c_int {
     run_on(name, comm, |c| {
         if let Launch::Start(r) | Launch::Persist(r) = how {
             require(r, "request pointer")?;
         }
-        let plan = plan(&c)?;
+        let plan = match write(&c, matches!(how, Launch::Now))? {
+            Written::Plan(plan) => plan,
+            Written::Done if matches!(how, Launch::Now) => return Ok(()),
+            Written::Done => {
+                return Err(fail(
+                    MPI_ERR_INTERN,
+                    "a non-blocking collective was done when written",
+                ))
+            }
+        };
         match how {
             Launch::Now => {
                 // SAFETY: MPI's rules for the arguments hold until the call returns, and the run

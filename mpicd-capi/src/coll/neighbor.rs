@@ -113,7 +113,7 @@ unsafe fn plan<C: Wide, D: Wide, E: Wide, F: Wide>(
             .collect();
         neighbor::exchange(&mut w.b, &sends, &recvs);
     }
-    Ok(w.finish())
+    w.finish()
 }
 
 /// Launches the neighbourhood collective of `send` and `recv` on `comm`.

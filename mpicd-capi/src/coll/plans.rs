@@ -8,12 +8,14 @@
 //! start of each run (what is sent) or unpacked from one at its end (what is received).
 
 use super::objects;
+use super::Written;
 use crate::abi::*;
 use crate::blocks::{in_place, Elem};
 use crate::errors::{fail, CResult};
 use crate::reductions::Reduction;
-use mpicd::schedule::{collectives as coll, Buf, Builder, Frame, LocalFn, Plan};
+use mpicd::schedule::{collectives as coll, Buf, Builder, Frame, Plan};
 use mpicd::{Communicator, TypedBuf};
+use smallvec::SmallVec;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
@@ -100,21 +102,34 @@ enum Flow {
     InOut,
 }
 
-/// A plan being written from C arguments, with the unpack steps that end it.
+/// A plan being written from C arguments, with the unpack steps that end it. A blocking
+/// collective is done as it is written (`now`): the builder does each step at once, a derived
+/// type's data is packed when its buffer is named and unpacked when the messages are in.
 pub(crate) struct Writer {
     pub b: Builder,
-    tail: Vec<Arc<LocalFn>>,
+    /// Data of derived types to unpack at the end: from the temporary into the type map.
+    tail: Vec<(Buf, TypedBuf)>,
     /// The caller's memory the plan reads (`In`) and writes (`Out`, `InOut`), as byte ranges:
     /// a send buffer that overlaps a receive buffer without MPI_IN_PLACE is MPI_ERR_BUFFER.
-    spans: Vec<(Flow, std::ops::Range<usize>)>,
+    spans: SmallVec<[(Flow, std::ops::Range<usize>); 4]>,
 }
 
 impl Writer {
+    /// A writer of a plan.
     pub(crate) fn new(c: &Communicator) -> Writer {
+        Writer::new_for(c, false)
+    }
+
+    /// A writer of a plan, or (`now`, on an intra-communicator) of a collective done as it is
+    /// written.
+    pub(crate) fn new_for(c: &Communicator, now: bool) -> Writer {
         Writer {
-            b: c.plan(),
+            b: match now {
+                true => c.direct(),
+                false => c.plan(),
+            },
             tail: Vec::new(),
-            spans: Vec::new(),
+            spans: SmallVec::new(),
         }
     }
 
@@ -181,19 +196,23 @@ impl Writer {
         }
         let tmp = self.b.temp(len);
         if flow != Flow::Out {
-            let t = t.clone();
-            self.b.local(Arc::new(move |f: &mut Frame| {
-                // SAFETY: the type map is readable while the run lasts (the caller's promise).
-                unsafe { t.pack(0, f.bytes_mut(tmp)) };
-                Ok(())
-            }));
+            if self.b.is_direct() {
+                if let Some(bytes) = self.b.bytes_now(tmp) {
+                    // SAFETY: the type map is readable during the call (the caller's promise).
+                    unsafe { t.pack(0, bytes) };
+                }
+            } else {
+                let t = t.clone();
+                self.b.local(Arc::new(move |f: &mut Frame| {
+                    // SAFETY: the type map is readable while the run lasts (the caller's
+                    // promise).
+                    unsafe { t.pack(0, f.bytes_mut(tmp)) };
+                    Ok(())
+                }));
+            }
         }
         if flow != Flow::In {
-            self.tail.push(Arc::new(move |f: &mut Frame| {
-                // SAFETY: the type map is writable while the run lasts, apart from `tmp`.
-                unsafe { t.unpack(0, f.bytes_mut(tmp)) };
-                Ok(())
-            }));
+            self.tail.push((tmp, t));
         }
         Ok(tmp)
     }
@@ -227,15 +246,41 @@ impl Writer {
             .collect()
     }
 
-    pub(crate) fn finish(mut self) -> Arc<Plan> {
+    /// The plan written (by a writer of a plan: [`Writer::new`]).
+    pub(crate) fn finish(self) -> CResult<Arc<Plan>> {
+        match self.written()? {
+            Written::Plan(plan) => Ok(plan),
+            Written::Done => Err(fail(MPI_ERR_INTERN, "a plan was expected")),
+        }
+    }
+
+    /// The plan written, or the outcome of the collective done as it was written.
+    pub(crate) fn written(mut self) -> CResult<Written> {
         if !self.tail.is_empty() {
             // Unpacking reads what the messages brought.
             self.b.wait();
         }
-        for f in self.tail {
-            self.b.local(f);
+        if self.b.is_direct() {
+            for (tmp, t) in self.tail {
+                if let Some(bytes) = self.b.bytes_now(tmp) {
+                    // SAFETY: the type map is writable during the call, apart from `tmp`.
+                    unsafe { t.unpack(0, bytes) };
+                }
+            }
+            return self
+                .b
+                .complete()
+                .map(|()| Written::Done)
+                .map_err(Into::into);
         }
-        self.b.finish()
+        for (tmp, t) in self.tail {
+            self.b.local(Arc::new(move |f: &mut Frame| {
+                // SAFETY: the type map is writable while the run lasts, apart from `tmp`.
+                unsafe { t.unpack(0, f.bytes_mut(tmp)) };
+                Ok(())
+            }));
+        }
+        Ok(Written::Plan(self.b.finish()))
     }
 }
 
@@ -266,8 +311,45 @@ impl Shared {
     }
 }
 
+/// Handle values below this are predefined handles (the standard ABI's layout): their meaning
+/// never changes.
+const PREDEFINED_END: usize = 0x1000;
+
+thread_local! {
+    /// The reductions of predefined ops on predefined types made so far, by handle values:
+    /// made once, shared by the calls after.
+    static PREDEFINED_REDUCTIONS: std::cell::RefCell<Vec<(usize, usize, mpicd::schedule::Reduction)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// The reduction `op` performs on `dtype`, as the core applies it.
 pub(super) fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduction> {
+    let key = (op as usize, dtype as usize);
+    let predefined = key.0 < PREDEFINED_END && key.1 < PREDEFINED_END;
+    let known = |cache: &Vec<(usize, usize, mpicd::schedule::Reduction)>| {
+        let hit = cache.iter().find(|(o, d, _)| (*o, *d) == key);
+        hit.map(|(_, _, r)| r.clone())
+    };
+    if predefined {
+        let hit = PREDEFINED_REDUCTIONS.try_with(|c| c.try_borrow().ok().and_then(|c| known(&c)));
+        if let Ok(Some(r)) = hit {
+            return Ok(r);
+        }
+    }
+    let made = make_reduction(op, dtype)?;
+    if predefined {
+        let _ = PREDEFINED_REDUCTIONS.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                if c.len() < 32 {
+                    c.push((key.0, key.1, made.clone()));
+                }
+            }
+        });
+    }
+    Ok(made)
+}
+
+fn make_reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::Reduction> {
     let elem = Elem::of(dtype)?;
     let red = Reduction::of(op, dtype, &elem)?;
     let order = red.order();
@@ -279,27 +361,27 @@ pub(super) fn reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::sched
     })
 }
 
-pub(crate) fn barrier(c: &Communicator) -> CResult<Arc<Plan>> {
+pub(crate) fn barrier(c: &Communicator, now: bool) -> CResult<Written> {
     if c.is_inter() {
-        return super::inter::barrier(c);
+        return super::inter::barrier(c).map(Written::Plan);
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     coll::barrier(&mut w.b);
-    Ok(w.finish())
+    w.written()
 }
 
 /// # Safety
 /// Buffers as MPI requires of every collective below.
-pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc<Plan>> {
+pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int, now: bool) -> CResult<Written> {
     if c.is_inter() {
         // SAFETY: forwarded.
-        return unsafe { super::inter::bcast(c, a, root) };
+        return unsafe { super::inter::bcast(c, a, root) }.map(Written::Plan);
     }
     check_root(c, root)?;
     if let Some(t) = objects::custom_type(a.dtype) {
-        return Ok(objects::bcast(c, t, a, root));
+        return Ok(Written::Plan(objects::bcast(c, t, a, root)));
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     // SAFETY: MPI's rules for the buffer.
     let buf = unsafe {
         match c.rank() == root {
@@ -308,7 +390,7 @@ pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int) -> CResult<Arc
         }
     }?;
     coll::bcast(&mut w.b, buf, root);
-    Ok(w.finish())
+    w.written()
 }
 
 pub(crate) unsafe fn reduce(
@@ -317,13 +399,14 @@ pub(crate) unsafe fn reduce(
     recv: Arg,
     op: MPI_Op,
     root: c_int,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     if c.is_inter() {
         // SAFETY: forwarded.
-        return unsafe { super::inter::reduce(c, send, recv, op, root) };
+        return unsafe { super::inter::reduce(c, send, recv, op, root) }.map(Written::Plan);
     }
     check_root(c, root)?;
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     w.b.reduce_with(reduction(op, send.dtype)?);
     // SAFETY: MPI's rules for the buffers.
     unsafe {
@@ -338,7 +421,7 @@ pub(crate) unsafe fn reduce(
             coll::reduce(&mut w.b, send, Some(recv), root);
         }
     }
-    Ok(w.finish())
+    w.written()
 }
 
 pub(crate) unsafe fn allreduce(
@@ -346,12 +429,13 @@ pub(crate) unsafe fn allreduce(
     send: Arg,
     recv: Arg,
     op: MPI_Op,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     if c.is_inter() {
         // SAFETY: forwarded.
-        return unsafe { super::inter::allreduce(c, send, recv, op) };
+        return unsafe { super::inter::allreduce(c, send, recv, op) }.map(Written::Plan);
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     w.b.reduce_with(reduction(op, recv.dtype)?);
     // SAFETY: MPI's rules for the buffers.
     unsafe {
@@ -363,7 +447,7 @@ pub(crate) unsafe fn allreduce(
             coll::allreduce(&mut w.b, Some(send), recv);
         }
     }
-    Ok(w.finish())
+    w.written()
 }
 
 /// Reduce_scatter(_block): member i gets `counts[i]` elements of the reduction.
@@ -374,10 +458,12 @@ pub(crate) unsafe fn reduce_scatter(
     counts: &[i64],
     dtype: MPI_Datatype,
     op: MPI_Op,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     if c.is_inter() {
         // SAFETY: forwarded.
-        return unsafe { super::inter::reduce_scatter(c, sendbuf, recvbuf, counts, dtype, op) };
+        return unsafe { super::inter::reduce_scatter(c, sendbuf, recvbuf, counts, dtype, op) }
+            .map(Written::Plan);
     }
     if counts.len() != c.size() as usize {
         return Err(fail(MPI_ERR_COUNT, "one count per member is needed"));
@@ -389,7 +475,7 @@ pub(crate) unsafe fn reduce_scatter(
         .collect::<CResult<_>>()?;
     let total: i64 = counts.iter().sum();
     let mine = counts[c.rank() as usize];
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     w.b.reduce_with(reduction(op, dtype)?);
     // SAFETY: MPI's rules for the buffers.
     unsafe {
@@ -403,7 +489,7 @@ pub(crate) unsafe fn reduce_scatter(
             coll::reduce_scatter(&mut w.b, send, recv, &bytes);
         }
     }
-    Ok(w.finish())
+    w.written()
 }
 
 pub(crate) unsafe fn scan(
@@ -412,11 +498,12 @@ pub(crate) unsafe fn scan(
     recv: Arg,
     op: MPI_Op,
     exclusive: bool,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     if c.is_inter() {
-        return super::inter::scan();
+        return super::inter::scan().map(Written::Plan);
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     w.b.reduce_with(reduction(op, recv.dtype)?);
     // SAFETY: MPI's rules for the buffers. An exclusive scan leaves member 0's recvbuf as it
     // was: it is read first, so that its unpacking writes it back unchanged.
@@ -434,7 +521,7 @@ pub(crate) unsafe fn scan(
             coll::scan(&mut w.b, Some(send), recv, exclusive);
         }
     }
-    Ok(w.finish())
+    w.written()
 }
 
 /// Gather(v): `recv` is read at the root only; `uniform` for Gather.
@@ -444,13 +531,14 @@ pub(crate) unsafe fn gather(
     recv: Option<Layout>,
     root: c_int,
     uniform: bool,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     check_root(c, root)?;
     let here = in_place(send.p) && c.rank() == root;
     if let Some(t) = objects::custom_of(send.dtype, here, recv.as_ref())? {
-        return Ok(objects::gather(c, t, send, recv, root));
+        return Ok(Written::Plan(objects::gather(c, t, send, recv, root)));
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     let at_root = c.rank() == root;
     let here = in_place(send.p) && at_root;
     // SAFETY: MPI's rules for the buffers.
@@ -462,7 +550,7 @@ pub(crate) unsafe fn gather(
         let mine = if here { None } else { Some(w.input(send)?) };
         coll::gather(&mut w.b, mine, blocks.as_deref(), root, uniform);
     }
-    Ok(w.finish())
+    w.written()
 }
 
 /// Scatter(v): `send` is read at the root only; `uniform` for Scatter.
@@ -472,13 +560,14 @@ pub(crate) unsafe fn scatter(
     recv: Arg,
     root: c_int,
     uniform: bool,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     check_root(c, root)?;
     let here = in_place(recv.p) && c.rank() == root;
     if let Some(t) = objects::custom_of(recv.dtype, here, send.as_ref())? {
-        return Ok(objects::scatter(c, t, send, recv, root));
+        return Ok(Written::Plan(objects::scatter(c, t, send, recv, root)));
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     let at_root = c.rank() == root;
     let here = in_place(recv.p) && at_root;
     // SAFETY: MPI's rules for the buffers.
@@ -490,14 +579,19 @@ pub(crate) unsafe fn scatter(
         let mine = if here { None } else { Some(w.output(recv)?) };
         coll::scatter(&mut w.b, blocks.as_deref(), mine, root, uniform);
     }
-    Ok(w.finish())
+    w.written()
 }
 
-pub(crate) unsafe fn allgather(c: &Communicator, send: Arg, recv: Layout) -> CResult<Arc<Plan>> {
+pub(crate) unsafe fn allgather(
+    c: &Communicator,
+    send: Arg,
+    recv: Layout,
+    now: bool,
+) -> CResult<Written> {
     if let Some(t) = objects::custom_of(send.dtype, in_place(send.p), Some(&recv))? {
-        return Ok(objects::allgather(c, t, send, recv));
+        return Ok(Written::Plan(objects::allgather(c, t, send, recv)));
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     let here = in_place(send.p);
     // SAFETY: MPI's rules for the buffers.
     unsafe {
@@ -505,7 +599,7 @@ pub(crate) unsafe fn allgather(c: &Communicator, send: Arg, recv: Layout) -> CRe
         let mine = if here { None } else { Some(w.input(send)?) };
         coll::allgather(&mut w.b, mine, &blocks);
     }
-    Ok(w.finish())
+    w.written()
 }
 
 /// Alltoall(v,w); `send` `None`: in place, every block sent from the receive layout.
@@ -513,12 +607,13 @@ pub(crate) unsafe fn alltoall(
     c: &Communicator,
     send: Option<Layout>,
     recv: Layout,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     let first = send.as_ref().map_or(MPI_DATATYPE_NULL, |s| s.dtypes[0]);
     if let Some(t) = objects::custom_of(first, send.is_none(), Some(&recv))? {
-        return objects::alltoall(c, t, send, recv);
+        return objects::alltoall(c, t, send, recv).map(Written::Plan);
     }
-    let mut w = Writer::new(c);
+    let mut w = Writer::new_for(c, now);
     // SAFETY: MPI's rules for the buffers.
     unsafe {
         let (out, inc) = match send {
@@ -541,5 +636,5 @@ pub(crate) unsafe fn alltoall(
         };
         coll::alltoall(&mut w.b, &out, &inc);
     }
-    Ok(w.finish())
+    w.written()
 }

@@ -14,10 +14,12 @@
 //!   table that `MPICD_COLL_*` variables override;
 //! - [`inter`]: the collectives of inter-communicators, whose plans name the members of the
 //!   remote group as well ([`Builder::inter`], [`Builder::remote`]);
-//! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours.
+//! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours;
+//! - `direct`: a blocking collective's steps done as its algorithm writes them, without a plan.
 
 pub mod algorithms;
 pub mod collectives;
+mod direct;
 pub mod inter;
 pub mod neighbor;
 pub mod objects;
@@ -32,6 +34,8 @@ use crate::plan::{PackState, UnpackState};
 use crate::reduction::Order;
 pub use crate::reduction::{CombineFn, Reduction};
 use crate::route::Route;
+use direct::Direct;
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 /// Work a step does on the run's memory (packing or unpacking a derived type, say).
@@ -250,43 +254,13 @@ impl Frame {
 
     /// Copies `from` into `to` (equal lengths; they may be the same bytes).
     pub fn copy(&mut self, from: Buf, to: Buf) -> Result<()> {
-        if from.len != to.len {
-            return Err(Error::InvalidArgument(format!(
-                "schedule copy of {} bytes into {}",
-                from.len, to.len
-            )));
-        }
-        if from == to || from.len == 0 {
-            return Ok(());
-        }
-        let (src, dst) = (self.ptr(from), self.ptr(to));
-        // SAFETY: both lie in the run's memory; `copy` allows overlap.
-        unsafe { std::ptr::copy(src, dst, from.len) };
-        Ok(())
+        copy_with(from, to, |b| self.ptr(b))
     }
 
     /// `acc = acc op inc` with the plan's reduction.
     pub(crate) fn combine(&mut self, acc: Buf, inc: Buf) -> Result<()> {
-        let reduction = self.plan.reduction.clone().ok_or_else(|| {
-            Error::InvalidArgument("a schedule combines without a reduction".into())
-        })?;
-        if acc.overlaps(inc) || acc.len != inc.len {
-            return Err(Error::InvalidArgument(
-                "schedule reduction operands overlap or differ in size".into(),
-            ));
-        }
-        if acc.len == 0 {
-            return Ok(());
-        }
-        let (a, i) = (self.ptr(acc), self.ptr(inc) as *const u8);
-        // SAFETY: disjoint ranges of the run's memory (checked above).
-        let (a, i) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(a, acc.len),
-                std::slice::from_raw_parts(i, inc.len),
-            )
-        };
-        (reduction.combine)(a, i)
+        let plan = Arc::clone(&self.plan);
+        combine_with(plan.reduction.as_ref(), acc, inc, |b| self.ptr(b))
     }
 
     /// Runs a local step (not an exchange).
@@ -308,16 +282,65 @@ impl Frame {
     }
 }
 
+/// Copies `from` into `to` (equal lengths; they may be the same bytes), `ptr` giving the
+/// address of a buffer.
+fn copy_with(from: Buf, to: Buf, mut ptr: impl FnMut(Buf) -> *mut u8) -> Result<()> {
+    if from.len != to.len {
+        return Err(Error::InvalidArgument(format!(
+            "schedule copy of {} bytes into {}",
+            from.len, to.len
+        )));
+    }
+    if from == to || from.len == 0 {
+        return Ok(());
+    }
+    let (src, dst) = (ptr(from), ptr(to));
+    // SAFETY: both lie in the memory of the run (or direct collective); `copy` allows overlap.
+    unsafe { std::ptr::copy(src, dst, from.len) };
+    Ok(())
+}
+
+/// `acc = acc op inc` with `reduction`, `ptr` giving the address of a buffer.
+fn combine_with(
+    reduction: Option<&Reduction>,
+    acc: Buf,
+    inc: Buf,
+    mut ptr: impl FnMut(Buf) -> *mut u8,
+) -> Result<()> {
+    let reduction = reduction
+        .ok_or_else(|| Error::InvalidArgument("a schedule combines without a reduction".into()))?;
+    if acc.overlaps(inc) || acc.len != inc.len {
+        return Err(Error::InvalidArgument(
+            "schedule reduction operands overlap or differ in size".into(),
+        ));
+    }
+    if acc.len == 0 {
+        return Ok(());
+    }
+    let (a, i) = (ptr(acc), ptr(inc) as *const u8);
+    // SAFETY: disjoint ranges of the memory (checked above).
+    let (a, i) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(a, acc.len),
+            std::slice::from_raw_parts(i, inc.len),
+        )
+    };
+    (reduction.combine)(a, i)
+}
+
 /// Writes a plan, step by step, for member `rank` of `size`.
 pub struct Builder {
     rank: i32,
     size: i32,
     route: Route,
     tag: i32,
-    mems: Vec<Mem>,
+    /// Inline for the usual few (a collective run directly allocates none).
+    mems: SmallVec<[Mem; 4]>,
     objects: Vec<Object>,
     steps: Vec<Step>,
     reduction: Option<Reduction>,
+    /// Set when the steps are done as they are written rather than kept ([`direct`]).
+    direct: Option<Direct>,
 }
 
 impl Builder {
@@ -327,10 +350,11 @@ impl Builder {
             size: route.group.size(),
             route,
             tag,
-            mems: Vec::new(),
+            mems: SmallVec::new(),
             objects: Vec::new(),
             steps: Vec::new(),
             reduction: None,
+            direct: None,
         }
     }
 
@@ -380,6 +404,9 @@ impl Builder {
 
     /// A temporary of `len` bytes, zeroed at the start of each run.
     pub fn temp(&mut self, len: usize) -> Buf {
+        if let Some(d) = &mut self.direct {
+            d.add(Some(len));
+        }
         self.mems.push(Mem::Temp(len));
         Buf {
             mem: self.mems.len() - 1,
@@ -394,6 +421,9 @@ impl Builder {
     /// While a run of the plan is in flight, the memory must stay valid, and untouched by
     /// anyone else where the plan writes into it.
     pub unsafe fn raw(&mut self, ptr: *mut u8, len: usize) -> Buf {
+        if let Some(d) = &mut self.direct {
+            d.add(None);
+        }
         self.mems.push(Mem::Raw(RawBytes(ptr)));
         Buf {
             mem: self.mems.len() - 1,
@@ -404,13 +434,17 @@ impl Builder {
 
     /// Messages started together (nothing if `xfers` is empty).
     pub fn exchange(&mut self, xfers: Vec<Xfer>) {
-        if !xfers.is_empty() {
+        if !xfers.is_empty() && !self.xfers_now(&xfers, true) {
             self.steps.push(Step::Exchange(xfers));
         }
     }
 
     /// Waits for the messages of the last [`Builder::post`] before the steps written next.
     pub fn wait(&mut self) {
+        if let Some(d) = &mut self.direct {
+            d.settle();
+            return;
+        }
         let posted = self
             .steps
             .iter()
@@ -425,36 +459,48 @@ impl Builder {
     /// Messages started together, which the local steps written next overlap (see
     /// [`Step::Post`]).
     pub fn post(&mut self, xfers: Vec<Xfer>) {
-        if !xfers.is_empty() {
+        if !xfers.is_empty() && !self.xfers_now(&xfers, false) {
             self.steps.push(Step::Post(xfers));
         }
     }
 
     pub fn send(&mut self, to: i32, buf: Buf) {
-        self.exchange(vec![Xfer::Send { to, buf }]);
+        let xfer = Xfer::Send { to, buf };
+        if !self.xfers_now(&[xfer], true) {
+            self.exchange(vec![xfer]);
+        }
     }
 
     pub fn recv(&mut self, from: i32, buf: Buf) {
-        self.exchange(vec![Xfer::Recv { from, buf }]);
+        let xfer = Xfer::Recv { from, buf };
+        if !self.xfers_now(&[xfer], true) {
+            self.exchange(vec![xfer]);
+        }
     }
 
     /// Sends `out` to `to` while receiving `into` from `from`.
     pub fn sendrecv(&mut self, out: Buf, to: i32, into: Buf, from: i32) {
-        self.exchange(vec![
-            Xfer::Recv { from, buf: into },
-            Xfer::Send { to, buf: out },
-        ]);
+        let xfers = [Xfer::Recv { from, buf: into }, Xfer::Send { to, buf: out }];
+        if !self.xfers_now(&xfers, true) {
+            self.exchange(xfers.to_vec());
+        }
     }
 
     pub fn copy(&mut self, from: Buf, to: Buf) {
         if from != to && from.len > 0 {
-            self.steps.push(Step::Copy { from, to });
+            let step = Step::Copy { from, to };
+            if !self.local_now(&step) {
+                self.steps.push(step);
+            }
         }
     }
 
     /// `acc = acc op inc`.
     pub fn combine(&mut self, acc: Buf, inc: Buf) {
-        self.steps.push(Step::Combine { acc, inc });
+        let step = Step::Combine { acc, inc };
+        if !self.local_now(&step) {
+            self.steps.push(step);
+        }
     }
 
     /// Merges the partial result `inc` into `acc`; `inc_first` when `inc` covers lower ranks
@@ -471,19 +517,26 @@ impl Builder {
 
     /// Moves object `from` into object `to`, locally (see [`Step::Transfer`]).
     pub fn transfer(&mut self, from: ObjId, to: ObjId) {
-        self.steps.push(Step::Transfer { from, to });
+        let step = Step::Transfer { from, to };
+        if !self.local_now(&step) {
+            self.steps.push(step);
+        }
     }
 
-    /// The caller's own local work.
+    /// The caller's own local work (refused by a builder that does its steps as they are
+    /// written: its caller does such work itself, see [`Builder::bytes_now`]).
     pub fn local(&mut self, f: Arc<LocalFn>) {
-        self.steps.push(Step::Local(f));
+        let step = Step::Local(f);
+        if !self.local_now(&step) {
+            self.steps.push(step);
+        }
     }
 
     pub fn finish(self) -> Arc<Plan> {
         Arc::new(Plan {
             route: self.route,
             tag: self.tag,
-            mems: self.mems,
+            mems: self.mems.into_vec(),
             objects: self.objects,
             steps: self.steps,
             reduction: self.reduction,

@@ -1,0 +1,407 @@
+//! Collectives run as they are written: a [`Builder`](super::Builder) made by
+//! `Communicator::direct` does each step when the algorithm writes it, instead of keeping a
+//! [`Plan`](super::Plan) for the engine to run. An exchange's messages are posted at once and
+//! awaited before the next exchange (a `Post`'s while the local steps that follow run); a copy or
+//! a combination is done on the spot. A blocking collective takes this path: for messages of a
+//! few bytes, writing the plan, its run and their allocations cost more than the messages. The
+//! messages are the plan's, in the same order under the same tag, so a member running the plan
+//! of a collective meets a member running it directly.
+//!
+//! Failures are those of a run: a failed message fails the collective, the receives still
+//! waiting are cancelled and what was sent is awaited (the messages point into the
+//! temporaries); a member known dead or a revoked communicator fails it, when it starts an
+//! exchange or while it waits.
+
+use super::{combine_with, copy_with, Buf, Builder, Mem, Step, Xfer};
+use crate::engine::{any_failed, Engine, OpId, Posted, Shared};
+use crate::error::{Error, Result};
+use crate::route::Route;
+use crate::status::Status;
+use smallvec::SmallVec;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// Messages in flight, with a receive's expected size.
+type Waiting = SmallVec<[(OpId, Option<usize>); 4]>;
+
+thread_local! {
+    /// Temporaries of this thread's collectives run directly, kept for the next ones (no heap
+    /// allocation per call once warm).
+    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The largest temporary kept for reuse, and how many are kept.
+const SPARE_BYTES: usize = 64 << 10;
+const SPARES: usize = 8;
+
+/// A zeroed temporary of `len` bytes, reused if one is spare.
+fn take_temp(len: usize) -> Vec<u8> {
+    let spare = SPARE
+        .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+        .ok()
+        .flatten();
+    match spare {
+        Some(mut v) if len <= SPARE_BYTES => {
+            v.clear();
+            v.resize(len, 0);
+            v
+        }
+        _ => vec![0u8; len],
+    }
+}
+
+/// Keeps a temporary for reuse.
+fn give_back(v: Vec<u8>) {
+    if v.capacity() == 0 || v.capacity() > SPARE_BYTES {
+        return;
+    }
+    let _ = SPARE.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            if s.len() < SPARES {
+                s.push(v);
+            }
+        }
+    });
+}
+
+/// The state of a collective being run directly.
+pub(crate) struct Direct {
+    shared: Arc<Shared>,
+    route: Route,
+    /// The temporaries, at the index of their memory (empty for the caller's memory).
+    temps: SmallVec<[Vec<u8>; 4]>,
+    /// Messages in flight, with a receive's expected size.
+    waiting: Waiting,
+    /// The first failure: the steps written after it do nothing.
+    failed: Option<Error>,
+}
+
+impl Direct {
+    pub(crate) fn new(shared: Arc<Shared>, route: Route) -> Direct {
+        Direct {
+            shared,
+            route,
+            temps: SmallVec::new(),
+            waiting: Waiting::new(),
+            failed: None,
+        }
+    }
+
+    /// Makes the memory of the plan's new memory `mem` (a temporary of `len` bytes, or the
+    /// caller's when `None`).
+    pub(crate) fn add(&mut self, len: Option<usize>) {
+        self.temps.push(len.map_or_else(Vec::new, take_temp));
+    }
+
+    pub(crate) fn failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// The address of `buf`'s first byte.
+    pub(crate) fn ptr(&mut self, mems: &[Mem], buf: Buf) -> *mut u8 {
+        addr(&mut self.temps, mems, buf)
+    }
+
+    /// The bytes of `buf`, to read or write (no message of the collective is in flight into
+    /// them: the caller's promise).
+    pub(crate) fn bytes_mut(&mut self, mems: &[Mem], buf: Buf) -> &mut [u8] {
+        if buf.len == 0 {
+            return &mut [];
+        }
+        let p = self.ptr(mems, buf);
+        // SAFETY: a temporary is ours; raw memory is the caller's, lent to the collective.
+        unsafe { std::slice::from_raw_parts_mut(p, buf.len) }
+    }
+
+    /// Fails the collective with `e` (the first failure stays).
+    pub(crate) fn fail(&mut self, e: Error) {
+        self.failed.get_or_insert(e);
+    }
+
+    /// Starts the messages of an exchange, receives first, once those still in flight have
+    /// completed.
+    pub(crate) fn start(&mut self, mems: &[Mem], tag: i32, xfers: &[Xfer]) {
+        self.settle();
+        if self.failed.is_some() {
+            return;
+        }
+        let receives = |x: &&Xfer| matches!(x, Xfer::Recv { .. } | Xfer::RecvObject { .. });
+        let ordered = xfers
+            .iter()
+            .filter(receives)
+            .chain(xfers.iter().filter(|x| !receives(x)));
+        let Direct {
+            shared,
+            route,
+            temps,
+            waiting,
+            failed,
+        } = self;
+        let outcome = shared.with(|e| {
+            if let Some(bar) = barred(e, route) {
+                failed.get_or_insert(bar);
+                return Ok(());
+            }
+            for x in ordered {
+                let posted = post(e, route, temps, mems, tag, x);
+                match posted {
+                    Ok((Posted::Pending(op), expected)) => waiting.push((op, expected)),
+                    Ok((Posted::Done(outcome), expected)) => {
+                        if let Err(err) = outcome.and_then(|s| check_size(&s, expected)) {
+                            failed.get_or_insert(err);
+                            cancel_receives(e, waiting);
+                        }
+                    }
+                    Err(err) => {
+                        failed.get_or_insert(err);
+                        cancel_receives(e, waiting);
+                    }
+                }
+                if failed.is_some() {
+                    // Nothing more is started; what was is awaited.
+                    break;
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            failed.get_or_insert(e);
+        }
+    }
+
+    /// Waits for the messages in flight.
+    pub(crate) fn settle(&mut self) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let (route, waiting, failed) = (&self.route, &mut self.waiting, &mut self.failed);
+        let outcome = self.shared.progress_until(|e| {
+            collect(e, waiting, failed);
+            if waiting.is_empty() {
+                return Ok(Some(()));
+            }
+            if failed.is_none() {
+                if let Some(bar) = barred(e, route) {
+                    failed.get_or_insert(bar);
+                    cancel_receives(e, waiting);
+                }
+            }
+            Ok(None)
+        });
+        if let Err(e) = outcome {
+            // The engine is gone, and the messages with it.
+            failed.get_or_insert(e);
+            waiting.clear();
+        }
+    }
+
+    /// Waits for the messages in flight; the collective's outcome.
+    pub(crate) fn complete(&mut self) -> Result<()> {
+        self.settle();
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Direct {
+    /// A collective left unfinished (an error of its caller) cancels its receives and waits
+    /// for its messages: they point into its temporaries. The temporaries are kept for reuse.
+    fn drop(&mut self) {
+        if !self.waiting.is_empty() {
+            let waiting = &self.waiting;
+            let _ = self.shared.with(|e| {
+                cancel_receives(e, waiting);
+                Ok(())
+            });
+            self.settle();
+        }
+        for t in self.temps.drain(..) {
+            give_back(t);
+        }
+    }
+}
+
+impl Builder {
+    /// A builder that does each step as it is written, on the engine of `shared` (see
+    /// [`direct`]): [`Builder::complete`] ends it.
+    pub(crate) fn direct(
+        shared: Arc<crate::engine::Shared>,
+        route: Route,
+        rank: i32,
+        tag: i32,
+    ) -> Builder {
+        let run = Direct::new(shared, route.clone());
+        let mut b = Builder::new(route, rank, tag);
+        b.direct = Some(run);
+        b
+    }
+
+    /// True if the steps are done as they are written (no plan is kept).
+    pub fn is_direct(&self) -> bool {
+        self.direct.is_some()
+    }
+
+    /// The bytes of `buf` now, in a builder that does its steps as they are written (`None`
+    /// in one that writes a plan, or after a failure). No message may be in flight into them.
+    pub fn bytes_now(&mut self, buf: Buf) -> Option<&mut [u8]> {
+        match &mut self.direct {
+            Some(d) if !d.failed() => Some(d.bytes_mut(&self.mems, buf)),
+            _ => None,
+        }
+    }
+
+    /// Ends a builder that does its steps as they are written: waits for its messages and
+    /// gives its outcome (a builder that writes a plan has done nothing: an error).
+    pub fn complete(mut self) -> Result<()> {
+        match &mut self.direct {
+            Some(d) => d.complete(),
+            None => Err(Error::InvalidArgument(
+                "a plan is run with start_plan, not completed".into(),
+            )),
+        }
+    }
+
+    /// Waits for the messages in flight, in a builder that does its steps as they are written.
+    pub fn settle(&mut self) {
+        if let Some(d) = &mut self.direct {
+            d.settle();
+        }
+    }
+
+    /// Does a local step now, in a builder that does its steps as they are written; `false`
+    /// in one that writes a plan.
+    pub(super) fn local_now(&mut self, step: &Step) -> bool {
+        let Some(d) = &mut self.direct else {
+            return false;
+        };
+        if d.failed() {
+            return true;
+        }
+        let outcome = match *step {
+            Step::Copy { from, to } => copy_with(from, to, |b| d.ptr(&self.mems, b)),
+            Step::Combine { acc, inc } => {
+                combine_with(self.reduction.as_ref(), acc, inc, |b| d.ptr(&self.mems, b))
+            }
+            _ => Err(Error::InvalidArgument(
+                "a collective run directly has no local closure or object transfer".into(),
+            )),
+        };
+        if let Err(e) = outcome {
+            d.fail(e);
+        }
+        true
+    }
+
+    /// Starts messages now, in a builder that does its steps as they are written; `false` in
+    /// one that writes a plan.
+    pub(super) fn xfers_now(&mut self, xfers: &[Xfer], wait: bool) -> bool {
+        let Some(d) = &mut self.direct else {
+            return false;
+        };
+        d.start(&self.mems, self.tag, xfers);
+        if wait {
+            d.settle();
+        }
+        true
+    }
+}
+
+/// The address of `buf`'s first byte, `temps` holding the temporaries.
+fn addr(temps: &mut [Vec<u8>], mems: &[Mem], buf: Buf) -> *mut u8 {
+    let base = match &mems[buf.mem] {
+        Mem::Temp(_) => temps[buf.mem].as_mut_ptr(),
+        Mem::Raw(raw) => raw.0,
+    };
+    if buf.len == 0 {
+        return base;
+    }
+    // SAFETY: `buf` lies within its memory (checked when it was made).
+    unsafe { base.add(buf.offset) }
+}
+
+/// Posts one message of an exchange.
+fn post(
+    e: &mut Engine,
+    route: &Route,
+    temps: &mut [Vec<u8>],
+    mems: &[Mem],
+    tag: i32,
+    x: &Xfer,
+) -> Result<(Posted, Option<usize>)> {
+    match *x {
+        Xfer::Send { to, buf } => {
+            let dest = route.group.world_rank(to)?;
+            let p = addr(temps, mems, buf);
+            // SAFETY: the memory lives until the collective completes, which waits for this
+            // message; raw memory is the caller's, lent for the collective.
+            unsafe { e.post_send(route, dest, tag, p, buf.len(), false) }.map(|p| (p, None))
+        }
+        Xfer::Recv { from, buf } => {
+            let source = route.group.world_rank(from)?;
+            let p = addr(temps, mems, buf);
+            // SAFETY: as for a send; no local step touches it before it completes.
+            unsafe { e.post_recv(route, Some(source), Some(tag), p, buf.len()) }
+                .map(|p| (p, Some(buf.len())))
+        }
+        Xfer::SendObject { .. } | Xfer::RecvObject { .. } => Err(Error::InvalidArgument(
+            "a collective of objects runs as a plan".into(),
+        )),
+    }
+}
+
+/// Why a collective on `route` cannot go on: its communicator is revoked, or a member is
+/// known dead (then it fails on every member that knows, as a plan's run does).
+fn barred(e: &Engine, route: &Route) -> Option<Error> {
+    if e.is_revoked(route.context) {
+        return Some(Error::Revoked);
+    }
+    if !any_failed() {
+        return None;
+    }
+    let dead = *e.failed_members(route).first()?;
+    Some(Error::ProcFailed { rank: dead as i32 })
+}
+
+fn cancel_receives(e: &mut Engine, waiting: &[(OpId, Option<usize>)]) {
+    for &(op, _) in waiting {
+        if e.is_receive(op) {
+            let _ = e.cancel(op);
+        }
+    }
+}
+
+/// Collects the completed messages; a failure cancels the receives still waiting.
+fn collect(e: &mut Engine, waiting: &mut Waiting, failed: &mut Option<Error>) {
+    let mut i = 0;
+    while i < waiting.len() {
+        let (op, expected) = waiting[i];
+        match e.test(op) {
+            Ok(None) => i += 1,
+            Ok(Some(outcome)) => {
+                waiting.swap_remove(i);
+                if let Err(err) = outcome.and_then(|s| check_size(&s, expected)) {
+                    failed.get_or_insert(err);
+                    cancel_receives(e, waiting);
+                }
+            }
+            Err(err) => {
+                waiting.swap_remove(i);
+                failed.get_or_insert(err);
+            }
+        }
+    }
+}
+
+/// A collective's receive must get exactly the bytes it expects.
+fn check_size(status: &Status, expected: Option<usize>) -> Result<()> {
+    match (expected, status.bytes) {
+        (None, _) => Ok(()),
+        (Some(n), Some(got)) if got == n as u64 => Ok(()),
+        (Some(n), got) => Err(Error::InvalidArgument(format!(
+            "collective size mismatch: {} bytes arrived where {n} were expected",
+            got.map_or("unknown".into(), |g| g.to_string())
+        ))),
+    }
+}
