@@ -3,9 +3,11 @@
 //! same) and writes it. Buffers are bytes; `None` for a send buffer means "in place".
 
 use super::algorithms as alg;
+use super::few;
 use super::select::{choose, Algorithm, Collective, Shape};
 use super::{Buf, Builder};
 use crate::reduction::Order;
+use smallvec::SmallVec;
 
 fn shape(b: &Builder, bytes: usize) -> Shape {
     Shape {
@@ -16,7 +18,10 @@ fn shape(b: &Builder, bytes: usize) -> Shape {
 }
 
 pub fn barrier(b: &mut Builder) {
-    alg::barrier(b);
+    match choose(Collective::Barrier, shape(b, 0)) {
+        Algorithm::Linear => few::barrier_linear(b),
+        _ => alg::barrier(b),
+    }
 }
 
 pub fn bcast(b: &mut Builder, buf: Buf, root: i32) {
@@ -30,7 +35,10 @@ pub fn bcast(b: &mut Builder, buf: Buf, root: i32) {
 /// Reduces every member's `send` into `recv` at `root` (`recv` is only read at the root,
 /// where it may be `send` itself).
 pub fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) {
-    alg::reduce_binomial(b, send, recv, root);
+    match choose(Collective::Reduce, shape(b, send.len())) {
+        Algorithm::Linear => few::reduce_linear(b, send, recv, root),
+        _ => alg::reduce_binomial(b, send, recv, root),
+    }
 }
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
@@ -41,6 +49,7 @@ pub fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) {
     match choose(Collective::Allreduce, shape(b, buf.len())) {
         Algorithm::Ring => alg::allreduce_ring(b, buf),
         Algorithm::Rabenseifner => alg::allreduce_rabenseifner(b, buf),
+        Algorithm::Linear => few::allreduce_linear(b, buf),
         _ => alg::allreduce_recursive_doubling(b, buf),
     }
 }
@@ -49,7 +58,7 @@ pub fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) {
 /// member i) and leaves block `rank` of the result in `recv`.
 pub fn reduce_scatter(b: &mut Builder, send: Buf, recv: Buf, counts: &[usize]) {
     let mut offset = 0;
-    let blocks: Vec<(usize, usize)> = counts
+    let blocks: SmallVec<[(usize, usize); 8]> = counts
         .iter()
         .map(|&n| {
             offset += n;
@@ -57,8 +66,12 @@ pub fn reduce_scatter(b: &mut Builder, send: Buf, recv: Buf, counts: &[usize]) {
         })
         .collect();
     let rank = b.rank() as usize;
+    let algorithm = choose(Collective::ReduceScatter, shape(b, send.len()));
+    if algorithm == Algorithm::Linear {
+        return few::reduce_scatter_linear(b, send, recv, &blocks);
+    }
     let acc = b.temp(send.len());
-    match choose(Collective::ReduceScatter, shape(b, send.len())) {
+    match algorithm {
         Algorithm::Ring => {
             b.copy(send, acc);
             alg::reduce_scatter_ring(b, acc, &blocks);

@@ -9,6 +9,7 @@
 //!
 //! - [`algorithms`]: the plans of every collective, several algorithms each;
 //! - [`collectives`]: one function per collective, which picks the algorithm;
+//! - [`few`]: one-round algorithms for few members and short messages;
 //! - [`objects`]: the collectives that move objects of custom datatypes;
 //! - [`select`]: which algorithm a collective uses, by message and communicator size, in one
 //!   table that `MPICD_COLL_*` variables override;
@@ -20,6 +21,7 @@
 pub mod algorithms;
 pub mod collectives;
 mod direct;
+pub mod few;
 pub mod inter;
 pub mod neighbor;
 pub mod objects;
@@ -461,6 +463,21 @@ impl Builder {
     pub fn post(&mut self, xfers: Vec<Xfer>) {
         if !xfers.is_empty() && !self.xfers_now(&xfers, false) {
             self.steps.push(Step::Post(xfers));
+        }
+    }
+
+    /// [`Builder::exchange`] of borrowed messages (a builder that does its steps as they are
+    /// written copies nothing).
+    pub fn exchange_all(&mut self, xfers: &[Xfer]) {
+        if !xfers.is_empty() && !self.xfers_now(xfers, true) {
+            self.exchange(xfers.to_vec());
+        }
+    }
+
+    /// [`Builder::post`] of borrowed messages.
+    pub fn post_all(&mut self, xfers: &[Xfer]) {
+        if !xfers.is_empty() && !self.xfers_now(xfers, false) {
+            self.post(xfers.to_vec());
         }
     }
 

@@ -11,7 +11,9 @@ use std::sync::RwLock;
 /// The collectives with a choice of algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Collective {
+    Barrier,
     Bcast,
+    Reduce,
     Allreduce,
     Allgather,
     Alltoall,
@@ -33,8 +35,12 @@ pub enum Algorithm {
     Ring,
     /// Reduce-scatter by recursive halving, then allgather by recursive doubling (allreduce).
     Rabenseifner,
-    /// Every message in one round (bcast, allgather, alltoall, gather, scatter).
+    /// Every message in one round (barrier, bcast, reduce, allreduce, reduce-scatter,
+    /// allgather, alltoall, gather, scatter); the reductions then combine locally in rank order
+    /// ([`super::few`]).
     Linear,
+    /// ⌈log2 p⌉ rounds, each member signalling rank + 2^k (barrier).
+    Dissemination,
     /// p - 1 rounds of pairwise exchange (alltoall).
     Pairwise,
     /// Reduce to member 0 in rank order, then scatter (reduce-scatter of a non-commutative op).
@@ -43,6 +49,16 @@ pub enum Algorithm {
 
 /// Which collectives may run which algorithm, by name.
 const NAMES: &[(Collective, &str, Algorithm)] = &[
+    (
+        Collective::Barrier,
+        "dissemination",
+        Algorithm::Dissemination,
+    ),
+    (Collective::Barrier, "linear", Algorithm::Linear),
+    (Collective::Reduce, "binomial", Algorithm::Binomial),
+    (Collective::Reduce, "linear", Algorithm::Linear),
+    (Collective::Allreduce, "linear", Algorithm::Linear),
+    (Collective::ReduceScatter, "linear", Algorithm::Linear),
     (Collective::Bcast, "binomial", Algorithm::Binomial),
     (Collective::Bcast, "linear", Algorithm::Linear),
     (
@@ -76,6 +92,8 @@ const NAMES: &[(Collective, &str, Algorithm)] = &[
 ];
 
 const COLLECTIVE_NAMES: &[(&str, Collective)] = &[
+    ("barrier", Collective::Barrier),
+    ("reduce", Collective::Reduce),
     ("bcast", Collective::Bcast),
     ("allreduce", Collective::Allreduce),
     ("allgather", Collective::Allgather),
@@ -166,7 +184,14 @@ pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
 /// The table.
 fn rule(coll: Collective, s: Shape) -> Algorithm {
     const KIB: usize = 1024;
+    // Few members, short messages: one round, however many messages (see `super::few`; at 2
+    // members every algorithm is one exchange).
+    let few = s.members <= 4;
     match coll {
+        Collective::Barrier if few => Algorithm::Linear,
+        Collective::Barrier => Algorithm::Dissemination,
+        Collective::Reduce if few && s.bytes <= 4 * KIB => Algorithm::Linear,
+        Collective::Reduce => Algorithm::Binomial,
         // On this 2-core node, binomial beats scatter-allgather at 3 and 4 members for every
         // size (each rank reads a whole block once through shared memory, against 2(p - 1)
         // steps); the split pays off with more members.
@@ -182,6 +207,7 @@ fn rule(coll: Collective, s: Shape) -> Algorithm {
         {
             Algorithm::Ring
         }
+        Collective::Allreduce if few && s.members > 2 && s.bytes <= 4 * KIB => Algorithm::Linear,
         Collective::Allreduce => Algorithm::RecursiveDoubling,
         Collective::Allgather if s.bytes * s.members as usize <= 64 * KIB => Algorithm::Linear,
         Collective::Allgather => Algorithm::Ring,
@@ -189,6 +215,7 @@ fn rule(coll: Collective, s: Shape) -> Algorithm {
         Collective::Alltoall => Algorithm::Pairwise,
         Collective::Gather if s.members > 4 && s.bytes <= 16 * KIB => Algorithm::Binomial,
         Collective::Gather => Algorithm::Linear,
+        Collective::ReduceScatter if few && s.bytes <= 16 * KIB => Algorithm::Linear,
         Collective::ReduceScatter if s.commutative => Algorithm::Ring,
         Collective::ReduceScatter => Algorithm::ReduceScatterv,
     }
@@ -206,7 +233,13 @@ mod tests {
         assert_eq!(f.get(Collective::Gather), Some(Algorithm::Binomial));
         assert_eq!(f.get(Collective::Alltoall), None);
         assert_eq!(Forced::parse("").unwrap(), Forced::default());
-        for bad in ["bcast", "bcast=ring", "reduce=ring", "allreduce=binomial"] {
+        for bad in [
+            "bcast",
+            "bcast=ring",
+            "reduce=ring",
+            "allreduce=binomial",
+            "barrier=ring",
+        ] {
             assert!(Forced::parse(bad).is_err(), "{bad}");
         }
     }
@@ -244,8 +277,28 @@ mod tests {
             Algorithm::Ring
         );
         assert_eq!(
-            rule(Collective::ReduceScatter, shape(8, 3, false)),
+            rule(Collective::ReduceScatter, shape(big, 3, false)),
             Algorithm::ReduceScatterv
+        );
+        assert_eq!(
+            rule(Collective::ReduceScatter, shape(8, 3, false)),
+            Algorithm::Linear
+        );
+        assert_eq!(
+            rule(Collective::Allreduce, shape(8, 4, false)),
+            Algorithm::Linear
+        );
+        assert_eq!(
+            rule(Collective::Allreduce, shape(8, 2, true)),
+            Algorithm::RecursiveDoubling
+        );
+        assert_eq!(
+            rule(Collective::Barrier, shape(0, 4, true)),
+            Algorithm::Linear
+        );
+        assert_eq!(
+            rule(Collective::Barrier, shape(0, 5, true)),
+            Algorithm::Dissemination
         );
     }
 }

@@ -3,6 +3,7 @@
 //! non-commutative product of 2x2 matrices (which must combine in rank order).
 
 use super::algorithms as alg;
+use super::few;
 use super::{sim, Buf, Builder, Plan, Reduction};
 use crate::group::Group;
 use crate::reduction::Order;
@@ -100,6 +101,13 @@ fn barrier_completes() {
                 b.finish()
             })
             .collect());
+        run((0..size)
+            .map(|r| {
+                let mut b = builder(r, size);
+                few::barrier_linear(&mut b);
+                b.finish()
+            })
+            .collect());
     }
 }
 
@@ -183,11 +191,40 @@ fn reductions_combine_in_rank_order() {
                 });
                 assert_eq!(recv[root as usize], all, "reduce {size} {root}");
             }
+            for root in 0..size {
+                let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
+                    few::reduce_linear(b, s, Some(v), root)
+                });
+                assert_eq!(recv[root as usize], all, "linear reduce {size} {root}");
+            }
             let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
                 b.copy(s, v);
                 alg::allreduce_recursive_doubling(b, v)
             });
             assert!(recv.iter().all(|v| *v == all), "allreduce {size}");
+            let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
+                b.copy(s, v);
+                few::allreduce_linear(b, v)
+            });
+            assert!(recv.iter().all(|v| *v == all), "linear allreduce {size}");
+            // Reduce-scatter in one round: member r's block r, at the start of its buffer.
+            let blocks: Vec<(usize, usize)> = (0..size as usize)
+                .map(|i| (i * len / size as usize, len / size as usize))
+                .collect();
+            let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
+                let (_, n) = blocks[b.rank() as usize];
+                few::reduce_scatter_linear(b, s, v.part(0, n), &blocks)
+            });
+            for (r, &(o, n)) in blocks.iter().enumerate() {
+                let want = fold(
+                    &red,
+                    &operands
+                        .iter()
+                        .map(|x| x[o..o + n].to_vec())
+                        .collect::<Vec<_>>(),
+                );
+                assert_eq!(recv[r][..n], want[..], "linear reduce-scatter {size} {r}");
+            }
             if red.order == Order::Any {
                 for len in [0, 3, 48, 101] {
                     let operands: Vec<Vec<u8>> = (0..size).map(|r| data(r, len)).collect();
