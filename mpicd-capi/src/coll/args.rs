@@ -5,7 +5,7 @@
 //! # Safety
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
-use super::plans::{self, Arg, Layout};
+use super::plans::{self, Arg, Each, Layout};
 use super::{launch_written, Launch, Wide};
 use crate::abi::*;
 use crate::errors::{fail, CResult};
@@ -37,7 +37,7 @@ unsafe fn varying<C: Wide, D: Wide>(
 }
 
 /// `n` entries of a C array, widened.
-unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Vec<i64>> {
+unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Each<i64>> {
     if n > 0 && p.is_null() {
         return Err(fail(MPI_ERR_ARG, format!("null array of {what}")));
     }
@@ -128,7 +128,7 @@ pub(crate) unsafe fn reduce_scatter<C: Wide>(
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
         let counts = match block {
-            Some(n) => vec![n; members(c)],
+            Some(n) => Each::from_elem(n, members(c)),
             None => wide(counts, members(c), "counts")?,
         };
         plans::reduce_scatter(c, sendbuf, recvbuf, &counts, datatype, op, now)

@@ -12,7 +12,7 @@
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
 use super::args::Side;
-use super::plans::{reduction, Arg, Layout, Writer};
+use super::plans::{reduction, Arg, Each, Layout, Writer};
 use super::Wide;
 use crate::abi::*;
 use crate::blocks::in_place;
@@ -110,7 +110,7 @@ unsafe fn remote_layout<C: Wide, D: Wide>(c: &Communicator, side: &Side<C, D>) -
 }
 
 /// `n` entries of a C array, widened.
-unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Vec<i64>> {
+unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Each<i64>> {
     if n > 0 && p.is_null() {
         return Err(fail(MPI_ERR_ARG, format!("null array of {what}")));
     }

@@ -8,7 +8,7 @@
 //! # Safety
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
-use super::plans::{Arg, Layout, Writer};
+use super::plans::{Arg, Each, Layout, Writer};
 use super::{launch, Launch, Wide};
 use crate::abi::*;
 use crate::errors::{fail, CResult};
@@ -33,7 +33,7 @@ pub(crate) enum Side<C, D> {
 }
 
 /// `n` entries of a C array, widened.
-unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Vec<i64>> {
+unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Each<i64>> {
     // SAFETY: forwarded.
     Ok(unsafe { array(p, n, what) }?
         .into_iter()
@@ -61,7 +61,7 @@ impl<C: Wide, D: Wide> Side<C, D> {
                     p,
                     counts: wide(counts, n, "counts")?,
                     displs: wide(displs, n, "displs")?,
-                    dtypes: array(dtypes, n, "datatypes")?,
+                    dtypes: array(dtypes, n, "datatypes")?.into(),
                 }
             },
         };

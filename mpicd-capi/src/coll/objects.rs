@@ -20,6 +20,10 @@ use std::sync::Arc;
 
 /// The custom type of a handle, if it is one.
 pub(crate) fn custom_type(dtype: MPI_Datatype) -> Option<Arc<CustomType>> {
+    // A predefined handle (the standard ABI's, below 4096) is never a custom type.
+    if (dtype as usize) < 0x1000 {
+        return None;
+    }
     match types::get(dtype) {
         Ok(Dtype::Custom(t)) => Some(t),
         _ => None,
@@ -35,11 +39,21 @@ pub(crate) fn custom_of(
     layout: Option<&Layout>,
 ) -> CResult<Option<Arc<CustomType>>> {
     let own = if here { None } else { custom_type(mine) };
-    let other = layout.map(|l| l.dtypes.iter().map(|&d| custom_type(d)).collect::<Vec<_>>());
-    let mixed = match (&own, &other) {
-        (Some(_), Some(o)) => o.iter().any(Option::is_none),
-        (None, Some(o)) => !here && o.iter().any(Option::is_some),
-        _ => false,
+    let Some(layout) = layout else {
+        return Ok(own);
+    };
+    let (mut first, mut plain) = (None, false);
+    for &d in &layout.dtypes {
+        match custom_type(d) {
+            Some(t) => {
+                first.get_or_insert(t);
+            }
+            None => plain = true,
+        }
+    }
+    let mixed = match &own {
+        Some(_) => plain,
+        None => !here && first.is_some(),
     };
     if mixed && !here {
         return Err(fail(
@@ -47,7 +61,7 @@ pub(crate) fn custom_of(
             "a custom datatype on one side of a collective needs custom types on the other",
         ));
     }
-    Ok(own.or_else(|| other.and_then(|o| o.into_iter().flatten().next())))
+    Ok(own.or(first))
 }
 
 /// A pointer into the caller's memory, lent to the plan's state makers.

@@ -33,13 +33,16 @@ impl Arg {
     }
 }
 
+/// One entry per member: inline for the usual few members (no heap allocation per call).
+pub(crate) type Each<T> = SmallVec<[T; 8]>;
+
 /// One block per member, as a v- or w-layout gives them: counts, byte displacements from `p`,
 /// and datatypes.
 pub(crate) struct Layout {
     pub p: *const c_void,
-    pub counts: Vec<i64>,
-    pub displs: Vec<i64>,
-    pub dtypes: Vec<MPI_Datatype>,
+    pub counts: Each<i64>,
+    pub displs: Each<i64>,
+    pub dtypes: Each<MPI_Datatype>,
 }
 
 impl Layout {
@@ -53,17 +56,17 @@ impl Layout {
         let extent = extent(dtype)?;
         Ok(Layout {
             p,
-            counts: vec![count; n],
+            counts: SmallVec::from_elem(count, n),
             displs: (0..n as i64).map(|i| i * count * extent).collect(),
-            dtypes: vec![dtype; n],
+            dtypes: SmallVec::from_elem(dtype, n),
         })
     }
 
     /// Counts and displacements in elements (a v-layout).
     pub(crate) fn varying(
         p: *const c_void,
-        counts: Vec<i64>,
-        displs: Vec<i64>,
+        counts: Each<i64>,
+        displs: Each<i64>,
         dtype: MPI_Datatype,
     ) -> CResult<Layout> {
         let extent = extent(dtype)?;
@@ -72,7 +75,7 @@ impl Layout {
             p,
             counts,
             displs: displs.into_iter().map(|d| d * extent).collect(),
-            dtypes: vec![dtype; n],
+            dtypes: SmallVec::from_elem(dtype, n),
         })
     }
 
@@ -236,7 +239,7 @@ impl Writer {
     }
 
     /// Every block of a layout; block `keep` (in place) is read as well as written.
-    unsafe fn blocks(&mut self, l: &Layout, flow: Flow, keep: Option<usize>) -> CResult<Vec<Buf>> {
+    unsafe fn blocks(&mut self, l: &Layout, flow: Flow, keep: Option<usize>) -> CResult<Each<Buf>> {
         (0..l.counts.len())
             .map(|i| {
                 let f = if Some(i) == keep { Flow::InOut } else { flow };
@@ -623,7 +626,7 @@ pub(crate) unsafe fn alltoall(
             ),
             None => {
                 let inc = w.blocks(&recv, Flow::InOut, None)?;
-                let out: Vec<Buf> = inc
+                let out: Each<Buf> = inc
                     .iter()
                     .map(|&b| {
                         let copy = w.b.temp(b.len());

@@ -90,7 +90,10 @@ impl Direct {
     /// Makes the memory of the plan's new memory `mem` (a temporary of `len` bytes, or the
     /// caller's when `None`).
     pub(crate) fn add(&mut self, len: Option<usize>) {
-        self.temps.push(len.map_or_else(Vec::new, take_temp));
+        self.temps.push(match len {
+            Some(n) if n > 0 => take_temp(n),
+            _ => Vec::new(),
+        });
     }
 
     pub(crate) fn failed(&self) -> bool {
