@@ -92,7 +92,7 @@ pub const COLL_ALGORITHMS: Knob = Knob {
     layer: Layer::Engine,
     kind: Kind::Text,
     doc: "Collective algorithms forced for experiments, as collective=algorithm pairs separated \
-          by commas, e.g. bcast=binomial,allreduce=ring (barrier: dissemination linear; bcast: \
+          by commas, e.g. bcast=binomial,allreduce=ring (barrier: dissemination linear fan; bcast: \
           linear binomial scatter_allgather; reduce: binomial linear; allreduce: \
           recursive_doubling ring rabenseifner linear; allgather: linear ring; alltoall: linear \
           pairwise; gather and scatter: linear binomial; reduce_scatter: ring reduce_scatterv \

@@ -20,6 +20,7 @@ fn shape(b: &Builder, bytes: usize) -> Shape {
 pub fn barrier(b: &mut Builder) {
     match choose(Collective::Barrier, shape(b, 0)) {
         Algorithm::Linear => few::barrier_linear(b),
+        Algorithm::Fan => few::barrier_fan(b),
         _ => alg::barrier(b),
     }
 }

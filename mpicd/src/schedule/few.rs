@@ -38,6 +38,20 @@ pub fn barrier_linear(b: &mut Builder) {
     b.exchange_all(&xfers);
 }
 
+/// Barrier through member 0: every other member signals it, then it releases them all (two
+/// rounds, member 0 leaving first).
+pub fn barrier_fan(b: &mut Builder) {
+    let (rank, size) = (b.rank(), b.size());
+    let token = b.temp(0);
+    if rank != 0 {
+        b.sendrecv(token, 0, token, 0);
+        return;
+    }
+    let all = |x: fn(i32, Buf) -> Xfer| (1..size).map(|r| x(r, token)).collect::<Few<Xfer>>();
+    b.exchange_all(&all(|from, buf| Xfer::Recv { from, buf }));
+    b.exchange_all(&all(|to, buf| Xfer::Send { to, buf }));
+}
+
 /// Allreduce of `buf` in place in one round: every member sends its operand to every other,
 /// then reduces the p operands in rank order.
 pub fn allreduce_linear(b: &mut Builder, buf: Buf) {

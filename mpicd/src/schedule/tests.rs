@@ -108,6 +108,13 @@ fn barrier_completes() {
                 b.finish()
             })
             .collect());
+        run((0..size)
+            .map(|r| {
+                let mut b = builder(r, size);
+                few::barrier_fan(&mut b);
+                b.finish()
+            })
+            .collect());
     }
 }
 
