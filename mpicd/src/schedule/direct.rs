@@ -34,19 +34,26 @@ thread_local! {
 const SPARE_BYTES: usize = 64 << 10;
 const SPARES: usize = 8;
 
-/// A zeroed temporary of `len` bytes, reused if one is spare.
+/// A temporary of `len` bytes, reused if one is spare (its contents are then what the last
+/// user left: initialized bytes, of no meaning).
 fn take_temp(len: usize) -> Vec<u8> {
+    if len > SPARE_BYTES {
+        return vec![0u8; len];
+    }
     let spare = SPARE
         .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
         .ok()
         .flatten();
     match spare {
-        Some(mut v) if len <= SPARE_BYTES => {
-            v.clear();
-            v.resize(len, 0);
+        Some(mut v) => {
+            if v.len() >= len {
+                v.truncate(len);
+            } else {
+                v.resize(len, 0);
+            }
             v
         }
-        _ => vec![0u8; len],
+        None => vec![0u8; len],
     }
 }
 
@@ -68,8 +75,8 @@ fn give_back(v: Vec<u8>) {
 pub(crate) struct Direct {
     shared: Arc<Shared>,
     route: Route,
-    /// The temporaries, at the index of their memory (empty for the caller's memory).
-    temps: SmallVec<[Vec<u8>; 4]>,
+    /// The temporaries, by slot (see `Mem::Slot`).
+    temps: SmallVec<[Vec<u8>; 2]>,
     /// Messages in flight, with a receive's expected size.
     waiting: Waiting,
     /// The first failure: the steps written after it do nothing.
@@ -87,13 +94,13 @@ impl Direct {
         }
     }
 
-    /// Makes the memory of the plan's new memory `mem` (a temporary of `len` bytes, or the
-    /// caller's when `None`).
-    pub(crate) fn add(&mut self, len: Option<usize>) {
+    /// A new temporary of `len` bytes (of unspecified contents): its slot.
+    pub(crate) fn add(&mut self, len: usize) -> usize {
         self.temps.push(match len {
-            Some(n) if n > 0 => take_temp(n),
-            _ => Vec::new(),
+            0 => Vec::new(),
+            n => take_temp(n),
         });
+        self.temps.len() - 1
     }
 
     pub(crate) fn failed(&self) -> bool {
@@ -314,8 +321,10 @@ impl Builder {
 /// The address of `buf`'s first byte, `temps` holding the temporaries.
 fn addr(temps: &mut [Vec<u8>], mems: &[Mem], buf: Buf) -> *mut u8 {
     let base = match &mems[buf.mem] {
-        Mem::Temp(_) => temps[buf.mem].as_mut_ptr(),
+        Mem::Slot { slot, .. } => temps[*slot].as_mut_ptr(),
         Mem::Raw(raw) => raw.0,
+        // Not made by a builder that does its steps as they are written: never here.
+        Mem::Temp(_) => std::ptr::null_mut(),
     };
     if buf.len == 0 {
         return base;

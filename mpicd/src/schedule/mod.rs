@@ -104,6 +104,9 @@ enum Mem {
     Temp(usize),
     /// The caller's memory, valid while any run of the plan is in flight.
     Raw(RawBytes),
+    /// A temporary of `len` bytes of a builder that does its steps as they are written: its
+    /// `slot` there ([`direct`]). (A plan made of it anyway gives it a temporary of each run.)
+    Slot { slot: usize, len: usize },
 }
 
 /// A pointer into the caller's memory.
@@ -197,7 +200,7 @@ impl Plan {
             .mems
             .iter()
             .map(|m| match m {
-                Mem::Temp(len) => vec![0u8; *len],
+                Mem::Temp(len) | Mem::Slot { len, .. } => vec![0u8; *len],
                 Mem::Raw(_) => Vec::new(),
             })
             .collect();
@@ -233,7 +236,7 @@ impl Frame {
     /// The address of `buf`'s first byte.
     pub(crate) fn ptr(&mut self, buf: Buf) -> *mut u8 {
         let base = match &self.plan.mems[buf.mem] {
-            Mem::Temp(_) => self.temps[buf.mem].as_mut_ptr(),
+            Mem::Temp(_) | Mem::Slot { .. } => self.temps[buf.mem].as_mut_ptr(),
             Mem::Raw(raw) => raw.0,
         };
         if buf.len == 0 {
@@ -404,12 +407,17 @@ impl Builder {
         self.reduction.as_ref()
     }
 
-    /// A temporary of `len` bytes, zeroed at the start of each run.
+    /// A temporary of `len` bytes, zeroed at the start of each run (in a builder that does its
+    /// steps as they are written, of unspecified contents).
     pub fn temp(&mut self, len: usize) -> Buf {
-        if let Some(d) = &mut self.direct {
-            d.add(Some(len));
-        }
-        self.mems.push(Mem::Temp(len));
+        let mem = match &mut self.direct {
+            Some(d) => Mem::Slot {
+                slot: d.add(len),
+                len,
+            },
+            None => Mem::Temp(len),
+        };
+        self.mems.push(mem);
         Buf {
             mem: self.mems.len() - 1,
             offset: 0,
@@ -423,9 +431,6 @@ impl Builder {
     /// While a run of the plan is in flight, the memory must stay valid, and untouched by
     /// anyone else where the plan writes into it.
     pub unsafe fn raw(&mut self, ptr: *mut u8, len: usize) -> Buf {
-        if let Some(d) = &mut self.direct {
-            d.add(None);
-        }
         self.mems.push(Mem::Raw(RawBytes(ptr)));
         Buf {
             mem: self.mems.len() - 1,

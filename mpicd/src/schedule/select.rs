@@ -6,6 +6,7 @@
 //! `make bench-coll` on a 2-core node (see bench/README.md).
 
 use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::RwLock;
 
 /// The collectives with a choice of algorithm.
@@ -147,9 +148,14 @@ impl Forced {
 
 static FORCED: RwLock<Forced> = RwLock::new(Forced(Vec::new()));
 
+/// Set while some algorithm is forced: a collective reads [`FORCED`] only then.
+static ANY_FORCED: AtomicBool = AtomicBool::new(false);
+
 /// Installs the process's forced algorithms (when the runtime starts, from the environment).
 pub(crate) fn install(forced: Forced) {
-    *FORCED.write().unwrap_or_else(|e| e.into_inner()) = forced;
+    let mut slot = FORCED.write().unwrap_or_else(|e| e.into_inner());
+    ANY_FORCED.store(!forced.0.is_empty(), Ordering::Release);
+    *slot = forced;
 }
 
 /// Parses and installs forced algorithms: what a tool's write of the `MPICD_COLL_ALGORITHMS`
@@ -173,7 +179,10 @@ pub struct Shape {
 
 /// The algorithm for `coll` on `shape`: the forced one if it applies, else the table's.
 pub fn choose(coll: Collective, shape: Shape) -> Algorithm {
-    let forced = FORCED.read().unwrap_or_else(|e| e.into_inner()).get(coll);
+    let forced = match ANY_FORCED.load(Ordering::Acquire) {
+        true => FORCED.read().unwrap_or_else(|e| e.into_inner()).get(coll),
+        false => None,
+    };
     let ring_needs_commutative = matches!(coll, Collective::Allreduce | Collective::ReduceScatter);
     match forced {
         Some(Algorithm::Ring | Algorithm::Rabenseifner)
