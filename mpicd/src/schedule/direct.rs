@@ -81,6 +81,8 @@ pub(crate) struct Direct {
     waiting: Waiting,
     /// The first failure: the steps written after it do nothing.
     failed: Option<Error>,
+    /// Some exchange was started (its start checked the communicator).
+    started: bool,
 }
 
 impl Direct {
@@ -91,6 +93,7 @@ impl Direct {
             temps: SmallVec::new(),
             waiting: Waiting::new(),
             failed: None,
+            started: false,
         }
     }
 
@@ -140,12 +143,14 @@ impl Direct {
             .iter()
             .filter(receives)
             .chain(xfers.iter().filter(|x| !receives(x)));
+        self.started = true;
         let Direct {
             shared,
             route,
             temps,
             waiting,
             failed,
+            ..
         } = self;
         let outcome = shared.with(|e| {
             if let Some(bar) = barred(e, route) {
@@ -205,9 +210,17 @@ impl Direct {
         }
     }
 
-    /// Waits for the messages in flight; the collective's outcome.
+    /// Waits for the messages in flight; the collective's outcome. One that moved no message
+    /// (a lone member's) still fails on a revoked communicator or a dead member, as a run does.
     pub(crate) fn complete(&mut self) -> Result<()> {
         self.settle();
+        if !self.started && self.failed.is_none() {
+            let route = &self.route;
+            match self.shared.with(|e| Ok(barred(e, route))) {
+                Ok(Some(e)) | Err(e) => self.fail(e),
+                Ok(None) => {}
+            }
+        }
         match self.failed.take() {
             Some(e) => Err(e),
             None => Ok(()),
