@@ -4,6 +4,7 @@
 //! member; a block may be empty. Which algorithm runs is [`super::select`]'s choice.
 
 use super::{Buf, Builder, Xfer};
+use smallvec::SmallVec;
 
 /// Communicator rank of virtual rank `vr` in a tree rooted at `root`.
 fn absolute(vr: i32, root: i32, size: i32) -> i32 {
@@ -80,11 +81,11 @@ pub fn bcast_linear(b: &mut Builder, buf: Buf, root: i32) {
         b.recv(root, buf);
         return;
     }
-    let sends = (0..size)
+    let sends: SmallVec<[Xfer; 8]> = (0..size)
         .filter(|&r| r != root)
         .map(|to| Xfer::Send { to, buf })
         .collect();
-    b.exchange(sends);
+    b.exchange_all(&sends);
 }
 
 /// Broadcast of a long `buf`: a binomial scatter of p pieces, then a ring allgather of them
@@ -359,7 +360,7 @@ pub fn allgather_ring(b: &mut Builder, blocks: &[Buf], mine: Option<Buf>) {
 pub fn allgather_linear(b: &mut Builder, blocks: &[Buf], mine: Option<Buf>) {
     let (rank, size) = (b.rank(), b.size());
     let own = mine.unwrap_or(blocks[rank as usize]);
-    let mut xfers = Vec::new();
+    let mut xfers: SmallVec<[Xfer; 8]> = SmallVec::new();
     for k in 1..size {
         let from = (rank - k).rem_euclid(size);
         xfers.push(Xfer::Recv {
@@ -373,7 +374,7 @@ pub fn allgather_linear(b: &mut Builder, blocks: &[Buf], mine: Option<Buf>) {
             buf: own,
         });
     }
-    b.post(xfers);
+    b.post_all(&xfers);
     b.copy(own, blocks[rank as usize]);
 }
 
@@ -486,7 +487,7 @@ pub fn scatter_binomial(b: &mut Builder, blocks: Option<&[Buf]>, mine: Buf, root
 /// All-to-all in one round: every message started at once (short blocks, few members).
 pub fn alltoall_linear(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
     let (rank, size) = (b.rank(), b.size());
-    let mut xfers = Vec::new();
+    let mut xfers: SmallVec<[Xfer; 8]> = SmallVec::new();
     for k in 1..size {
         let from = (rank - k).rem_euclid(size);
         xfers.push(Xfer::Recv {
@@ -502,7 +503,7 @@ pub fn alltoall_linear(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
         });
     }
     // The own block is copied while the messages travel.
-    b.post(xfers);
+    b.post_all(&xfers);
     b.copy(send[rank as usize], recv[rank as usize]);
 }
 
