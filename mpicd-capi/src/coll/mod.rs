@@ -7,6 +7,7 @@
 //!
 //! - [`args`]: one function per collective over C arguments widened to 64 bits;
 //! - [`plans`]: the plans, buffers named and MPI_IN_PLACE resolved;
+//! - [`combine`]: the reduction a collective applies;
 //! - [`objects`]: the plans of collectives over custom datatypes;
 //! - [`inter`]: the plans on inter-communicators (one early `if` in `args` or `plans` per
 //!   collective hands them there);
@@ -15,6 +16,7 @@
 
 mod args;
 pub mod blocking;
+mod combine;
 mod inter;
 mod neighbor;
 pub mod neighbor_calls;
