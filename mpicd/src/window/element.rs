@@ -221,13 +221,38 @@ pub(crate) unsafe fn compare_swap(
     }
 }
 
+/// Whether `t` is built with a struct constructor at any level.
+fn has_struct(t: &crate::Datatype) -> bool {
+    use crate::Constructor as C;
+    match t.constructor() {
+        C::Basic(_) => false,
+        C::Struct { .. } => true,
+        C::Contiguous { old, .. }
+        | C::Vector { old, .. }
+        | C::Hvector { old, .. }
+        | C::Indexed { old, .. }
+        | C::Hindexed { old, .. }
+        | C::IndexedBlock { old, .. }
+        | C::HindexedBlock { old, .. }
+        | C::Subarray { old, .. }
+        | C::Darray { old, .. }
+        | C::Resized { old, .. }
+        | C::Dup(old) => has_struct(old),
+    }
+}
+
 impl Window {
     /// The width of `target`'s elements when this window is mapped and they are changed one
     /// by one with atomics: one predefined type (not a pair) of 1, 2, 4 or 8 bytes.
+    ///
+    /// A type built with a struct constructor anywhere takes the lock instead: MPI's pair
+    /// types (`MPI_2INT` ...) are structs here, and a pair is one element, read and written
+    /// whole by every accumulate (an `MPI_2INT` changed as two ints could be read torn).
     pub(crate) fn element_width(&self, target: &TypedBuf) -> Option<usize> {
         self.mapped.as_ref()?;
-        let b = target.datatype().homogeneous()?;
-        (b.parts == 1 && atomic_width(b.size)).then_some(b.size)
+        let t = target.datatype();
+        let b = t.homogeneous()?;
+        (b.parts == 1 && atomic_width(b.size) && !has_struct(t)).then_some(b.size)
     }
 
     /// An accumulate on a mapped window whose target elements are `width` bytes each
