@@ -13,6 +13,7 @@
 //! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
 //! - [`revoke`]: revoked communicators and the notices that tell their members (ULFM);
 //! - [`rma`]: what windows use: the worker and peers' endpoints;
+//! - [`helper`]: the background progress thread that serves unmapped windows' targets;
 //! - [`foreign`]: processes of other jobs (dynamic processes), ports and the launcher's
 //!   spawn and name service.
 //!
@@ -25,6 +26,7 @@ mod custom;
 mod failed;
 pub(crate) use failed::any_failed;
 mod foreign;
+mod helper;
 mod idle;
 mod progress;
 mod revoke;
@@ -33,6 +35,7 @@ mod schedule;
 mod table;
 
 pub(crate) use crate::route::Route;
+pub(crate) use helper::Enlisted;
 pub use idle::Idle;
 use idle::WaitPolicy;
 pub(crate) use table::OpId;
@@ -47,6 +50,7 @@ use crate::status::Status;
 use crate::transport::{Endpoint, MessageHandle, RecvInfo, Worker, WorkerSettings};
 use crate::wire::{HEADER_BYTES, LEAD_MAX};
 use std::collections::BTreeSet;
+use std::sync::atomic::AtomicU32;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -82,6 +86,10 @@ pub(crate) struct Engine {
     wait: WaitPolicy,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
+    /// `progress_calls` as the background helper reads it without the lock (see [`helper`]).
+    beat: Arc<AtomicU32>,
+    /// The background helper found the transport active since the last progress call.
+    background_active: bool,
     /// Per communicator context: how many of the failures found (`Net::lost`) it
     /// acknowledged (ULFM's failure_ack).
     acked: std::collections::HashMap<u32, usize>,
@@ -192,6 +200,8 @@ impl Engine {
             agreements: Vec::new(),
             wait,
             progress_calls: 0,
+            beat: Arc::default(),
+            background_active: false,
             acked: std::collections::HashMap::new(),
             revocations: revoke::Revocations::new(size),
             net: Net {
@@ -530,12 +540,16 @@ pub(crate) enum Matched {
 /// The engine behind its lock, shared by every handle of one runtime.
 pub(crate) struct Shared {
     engine: Mutex<Option<Engine>>,
+    /// The background progress helper (see [`helper`]).
+    helper: helper::Helper,
 }
 
 impl Shared {
     pub(crate) fn new(engine: Engine) -> Arc<Shared> {
+        let helper = helper::Helper::new(Arc::clone(&engine.beat));
         Arc::new(Shared {
             engine: Mutex::new(Some(engine)),
+            helper,
         })
     }
 
@@ -548,7 +562,10 @@ impl Shared {
     /// Runs `f` on the live engine; `Finalized` once it is gone.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Engine) -> Result<R>) -> Result<R> {
         match self.lock().as_mut() {
-            Some(engine) => f(engine),
+            Some(engine) => {
+                engine.settle_background();
+                f(engine)
+            }
             None => Err(Error::Finalized),
         }
     }
@@ -556,7 +573,9 @@ impl Shared {
     /// Takes the engine out and runs `f` (finalize) on it while still holding the lock, so that
     /// once any handle sees `Finalized` the engine is gone and no operation touches memory any
     /// more (request scopes rely on this). `None` if it was already taken.
+    /// The background helper is stopped and joined first.
     pub(crate) fn shut_down<R>(&self, f: impl FnOnce(Engine) -> R) -> Option<R> {
+        self.stop_helper();
         let mut engine = self.lock();
         engine.take().map(f)
     }

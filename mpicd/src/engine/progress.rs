@@ -7,6 +7,7 @@ use super::{Engine, Net, Op, OpId};
 use crate::error::{Error, Result};
 use crate::ops::Stranded;
 use crate::status::Status;
+use std::sync::atomic::Ordering;
 use std::task::Poll;
 
 /// Progress calls between two advances of the collective runs when nothing happened.
@@ -16,7 +17,9 @@ impl Engine {
     /// Progresses the transport and the multi-step operations; true if the transport had
     /// something to do.
     pub(crate) fn progress(&mut self) -> bool {
-        let active = self.net.worker.progress();
+        // What the background helper progressed counts as this call's activity (see
+        // [`super::helper`]): its callbacks may have filed failures.
+        let active = self.net.worker.progress() | std::mem::take(&mut self.background_active);
         let due = self.net.watch.due() || crate::transport::take_copy_failure();
         if due {
             self.net.check_local_peers();
@@ -34,6 +37,7 @@ impl Engine {
         }
         let complete = crate::transport::notices::take_into(&mut self.noticed);
         self.progress_calls = self.progress_calls.wrapping_add(1);
+        self.beat.store(self.progress_calls, Ordering::Relaxed);
         let mut custom_polled = true;
         if !complete || due || self.progress_calls % FULL_CUSTOM_POLL == 0 {
             self.poll_every_custom();

@@ -177,6 +177,13 @@ impl Table {
         self.slots.iter().filter(|s| s.op.is_some()).count()
     }
 
+    /// True if a custom-typed operation is in a slot (its transport callbacks run user code).
+    pub(super) fn has_custom(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| matches!(s.op, Some(Op::CustomSend(_)) | Some(Op::CustomRecv(_))))
+    }
+
     /// Every operation in a slot, with its id.
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (OpId, &mut Op)> {
         self.slots.iter_mut().enumerate().filter_map(|(i, s)| {

@@ -283,9 +283,12 @@ impl Window {
             match e.rma_worker().poll_send(&mut req) {
                 Poll::Ready(Ok(())) => Ok(Some(Ok(()))),
                 Poll::Ready(Err(err)) => Ok(Some(Err(failed(e).unwrap_or(match err {
-                    Error::Transport(_) if peers.len() == 1 => Error::ProcFailed {
-                        rank: peers[0] as i32,
-                    },
+                    // A lost peer the transport could not name (see `status_error`).
+                    Error::Transport(_) | Error::ProcFailed { rank: -1 } if peers.len() == 1 => {
+                        Error::ProcFailed {
+                            rank: peers[0] as i32,
+                        }
+                    }
                     other => other,
                 })))),
                 Poll::Pending => match failed(e) {

@@ -16,6 +16,13 @@
 //! - fence flushes the worker and runs a barrier on the window's communicator; PSCW counts
 //!   posts and completions in the control words of the origins and targets.
 //!
+//! Over a transport that emulates remote memory access in software (UCX's tcp), the target's
+//! worker serves those operations when it progresses: while the process has a window that is
+//! not mapped, the engine's background progress helper (a thread, see
+//! `crate::engine::helper`) progresses the worker whenever the application has not done so
+//! for a millisecond, so that a lock, put, accumulate or unlock never waits for the target to
+//! call MPI. Mapped windows need no such help and start no thread.
+//!
 //! A window whose members all map each other's memory ([`direct`]) does all this with loads,
 //! stores and the CPU's atomics instead; its accumulates change elements of 1 to 8 bytes with
 //! one atomic each ([`element`]), and its calls on contiguous data of one predefined type run
@@ -86,6 +93,9 @@ pub struct Window {
     access: epoch::AccessMap,
     /// Synchronization calls of a mapped window so far (see [`direct`]).
     direct_calls: AtomicU32,
+    /// An unmapped window's claim on the engine's background progress (see
+    /// [`Window::enlisted`]); dropped after the window's resources are released.
+    background: Option<crate::engine::Enlisted>,
 }
 
 // SAFETY: the control block pointer names memory the window owns (through its registration)
@@ -114,6 +124,7 @@ impl Window {
             disp_unit,
             Exposed::User,
         )
+        .map(Window::enlisted)
     }
 
     /// `MPI_Win_allocate`: a window over `size` new zeroed bytes ([`Window::base`]).
@@ -131,12 +142,12 @@ impl Window {
             Exposed::Owned(memory),
         )?;
         w.map_members(None)?;
-        Ok(w)
+        Ok(w.enlisted())
     }
 
     /// `MPI_Win_create_dynamic`: a window with no memory until [`Window::attach`].
     pub fn create_dynamic(comm: &Communicator) -> Result<Window> {
-        Window::build(comm, Flavor::Dynamic, 0, 0, 1, Exposed::User)
+        Window::build(comm, Flavor::Dynamic, 0, 0, 1, Exposed::User).map(Window::enlisted)
     }
 
     /// `MPI_Win_allocate_shared`: each rank's `size` bytes in one segment shared by the
@@ -214,7 +225,7 @@ impl Window {
         w.shared_bases = offsets.iter().map(|o| at + o).collect();
         let pieces = w.shared_bases.clone();
         w.map_members(Some(&pieces))?;
-        Ok(w)
+        Ok(w.enlisted())
     }
 
     /// Registers the memory, exchanges what the others need, and makes the window.
@@ -339,7 +350,18 @@ impl Window {
             mapped: None,
             access: epoch::AccessMap::new(n),
             direct_calls: AtomicU32::new(0),
+            background: None,
         })
+    }
+
+    /// The window, with the engine's background progress running for it unless it is mapped
+    /// (its members' decision, the same on every member): its targets' side of the transport's
+    /// remote memory access then progresses while they compute outside MPI.
+    fn enlisted(mut self) -> Window {
+        if self.mapped.is_none() {
+            self.background = Some(self.comm.shared.enlist());
+        }
+        self
     }
 
     /// The window's local memory (null for a dynamic window).
