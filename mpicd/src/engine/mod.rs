@@ -25,6 +25,7 @@ mod contiguous;
 mod custom;
 mod failed;
 pub(crate) use failed::any_failed;
+mod finish;
 mod foreign;
 mod helper;
 mod idle;
@@ -346,98 +347,6 @@ impl Net {
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())
-    }
-
-    /// The fence of finalize, over the processes not known dead (so that no survivor closes
-    /// its connections while another still reads from them), begun again over fewer when one
-    /// is found dead meanwhile (the launcher says so, or a process of this node is gone). With
-    /// a process lost, finalizing succeeds whatever the fence's outcome (as in ULFM).
-    fn finalize_fence(&mut self) -> Result<()> {
-        // Every process of this node is watched by pid while waiting.
-        let all: Vec<u32> = (0..self.size).filter(|&r| r != self.rank).collect();
-        self.identify_all(&all);
-        let dead = |peers: &[Peer], r: usize| {
-            let p = &peers[r];
-            p.failed
-                || p.local_pid
-                    .is_some_and(|pid| !crate::liveness::is_alive(pid))
-        };
-        for rank in crate::launch_events::take_terminated() {
-            self.worker.failures.report(rank);
-        }
-        let mut reported: BTreeSet<u32> = BTreeSet::new();
-        loop {
-            reported.extend(self.worker.failures.take());
-            for &r in &reported {
-                if let Some(p) = self.peers.get_mut(r as usize) {
-                    p.failed = true; // its endpoint is then closed at once
-                }
-            }
-            let lost: BTreeSet<u32> = (0..self.size)
-                .filter(|&r| {
-                    r != self.rank && (reported.contains(&r) || dead(&self.peers, r as usize))
-                })
-                .collect();
-            let live: Vec<u32> = (0..self.size).filter(|r| !lost.contains(r)).collect();
-            let deaths = crate::launch_events::terminations();
-            let mut polls = 0u32;
-            let peers = &self.peers;
-            let ranks = (!lost.is_empty()).then_some(live.as_slice());
-            let outcome = self.boot.fence_unless(ranks, || {
-                polls += 1;
-                crate::launch_events::terminations() != deaths
-                    || (polls % 50 == 0
-                        && live
-                            .iter()
-                            .any(|&r| r != self.rank && dead(peers, r as usize)))
-            });
-            match outcome {
-                Ok(true) => return Ok(()),
-                // Someone died meanwhile: again, over the processes still alive.
-                Ok(false) => {
-                    for rank in crate::launch_events::take_terminated() {
-                        reported.insert(rank);
-                    }
-                    continue;
-                }
-                Err(_) if !lost.is_empty() => return Ok(()),
-                Err(e) => {
-                    let now_lost = live
-                        .iter()
-                        .any(|&r| r != self.rank && dead(&self.peers, r as usize));
-                    return if now_lost { Ok(()) } else { Err(e) };
-                }
-            }
-        }
-    }
-
-    /// Takes the messages nobody received (those of a collective that failed, or sent by a
-    /// process that then died) off the worker, so that UCX does not warn about them when it is
-    /// destroyed. A message whose data never comes (its sender died) is given up after a
-    /// second, its buffer stranded with its request (see [`Stranded`]).
-    fn discard_unexpected(&mut self) {
-        let any = crate::tag::TagMatch { tag: 0, mask: 0 };
-        while let Some((info, Some(handle))) = self.worker.probe(any, true) {
-            let mut buf = vec![0u8; info.length];
-            // SAFETY: `buf` lives until the request completes, or is leaked below.
-            let Ok(req) = (unsafe { self.worker.msg_recv(buf.as_mut_ptr(), buf.len(), handle) })
-            else {
-                continue;
-            };
-            let mut req = Some(req);
-            let deadline = std::time::Instant::now() + Duration::from_secs(1);
-            while self.worker.poll_recv(&mut req).is_pending() {
-                if std::time::Instant::now() > deadline {
-                    // UCX may still write into the buffer: it stays with the request, freed
-                    // only if UCX ever completes it.
-                    if let Some(r) = req.take() {
-                        self.stranded.push(Stranded::new(r, Box::new(buf)));
-                    }
-                    break;
-                }
-                self.worker.progress();
-            }
-        }
     }
 
     /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then
