@@ -124,7 +124,7 @@ pub use session::Session;
 pub use status::Status;
 pub use tag::{MessageKind, MAX_PROCESSES, TAG_UB};
 pub use ulfm::{Background, PendingAgreement, PendingShrink};
-pub use window::{AccumulateOp, Epoch as WindowEpoch, Flavor, LockKind, Window};
+pub use window::{accumulate_whole, AccumulateOp, Epoch as WindowEpoch, Flavor, LockKind, Window};
 
 /// Receive from any source.
 pub const ANY_SOURCE: i32 = -1;

@@ -209,7 +209,10 @@ fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
             let make = |h| {
                 let (first, index_at) = pair(h)?;
                 let types = [core_type(first)?, core_type(pair_index(h)?)?];
-                Datatype::structure(&[1, 1], &[0, index_at], &types).ok()
+                let t = Datatype::structure(&[1, 1], &[0, index_at], &types).ok()?;
+                // A pair is one element to an accumulate, not two.
+                mpicd::accumulate_whole(&t);
+                Some(t)
             };
             Pairs(PAIRS.iter().filter_map(|&h| Some((h, make(h)?))).collect())
         })

@@ -22,6 +22,7 @@ use std::sync::atomic::{
     AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicU16, AtomicU32, AtomicU64, AtomicU8,
     Ordering::SeqCst,
 };
+use std::sync::Mutex;
 
 /// Whether elements of `width` bytes are changed atomically (when aligned).
 #[inline]
@@ -221,12 +222,34 @@ pub(crate) unsafe fn compare_swap(
     }
 }
 
-/// Whether `t` is built with a struct constructor at any level.
-fn has_struct(t: &crate::Datatype) -> bool {
+/// The types whose every instance an accumulate changes whole, under the target's
+/// accumulate lock, recognized by identity ([`crate::Datatype::same`]).
+static WHOLE: Mutex<Vec<crate::Datatype>> = Mutex::new(Vec::new());
+
+/// Declares that accumulates change each instance of `t` as one element, not element by
+/// element of its basic type: what MPI's pair types (`MPI_2INT` ...) are, which the C library
+/// builds as structs. Types made from `t` inherit it.
+pub fn accumulate_whole(t: &crate::Datatype) {
+    WHOLE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(t.clone());
+}
+
+/// Whether `t` is, or is made from, an [`accumulate_whole`] type.
+fn has_whole(t: &crate::Datatype) -> bool {
+    let whole = WHOLE.lock().unwrap_or_else(|p| p.into_inner());
+    !whole.is_empty() && made_of(t, &whole)
+}
+
+fn made_of(t: &crate::Datatype, whole: &[crate::Datatype]) -> bool {
     use crate::Constructor as C;
+    if whole.iter().any(|w| w.same(t)) {
+        return true;
+    }
     match t.constructor() {
         C::Basic(_) => false,
-        C::Struct { .. } => true,
+        C::Struct { types, .. } => types.iter().any(|c| made_of(c, whole)),
         C::Contiguous { old, .. }
         | C::Vector { old, .. }
         | C::Hvector { old, .. }
@@ -237,7 +260,7 @@ fn has_struct(t: &crate::Datatype) -> bool {
         | C::Subarray { old, .. }
         | C::Darray { old, .. }
         | C::Resized { old, .. }
-        | C::Dup(old) => has_struct(old),
+        | C::Dup(old) => made_of(old, whole),
     }
 }
 
@@ -245,14 +268,15 @@ impl Window {
     /// The width of `target`'s elements when this window is mapped and they are changed one
     /// by one with atomics: one predefined type (not a pair) of 1, 2, 4 or 8 bytes.
     ///
-    /// A type built with a struct constructor anywhere takes the lock instead: MPI's pair
-    /// types (`MPI_2INT` ...) are structs here, and a pair is one element, read and written
-    /// whole by every accumulate (an `MPI_2INT` changed as two ints could be read torn).
+    /// A type made of [`accumulate_whole`] types takes the lock instead: MPI's pair types
+    /// (`MPI_2INT` ...) are structs of two elements here, but a pair is one element, read and
+    /// written whole by every accumulate (an `MPI_2INT` changed as two ints could be read
+    /// torn).
     pub(crate) fn element_width(&self, target: &TypedBuf) -> Option<usize> {
         self.mapped.as_ref()?;
         let t = target.datatype();
         let b = t.homogeneous()?;
-        (b.parts == 1 && atomic_width(b.size) && !has_struct(t)).then_some(b.size)
+        (b.parts == 1 && atomic_width(b.size) && !has_whole(t)).then_some(b.size)
     }
 
     /// An accumulate on a mapped window whose target elements are `width` bytes each

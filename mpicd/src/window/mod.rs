@@ -54,6 +54,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 pub use crate::reduction::CombineFn;
+pub use element::accumulate_whole;
 pub use epoch::LockKind;
 pub use rma_ops::AccumulateOp;
 pub use scoped::Epoch;
