@@ -33,30 +33,13 @@ impl Shared {
 /// The one predefined type (a pair type included) a derived type is made of, by its
 /// constructors.
 fn element_of(t: &mpicd::Datatype) -> Option<MPI_Datatype> {
-    use mpicd::Constructor as C;
     if let Some(h) = types::predefined_handle(t) {
         return Some(h);
     }
-    match t.constructor() {
-        C::Basic(b) => Some(b.id as MPI_Datatype),
-        C::Contiguous { old, .. }
-        | C::Vector { old, .. }
-        | C::Hvector { old, .. }
-        | C::Indexed { old, .. }
-        | C::Hindexed { old, .. }
-        | C::IndexedBlock { old, .. }
-        | C::HindexedBlock { old, .. }
-        | C::Subarray { old, .. }
-        | C::Darray { old, .. }
-        | C::Resized { old, .. }
-        | C::Dup(old) => element_of(old),
-        C::Struct { types, .. } => {
-            let all: Vec<_> = types.iter().map(element_of).collect();
-            match all.first() {
-                Some(Some(h)) if all.iter().all(|e| *e == Some(*h)) => Some(*h),
-                _ => None,
-            }
-        }
+    let all: Vec<_> = t.parts().iter().map(|(_, c)| element_of(c)).collect();
+    match all.first() {
+        Some(Some(h)) if all.iter().all(|e| *e == Some(*h)) => Some(*h),
+        _ => None,
     }
 }
 

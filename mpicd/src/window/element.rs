@@ -243,25 +243,7 @@ fn has_whole(t: &crate::Datatype) -> bool {
 }
 
 fn made_of(t: &crate::Datatype, whole: &[crate::Datatype]) -> bool {
-    use crate::Constructor as C;
-    if whole.iter().any(|w| w.same(t)) {
-        return true;
-    }
-    match t.constructor() {
-        C::Basic(_) => false,
-        C::Struct { types, .. } => types.iter().any(|c| made_of(c, whole)),
-        C::Contiguous { old, .. }
-        | C::Vector { old, .. }
-        | C::Hvector { old, .. }
-        | C::Indexed { old, .. }
-        | C::Hindexed { old, .. }
-        | C::IndexedBlock { old, .. }
-        | C::HindexedBlock { old, .. }
-        | C::Subarray { old, .. }
-        | C::Darray { old, .. }
-        | C::Resized { old, .. }
-        | C::Dup(old) => made_of(old, whole),
-    }
+    whole.iter().any(|w| w.same(t)) || t.parts().iter().any(|(_, c)| made_of(c, whole))
 }
 
 impl Window {

@@ -539,8 +539,9 @@ impl Datatype {
         bytes
     }
 
-    /// The type map as groups of consecutive instances of a type, in order.
-    fn parts(&self) -> Vec<(u64, Datatype)> {
+    /// The type map as groups of consecutive instances of a type, in order (none for a basic
+    /// type): what the type is made of, one level down.
+    pub fn parts(&self) -> Vec<(u64, Datatype)> {
         use Constructor::*;
         match &self.0.ctor {
             Basic(_) => Vec::new(),
