@@ -178,40 +178,76 @@ pub fn reduce_binomial(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32)
 /// with p not a power of two, the first 2(p - 2^k) members pair up first). Partial results
 /// from lower ranks go first, so a non-commutative op reduces in rank order.
 pub fn allreduce_recursive_doubling(b: &mut Builder, buf: Buf) {
-    let (rank, size) = (b.rank(), b.size());
+    let rank = b.rank();
     let inc = b.temp(buf.len());
-    let mut pof2 = 1;
-    while pof2 * 2 <= size {
-        pof2 *= 2;
-    }
-    let rem = size - pof2;
-    let newrank = if rank < 2 * rem {
-        if rank % 2 == 0 {
-            b.send(rank + 1, buf);
-            None
-        } else {
-            b.recv(rank - 1, inc);
-            b.merge(buf, inc, true);
-            Some(rank / 2)
-        }
-    } else {
-        Some(rank - rem)
-    };
-    if let Some(newrank) = newrank {
+    let fold = Fold::of(b.size());
+    if let Some(newrank) = fold.fold_in(b, buf, inc) {
         let mut mask = 1;
-        while mask < pof2 {
-            let peer = newrank ^ mask;
-            let peer = if peer < rem { peer * 2 + 1 } else { peer + rem };
+        while mask < fold.pof2 {
+            let peer = fold.real(newrank ^ mask);
             b.sendrecv(buf, peer, inc, peer);
             b.merge(buf, inc, peer < rank);
             mask <<= 1;
         }
     }
-    if rank < 2 * rem {
-        if rank % 2 == 1 {
-            b.send(rank - 1, buf);
+    fold.fold_out(b, buf);
+}
+
+/// The largest power of two p' <= p members, and how the first 2(p - p') of them pair up so
+/// that p' take part: the even member of each leading pair hands its operand to the odd one
+/// ([`Fold::fold_in`]) and gets the result back at the end ([`Fold::fold_out`]).
+struct Fold {
+    pof2: i32,
+    rem: i32,
+}
+
+impl Fold {
+    fn of(size: i32) -> Fold {
+        let mut pof2 = 1;
+        while pof2 * 2 <= size {
+            pof2 *= 2;
+        }
+        Fold {
+            pof2,
+            rem: size - pof2,
+        }
+    }
+
+    /// Folds the leading pairs' operands into `buf` (the even member's first, so a
+    /// non-commutative op keeps rank order); this member's rank among the p' that take part,
+    /// `None` for one that handed its operand over.
+    fn fold_in(&self, b: &mut Builder, buf: Buf, inc: Buf) -> Option<i32> {
+        let rank = b.rank();
+        if rank >= 2 * self.rem {
+            return Some(rank - self.rem);
+        }
+        if rank % 2 == 0 {
+            b.send(rank + 1, buf);
+            return None;
+        }
+        b.recv(rank - 1, inc);
+        b.merge(buf, inc, true);
+        Some(rank / 2)
+    }
+
+    /// The member that takes part as the `n`-th.
+    fn real(&self, n: i32) -> i32 {
+        if n < self.rem {
+            n * 2 + 1
         } else {
-            b.recv(rank + 1, buf);
+            n + self.rem
+        }
+    }
+
+    /// Hands the result back to the members that handed their operand over.
+    fn fold_out(&self, b: &mut Builder, buf: Buf) {
+        let rank = b.rank();
+        if rank < 2 * self.rem {
+            if rank % 2 == 1 {
+                b.send(rank - 1, buf);
+            } else {
+                b.recv(rank + 1, buf);
+            }
         }
     }
 }
@@ -253,28 +289,10 @@ pub fn allreduce_ring(b: &mut Builder, buf: Buf) {
 /// With p not a power of two, the first 2(p - p') members pair up first, as in
 /// [`allreduce_recursive_doubling`].
 pub fn allreduce_rabenseifner(b: &mut Builder, buf: Buf) {
-    let (rank, size) = (b.rank(), b.size());
-    let mut pof2 = 1;
-    while pof2 * 2 <= size {
-        pof2 *= 2;
-    }
-    let rem = size - pof2;
     let inc = b.temp(buf.len());
-    // Folded: the even member of a leading pair hands its operand to the odd one and waits.
-    let newrank = if rank < 2 * rem {
-        if rank % 2 == 0 {
-            b.send(rank + 1, buf);
-            None
-        } else {
-            b.recv(rank - 1, inc);
-            b.combine(buf, inc);
-            Some(rank / 2)
-        }
-    } else {
-        Some(rank - rem)
-    };
-    if let Some(me) = newrank {
-        let real = |n: i32| if n < rem { n * 2 + 1 } else { n + rem };
+    let fold = Fold::of(b.size());
+    let pof2 = fold.pof2;
+    if let Some(me) = fold.fold_in(b, buf, inc) {
         let unit = b.reduction().map_or(1, |r| r.unit);
         let blocks = split(buf.len(), unit, pof2 as usize);
         // The bytes of blocks lo..hi.
@@ -288,7 +306,7 @@ pub fn allreduce_rabenseifner(b: &mut Builder, buf: Buf) {
         let (mut lo, mut hi) = (0, pof2);
         let mut d = pof2 / 2;
         while d >= 1 {
-            let peer = real(me ^ d);
+            let peer = fold.real(me ^ d);
             let mid = lo + (hi - lo) / 2;
             let (keep, give) = match me & d {
                 0 => ((lo, mid), (mid, hi)),
@@ -304,7 +322,7 @@ pub fn allreduce_rabenseifner(b: &mut Builder, buf: Buf) {
         // Doubling: partners swap their reduced windows, which sit side by side.
         let mut d = 1;
         while d < pof2 {
-            let peer = real(me ^ d);
+            let peer = fold.real(me ^ d);
             let theirs = match me & d {
                 0 => (hi, hi + d),
                 _ => (lo - d, lo),
@@ -314,13 +332,7 @@ pub fn allreduce_rabenseifner(b: &mut Builder, buf: Buf) {
             d *= 2;
         }
     }
-    if rank < 2 * rem {
-        if rank % 2 == 1 {
-            b.send(rank - 1, buf);
-        } else {
-            b.recv(rank + 1, buf);
-        }
-    }
+    fold.fold_out(b, buf);
 }
 
 /// Ring allgather: p - 1 steps each pass one block on to the next member. Member r's block is
