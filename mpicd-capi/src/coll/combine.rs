@@ -6,23 +6,6 @@ use crate::abi::*;
 use crate::blocks::Elem;
 use crate::errors::CResult;
 use crate::reductions::Reduction;
-use std::sync::Arc;
-
-/// A reduction, movable to the engine.
-struct Shared(Reduction);
-
-// SAFETY: a reduction holds plain values and, for a user op, a C function pointer and a
-// datatype handle; the handle is only passed back to that function, from whichever thread
-// progresses the engine, as MPI lets any thread complete a request.
-unsafe impl Send for Shared {}
-// SAFETY: as above; combining never mutates the reduction.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
-        self.0.combine(acc, inc)
-    }
-}
 
 /// Handle values below this are predefined handles (the standard ABI's layout): their meaning
 /// never changes.
@@ -66,9 +49,8 @@ fn make_reduction(op: MPI_Op, dtype: MPI_Datatype) -> CResult<mpicd::schedule::R
     let elem = Elem::of(dtype)?;
     let red = Reduction::of(op, dtype, &elem)?;
     let order = red.order();
-    let red = Shared(red);
     Ok(mpicd::schedule::Reduction {
-        combine: Arc::new(move |acc, inc| red.combine(acc, inc)),
+        combine: red.into_combine(),
         order,
         unit: elem.packed(1)?.max(1),
     })

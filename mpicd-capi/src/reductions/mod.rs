@@ -208,6 +208,13 @@ impl Reduction {
         .any(|&h| op_is(op, h))
     }
 
+    /// This reduction as the core's combining function, movable to any thread (a collective's
+    /// run or a one-sided accumulate).
+    pub(crate) fn into_combine(self) -> std::sync::Arc<mpicd::window::CombineFn> {
+        let shared = Shared(self);
+        std::sync::Arc::new(move |acc: &mut [u8], inc: &[u8]| shared.combine(acc, inc))
+    }
+
     /// Whether the operands may combine in any order.
     pub(crate) fn order(&self) -> Order {
         match self {
@@ -561,5 +568,22 @@ mod tests {
             .combine(&mut acc, &z(3.0, -1.0))
             .unwrap();
         assert_eq!(acc, z(5.0, 5.0));
+    }
+}
+
+/// A reduction moved to whichever thread combines (see [`Reduction::into_combine`]).
+struct Shared(Reduction);
+
+// SAFETY: a reduction holds plain values and, for a user op, a C function pointer and a
+// datatype handle; the handle is only passed back to that function, from whichever thread
+// progresses the engine, as MPI lets any thread complete a request.
+unsafe impl Send for Shared {}
+// SAFETY: as above; combining never mutates the reduction.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The whole wrapper, not its field, is what the closure captures (so it is Send + Sync).
+    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+        self.0.combine(acc, inc)
     }
 }

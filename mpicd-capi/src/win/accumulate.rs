@@ -13,22 +13,7 @@ use crate::reductions::Reduction;
 use crate::types;
 use mpicd::{AccumulateOp, Window};
 use std::ffi::{c_int, c_void};
-use std::sync::{Arc, OnceLock};
-
-/// A predefined reduction, shareable across threads.
-struct Shared(Reduction);
-
-// SAFETY: only predefined reductions are wrapped (user ops are refused before), and those hold
-// no handle or pointer that a thread could not use.
-unsafe impl Send for Shared {}
-// SAFETY: as above; `combine` only reads the reduction.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
-        self.0.combine(acc, inc)
-    }
-}
+use std::sync::OnceLock;
 
 /// The one predefined type (a pair type included) a derived type is made of, by its
 /// constructors.
@@ -104,10 +89,7 @@ fn make_accumulate_op(op: MPI_Op, datatype: MPI_Datatype) -> CResult<AccumulateO
     if let Reduction::Core(rop, e) = red {
         return Ok(AccumulateOp::Reduce(rop, e));
     }
-    let red = Shared(red);
-    Ok(AccumulateOp::Combine(Arc::new(move |acc, inc| {
-        red.combine(acc, inc)
-    })))
+    Ok(AccumulateOp::Combine(red.into_combine()))
 }
 
 /// The body of MPI_Accumulate (`result` None) and MPI_Get_accumulate.
