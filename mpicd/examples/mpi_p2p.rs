@@ -27,7 +27,7 @@ fn ring_sizes(w: &Communicator) -> CaseResult {
     let (rank, size) = (w.rank(), w.size());
     let next = (rank + 1) % size;
     let prev = (rank + size - 1) % size;
-    for (i, len) in [0usize, 1, 7, 4096, 65_537, 1 << 20, 8 << 20]
+    for (i, len) in [0usize, 1, 7, 4096, 65_535, 65_536, 65_537, 1 << 20, 8 << 20]
         .into_iter()
         .enumerate()
     {
@@ -176,6 +176,8 @@ fn synchronous_and_zero_bytes(w: &Communicator) -> CaseResult {
     if w.rank() == 0 {
         w.ssend::<u8>(&[], 1, 6)?;
         w.ssend(&[1u16, 2, 3], 1, 6)?;
+        // Long enough for the stream path on this node (config::LOCAL_STREAM_FROM).
+        w.ssend(&pattern(6, 300_001), 1, 6)?;
     } else if w.rank() == 1 {
         let mut none: [u8; 0] = [];
         let st = w.recv(&mut none, 0, 6)?;
@@ -183,6 +185,9 @@ fn synchronous_and_zero_bytes(w: &Communicator) -> CaseResult {
         let mut b = [0u16; 3];
         w.recv(&mut b, 0, 6)?;
         check!(b == [1, 2, 3]);
+        let mut long = vec![0u8; 300_001];
+        let st = w.recv(&mut long, 0, 6)?;
+        check!(st.bytes == Some(300_001) && long == pattern(6, 300_001));
     }
     Ok(())
 }

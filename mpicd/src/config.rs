@@ -29,6 +29,12 @@ pub const PREFIX: &str = "MPICD_";
 /// HEADER_BYTES`.
 pub const MAX_INLINE_BYTES: usize = 8192 - 64;
 
+/// Contiguous sends of this many bytes and more to a process of this node travel through the
+/// stream datatype (`ops::BytesEnd`): UCX's own rendezvous would move them with one
+/// cross-memory copy, slower here than its pipelined shared-memory segments. Equal to the
+/// `UCX_RNDV_THRESH` mpicd sets (checked by a unit test): shorter messages go eagerly either way.
+pub const LOCAL_STREAM_FROM: usize = 65536;
+
 /// The part of mpicd that reads a variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {

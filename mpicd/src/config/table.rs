@@ -317,7 +317,8 @@ pub static UCX_SETTINGS: &[UcxSetting] = &[
         apply: Apply::Environment,
         reason: "Messages up to 64 KiB go eagerly (UCX's default switches to rendezvous, one \
                  more round trip before any data moves, at 8 KiB); a receiver holds at most \
-                 64 KiB of an unexpected message's data.",
+                 64 KiB of an unexpected message's data. Contiguous messages from this size \
+                 to a process of the same node go through shared-memory segments, not cma.",
     },
     UcxSetting {
         name: "UCX_POSIX_SEG_SIZE",

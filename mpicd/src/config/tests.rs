@@ -270,3 +270,15 @@ fn ucx_context_names() {
         .unwrap();
     assert_eq!(keepalive.context_name(), "KEEPALIVE_INTERVAL");
 }
+
+#[test]
+fn node_local_streams_begin_where_ucx_rendezvous_does() {
+    let rndv = UCX_SETTINGS
+        .iter()
+        .find(|s| s.name == "UCX_RNDV_THRESH")
+        .unwrap();
+    assert_eq!(
+        rndv.value.parse::<usize>().unwrap(),
+        super::LOCAL_STREAM_FROM
+    );
+}

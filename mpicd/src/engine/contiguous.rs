@@ -3,9 +3,11 @@
 
 use super::{Engine, Matched, Op, OpId, Posted, Route};
 use crate::error::{Error, Result};
+use crate::ops::BytesEnd;
 use crate::ops::RecvOp;
 use crate::ops::TypedEnd;
 use crate::plan::derived::TypedBuf;
+use crate::plan::Reach;
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
 use crate::transport::{
@@ -28,6 +30,21 @@ impl Engine {
         len: usize,
         synchronous: bool,
     ) -> Result<Posted> {
+        if len >= crate::config::LOCAL_STREAM_FROM && self.net.reach(dest) == Reach::NodeLocal {
+            // SAFETY: the caller keeps the bytes readable until the send completes.
+            let mut port = OwnedPort::new(Box::new(unsafe { BytesEnd::new(buf, len) }));
+            let at = port.port();
+            // SAFETY: the caller keeps the bytes; the port lives in the operation (as for
+            // `post_send_typed`).
+            return self.post_user_send(
+                route,
+                dest,
+                tag,
+                Some(port),
+                len as u64,
+                |worker, ep, bits| unsafe { worker.tag_send_stream(ep, at, bits, synchronous) },
+            );
+        }
         // SAFETY: forwarded from the caller.
         self.post_user_send(
             route,

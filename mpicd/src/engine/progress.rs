@@ -97,12 +97,16 @@ impl Engine {
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
             let worker = &self.net.worker;
+            let mut receiving = false;
             for (id, op) in self.table.iter_mut() {
                 if op.peer() != Some(rank) {
                     continue;
                 }
                 match op {
-                    Op::Recv { req: Some(r), .. } => worker.cancel(r),
+                    Op::Recv { req: Some(r), .. } => {
+                        worker.cancel(r);
+                        receiving = true;
+                    }
                     Op::Send { req, port, .. } => {
                         // Released now (UCX frees a pending request when it completes); the
                         // user's buffer is not kept: a dead peer reads nothing more. A stream
@@ -127,6 +131,35 @@ impl Engine {
                     }
                     Op::Recv { req: None, .. } | Op::Schedule | Op::Finished(_) => {}
                 }
+            }
+            if receiving {
+                self.fail_matched_receives(rank, &dead);
+            }
+        }
+    }
+
+    /// Fails the receives from dead `rank` that its cancel did not complete: they had matched a
+    /// message of which the rest can never come (a rendezvous through shared-memory segments, an
+    /// eager message of several fragments). The worker is first drained, so that every fragment
+    /// the peer finished writing before it died has landed; nothing more can reach the buffer
+    /// after that, and the request is stranded with its target until UCX lets it go.
+    fn fail_matched_receives(&mut self, rank: u32, dead: &Error) {
+        while self.net.worker.progress() {}
+        let worker = &self.net.worker;
+        for (_, op) in self.table.iter_mut() {
+            let stuck = matches!(op, Op::Recv { req: Some(r), peer: Some(p), .. }
+                if *p == rank && worker.is_pending(r));
+            if !stuck {
+                continue;
+            }
+            let failed = Op::Finished(Err(dead.clone()));
+            if let Op::Recv {
+                req: Some(r),
+                target,
+                ..
+            } = std::mem::replace(op, failed)
+            {
+                self.net.stranded.push(Stranded::new(r, Box::new(target)));
             }
         }
     }
