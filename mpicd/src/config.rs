@@ -14,7 +14,8 @@ mod table;
 
 pub use table::{
     COLL_ALGORITHMS, CONNECT_TIMEOUT, FAULT_AGREE_EXIT, INLINE_BYTES, INLINE_SPLIT, KNOBS,
-    NODE_LOCAL, PARENT_PORT, PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH, ZCOPY_THRESHOLD,
+    LOCAL_STREAM, NODE_LOCAL, PARENT_PORT, PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH,
+    ZCOPY_THRESHOLD,
 };
 
 use crate::error::{Error, Result};
@@ -28,12 +29,6 @@ pub const PREFIX: &str = "MPICD_";
 /// wire layer owns both numbers; its unit test checks that this equals `LEAD_MAX -
 /// HEADER_BYTES`.
 pub const MAX_INLINE_BYTES: usize = 8192 - 64;
-
-/// Contiguous sends of this many bytes and more to a process of this node travel through the
-/// stream datatype (`ops::BytesEnd`): UCX's own rendezvous would move them with one
-/// cross-memory copy, slower here than its pipelined shared-memory segments. Equal to the
-/// `UCX_RNDV_THRESH` mpicd sets (checked by a unit test): shorter messages go eagerly either way.
-pub const LOCAL_STREAM_FROM: usize = 65536;
 
 /// The part of mpicd that reads a variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +213,9 @@ pub struct Config {
     pub zcopy_depth: usize,
     /// Coalesce every region for receivers on this node ([`NODE_LOCAL`]).
     pub node_local: bool,
+    /// Contiguous sends from this size to this node go through the stream datatype
+    /// ([`LOCAL_STREAM`]).
+    pub local_stream: usize,
     /// Detect dead peers through UCX ([`PEER_ERRORS`]).
     pub peer_errors: bool,
     /// What progress does when idle ([`WAIT`]).
@@ -282,6 +280,7 @@ impl Config {
             zcopy_threshold: number(&ZCOPY_THRESHOLD)?,
             zcopy_depth: number(&ZCOPY_DEPTH)?,
             node_local: switch(&NODE_LOCAL)?,
+            local_stream: number(&LOCAL_STREAM)?,
             peer_errors: switch(&PEER_ERRORS)?,
             wait: Wait::parse(lookup(WAIT.name).as_deref())?,
         })

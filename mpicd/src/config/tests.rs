@@ -34,6 +34,7 @@ fn defaults() {
             zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
+            local_stream: 65536,
             peer_errors: true,
             wait: Wait::Auto,
         }
@@ -100,6 +101,7 @@ fn overrides_and_bounds() {
         ("MPICD_INLINE_SPLIT", "777"),
         ("MPICD_ZCOPY_THRESHOLD", "1"),
         ("MPICD_ZCOPY_DEPTH", "3"),
+        ("MPICD_LOCAL_STREAM", "1"),
         ("MPICD_NODE_LOCAL", "0"),
         ("MPICD_PEER_ERRORS", "0"),
         ("MPICD_WAIT", " yield"),
@@ -113,6 +115,7 @@ fn overrides_and_bounds() {
             zcopy_threshold: 1,
             zcopy_depth: 3,
             node_local: false,
+            local_stream: 1,
             peer_errors: false,
             wait: Wait::Yield,
         }
@@ -272,13 +275,10 @@ fn ucx_context_names() {
 }
 
 #[test]
-fn node_local_streams_begin_where_ucx_rendezvous_does() {
+fn node_local_streams_begin_where_ucx_rendezvous_does_by_default() {
     let rndv = UCX_SETTINGS
         .iter()
         .find(|s| s.name == "UCX_RNDV_THRESH")
         .unwrap();
-    assert_eq!(
-        rndv.value.parse::<usize>().unwrap(),
-        super::LOCAL_STREAM_FROM
-    );
+    assert_eq!(rndv.value, LOCAL_STREAM.default);
 }

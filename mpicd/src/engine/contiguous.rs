@@ -7,7 +7,6 @@ use crate::ops::BytesEnd;
 use crate::ops::RecvOp;
 use crate::ops::TypedEnd;
 use crate::plan::derived::TypedBuf;
-use crate::plan::Reach;
 use crate::status::Status;
 use crate::tag::{MessageKind, UserTag};
 use crate::transport::{
@@ -30,7 +29,7 @@ impl Engine {
         len: usize,
         synchronous: bool,
     ) -> Result<Posted> {
-        if len >= crate::config::LOCAL_STREAM_FROM && self.net.reach(dest) == Reach::NodeLocal {
+        if self.net.streams_contiguous(dest, len) {
             // SAFETY: the caller keeps the bytes readable until the send completes.
             let mut port = OwnedPort::new(Box::new(unsafe { BytesEnd::new(buf, len) }));
             let at = port.port();

@@ -110,6 +110,8 @@ struct Net {
     size: u32,
     next_seq: u64,
     custom: CustomConfig,
+    /// Contiguous sends from this size to a process on this node stream (`MPICD_LOCAL_STREAM`).
+    local_stream: usize,
     contexts: crate::route::ContextIds,
     /// Which runtime of this process this is (see [`launch_key`]).
     generation: u32,
@@ -147,6 +149,7 @@ impl Engine {
         let config = crate::config::Config::from_env()?;
         crate::tool::cvar::record_in_effect();
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
+        let local_stream = config.local_stream;
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
         crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
@@ -222,6 +225,7 @@ impl Engine {
                 size,
                 next_seq: 0,
                 custom,
+                local_stream,
                 contexts: crate::route::ContextIds::default(),
                 generation,
                 identity: Identity::current(),
@@ -404,6 +408,12 @@ impl Net {
             Some(_) if self.custom.node_local => Reach::NodeLocal,
             _ => Reach::Remote,
         }
+    }
+
+    /// Whether a contiguous send of `len` bytes to `peer` goes through the stream datatype
+    /// (see [`crate::ops::BytesEnd`]).
+    fn streams_contiguous(&self, peer: u32, len: usize) -> bool {
+        len >= self.local_stream && self.reach(peer) == Reach::NodeLocal
     }
 
     /// What an operation on `peer` may use while the engine advances it.

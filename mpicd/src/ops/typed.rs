@@ -30,12 +30,13 @@ impl StreamEnd for TypedEnd {
 }
 
 /// The send side of a contiguous message to a process of this node from
-/// [`crate::config::LOCAL_STREAM_FROM`] bytes up. UCX 1.13's rendezvous would read it with
+/// [`crate::config::LOCAL_STREAM`] bytes up. UCX 1.13's rendezvous would read it with
 /// one cross-memory copy (`cma`, `process_vm_readv`) on the receiver's core; through the stream
 /// datatype it moves in shared-memory segments instead, the sender copying the next segment
 /// while the receiver copies the last one out, which measured 1.1-2.4x faster from 64 KiB to
-/// 8 MiB on this machine (`bench/results`). The receiver's side is unchanged: a contiguous
-/// receive takes these bytes like any others.
+/// 8 MiB on this machine (`bench/results`); the price is that the message moves only while its
+/// sender makes progress. The receiver's side is unchanged: a contiguous receive takes these
+/// bytes like any others.
 pub(crate) struct BytesEnd {
     buf: *const u8,
     len: usize,
