@@ -1,8 +1,10 @@
 /* p2p.c: point-to-point semantics through the C ABI: blocking and non-blocking sends and
  * receives in a ring, wildcards and statuses, synchronous sends, Sendrecv, probes and matched
  * probes, the completion calls, PROC_NULL, cancel, communicators (dup, split, compare), and
- * the error classes returned under MPI_ERRORS_RETURN. Runs on any number of ranks >= 1. */
+ * the error classes returned under MPI_ERRORS_RETURN, and long messages around 64 KiB and up.
+ * Runs on any number of ranks >= 1. */
 #include "check.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define N 1000
@@ -177,6 +179,91 @@ static void communicators(void) {
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Byte i of the long message from `rank` of length `n`. */
+static unsigned char long_byte(int rank, size_t n, size_t i) {
+    return (unsigned char)(rank * 31 + n * 7 + i * 13 + i / 251);
+}
+
+static void fill_long(unsigned char *b, int rank, size_t n) {
+    for (size_t i = 0; i < n; i++) b[i] = long_byte(rank, n, i);
+}
+
+static int long_ok(const unsigned char *b, int rank, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != long_byte(rank, n, i)) return 0;
+    return 1;
+}
+
+/* Long contiguous messages (from MPICD_LOCAL_STREAM, 64 KiB, they travel through shared-memory
+ * segments to a rank on this node): around the threshold in a ring with every send mode, a
+ * probe's count, a receive into a vector type, and truncation, which must fail as usual. */
+static void long_messages(void) {
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    enum { MAX = (1 << 20) + 3 };
+    unsigned char *out = malloc(MAX), *in = malloc(MAX);
+    CHECK(out && in);
+    size_t lens[] = {65535, 65536, 65537, 300001, MAX};
+    for (int k = 0; k < 5; k++) {
+        size_t n = lens[k];
+        fill_long(out, rank, n);
+        for (int mode = 0; mode < 4; mode++) {
+            MPI_Request r[2];
+            MPI_Status st;
+            int count;
+            memset(in, 0, n);
+            OK(MPI_Irecv(in, (int)n, MPI_BYTE, prev, 90 + mode, MPI_COMM_WORLD, &r[0]));
+            switch (mode) {
+            case 0: OK(MPI_Send(out, (int)n, MPI_BYTE, next, 90, MPI_COMM_WORLD)); break;
+            case 1: OK(MPI_Ssend(out, (int)n, MPI_BYTE, next, 91, MPI_COMM_WORLD)); break;
+            case 2: OK(MPI_Isend(out, (int)n, MPI_BYTE, next, 92, MPI_COMM_WORLD, &r[1]));
+                    OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE)); break;
+            default: OK(MPI_Issend(out, (int)n, MPI_BYTE, next, 93, MPI_COMM_WORLD, &r[1]));
+                    OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE)); break;
+            }
+            OK(MPI_Wait(&r[0], &st));
+            OK(MPI_Get_count(&st, MPI_BYTE, &count));
+            CHECK((size_t)count == n && st.MPI_SOURCE == prev && st.MPI_TAG == 90 + mode);
+            CHECK(long_ok(in, prev, n));
+        }
+    }
+    /* A probe's count, then the message received into every other byte of a larger buffer. */
+    size_t n = 200000;
+    fill_long(out, rank, n);
+    MPI_Request sreq;
+    OK(MPI_Isend(out, (int)n, MPI_BYTE, next, 95, MPI_COMM_WORLD, &sreq));
+    MPI_Status st;
+    int count;
+    OK(MPI_Probe(prev, 95, MPI_COMM_WORLD, &st));
+    OK(MPI_Get_count(&st, MPI_BYTE, &count));
+    CHECK((size_t)count == n);
+    MPI_Datatype every_other;
+    OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &every_other));
+    OK(MPI_Type_commit(&every_other));
+    unsigned char *spread = calloc(2 * n, 1);
+    CHECK(spread != NULL);
+    OK(MPI_Recv(spread, 1, every_other, prev, 95, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    int spread_ok = 1;
+    for (size_t i = 0; i < n; i++) spread_ok &= spread[2 * i] == long_byte(prev, n, i);
+    CHECK(spread_ok);
+    OK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    OK(MPI_Type_free(&every_other));
+    free(spread);
+    /* Truncation: 1 MiB into half of it. */
+    if (size >= 2) {
+        if (rank == 0) {
+            OK(MPI_Send(out, 1 << 20, MPI_BYTE, 1, 96, MPI_COMM_WORLD));
+        } else if (rank == 1) {
+            FAILS(MPI_Recv(in, 1 << 19, MPI_BYTE, 0, 96, MPI_COMM_WORLD, &st), MPI_ERR_TRUNCATE);
+        }
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    free(out);
+    free(in);
+}
+
 static void truncation(void) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -225,6 +312,7 @@ int main(int argc, char **argv) {
     probes(MPI_COMM_WORLD);
     communicators();
     truncation();
+    long_messages();
 
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
