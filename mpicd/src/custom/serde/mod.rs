@@ -82,12 +82,18 @@ mod ser;
 
 pub use region::Region;
 
+/// Frees the buffers the bridge keeps for its next large messages (see *Memory and copies*):
+/// for a process done with serde messages for a while, or low on memory.
+pub fn release_buffers() {
+    pool::release();
+}
+
 use super::parts::{CustomRecv, CustomSend, RecvParts, SendParts};
 use super::Shape;
 use crate::error::{Error, Result};
 use ::serde::de::DeserializeOwned;
 use ::serde::Serialize;
-use region::{region_buffer, ReceivedRegion, SharedRegion};
+use region::{add_received, region_buffer, ReceivedRegion, SharedRegion};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -180,7 +186,7 @@ impl Drop for EncodeScope {
 
 /// What the bridge's decoding of one value uses.
 struct DecodeState {
-    regions: VecDeque<Box<dyn ReceivedRegion>>,
+    regions: VecDeque<ReceivedRegion>,
     /// The first region mismatch, reported instead of the deserializer's generic error.
     error: Option<String>,
 }
@@ -190,8 +196,11 @@ struct DecodeState {
 /// `world.irecv_custom(scope, &mut buffer, source, tag)` / `message.recv_custom(&mut buffer)`.
 #[derive(Default)]
 pub struct SerdeBuffer {
+    /// The packed part received so far.
     packed: Vec<u8>,
-    regions: Vec<Box<dyn ReceivedRegion>>,
+    /// The size of the packed part the sender announced.
+    expected: usize,
+    regions: Vec<ReceivedRegion>,
 }
 
 impl SerdeBuffer {
@@ -218,6 +227,13 @@ impl SerdeBuffer {
 
     fn decode_with<R>(&mut self, run: impl FnOnce(&[u8]) -> format::FormatResult<R>) -> Result<R> {
         let bytes = std::mem::take(&mut self.packed);
+        if bytes.len() != std::mem::take(&mut self.expected) {
+            pool::give(bytes);
+            self.regions.clear();
+            return Err(Error::InvalidDatatype(
+                "serde decoding failed: the message was not received whole".into(),
+            ));
+        }
         let regions: VecDeque<_> = std::mem::take(&mut self.regions).into();
         let scope = DecodeScope::enter(regions);
         let result = run(&bytes);
@@ -239,15 +255,24 @@ impl SerdeBuffer {
     }
 }
 
+impl Drop for SerdeBuffer {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.packed));
+    }
+}
+
 impl CustomRecv for SerdeBuffer {
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         let packed = usize::try_from(shape.packed_bytes).map_err(|_| Error::NoMemory)?;
+        // Filled as the pieces arrive (never zeroed first); `expected` tells a complete part.
+        // A buffer too small goes back now, and its replacement is taken when the first piece
+        // arrives: with many receives posted, a message then takes the buffer that the one
+        // before it just left (warm in cache) instead of each holding one from its match on.
         if self.packed.capacity() < packed {
-            pool::give(std::mem::replace(&mut self.packed, pool::take(packed)));
+            pool::give(std::mem::take(&mut self.packed));
         }
-        // Bytes left from an earlier message are kept (the message overwrites them all): only
-        // the part never written is zeroed.
-        self.packed.resize(packed, 0);
+        self.packed.clear();
+        self.expected = packed;
         self.regions.clear();
         self.regions
             .try_reserve_exact(shape.region_count())
@@ -259,19 +284,21 @@ impl CustomRecv for SerdeBuffer {
     }
 
     fn parts(&mut self) -> Result<RecvParts<'_>> {
-        let packed = &mut self.packed;
-        let mut parts = RecvParts::new().packed(packed.len(), move |offset, src| {
+        let (packed, expected) = (&mut self.packed, self.expected);
+        let parts = RecvParts::new().packed(expected, move |offset, src| {
+            // Pieces arrive in order and without gaps (the engine's contract): each one extends
+            // the part, within the capacity `resize` made.
             let start = usize::try_from(offset).map_err(|_| Error::InvalidMessage)?;
-            packed
-                .get_mut(start..start + src.len())
-                .ok_or(Error::InvalidMessage)?
-                .copy_from_slice(src);
+            if start != packed.len() || src.len() > expected - start {
+                return Err(Error::InvalidMessage);
+            }
+            if packed.capacity() < expected {
+                *packed = pool::take(expected);
+            }
+            packed.extend_from_slice(src);
             Ok(())
         });
-        for r in self.regions.iter_mut() {
-            parts = r.add_to(parts);
-        }
-        Ok(parts)
+        Ok(add_received(parts, &mut self.regions))
     }
 }
 
@@ -283,7 +310,7 @@ struct DecodeScope {
 }
 
 impl DecodeScope {
-    fn enter(regions: VecDeque<Box<dyn ReceivedRegion>>) -> DecodeScope {
+    fn enter(regions: VecDeque<ReceivedRegion>) -> DecodeScope {
         let mine = DecodeState {
             regions,
             error: None,

@@ -124,28 +124,28 @@ impl<'de, T: Primitive + Deserialize<'de>> Deserialize<'de> for Region<T> {
                 }
                 taken
             })
-            .map(|v| Region(Arc::new(v)))
+            .map(Region)
             .map_err(D::Error::custom)
     }
 }
 
-/// The next received region as a `Vec<T>` of `len` elements.
+/// The next received region, of `len` elements of `T`.
 pub(super) fn take_region<T: Primitive>(
-    regions: &mut VecDeque<Box<dyn ReceivedRegion>>,
+    regions: &mut VecDeque<ReceivedRegion>,
     len: u64,
-) -> std::result::Result<Vec<T>, String> {
+) -> std::result::Result<Arc<Vec<T>>, String> {
     let region = regions
         .pop_front()
         .ok_or_else(|| "the message has fewer regions than the type".to_string())?;
-    let elem = region.elem();
-    if elem != T::TYPE {
+    if region.elem != T::TYPE {
         return Err(format!(
-            "a region of {elem:?} was received for a Region of {:?}",
+            "a region of {:?} was received for a Region of {:?}",
+            region.elem,
             T::TYPE
         ));
     }
     let data = region
-        .into_any()
+        .data
         .downcast::<Vec<T>>()
         .map_err(|_| "region buffer of an unexpected type".to_string())?;
     if data.len() as u64 != len {
@@ -154,7 +154,7 @@ pub(super) fn take_region<T: Primitive>(
             data.len()
         ));
     }
-    Ok(*data)
+    Ok(data)
 }
 
 // ----- sending -----
@@ -178,27 +178,64 @@ impl<T: Primitive> SharedRegion for Vec<T> {
     }
 }
 
-/// A received region: a vector of the element type the sender announced.
-pub(super) trait ReceivedRegion: Send {
-    fn elem(&self) -> ElementType;
-    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a>;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+/// A received region: a vector of the element type the sender announced (`elem`), allocated
+/// where the decoded [`Region`] will keep it (no copy, no allocation when decoding).
+pub(super) struct ReceivedRegion {
+    elem: ElementType,
+    /// An `Arc<Vec<T>>` for `elem`'s `T`, not shared until decoded.
+    data: Arc<dyn Any + Send + Sync>,
 }
 
-impl<T: Primitive> ReceivedRegion for Vec<T> {
-    fn elem(&self) -> ElementType {
-        T::TYPE
-    }
-    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a> {
-        parts.region(&mut self[..])
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
+/// Calls `$body` with `$t` the Rust type of the element type `$elem` (bytes as `u8`).
+macro_rules! with_elem {
+    ($elem:expr, $t:ident => $body:expr) => {
+        match $elem {
+            ElementType::Byte | ElementType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ElementType::I8 => {
+                type $t = i8;
+                $body
+            }
+            ElementType::I16 => {
+                type $t = i16;
+                $body
+            }
+            ElementType::U16 => {
+                type $t = u16;
+                $body
+            }
+            ElementType::I32 => {
+                type $t = i32;
+                $body
+            }
+            ElementType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ElementType::I64 => {
+                type $t = i64;
+                $body
+            }
+            ElementType::U64 => {
+                type $t = u64;
+                $body
+            }
+            ElementType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
 }
 
 /// A zeroed vector for an incoming region.
-pub(super) fn region_buffer(shape: &RegionShape) -> Result<Box<dyn ReceivedRegion>> {
+pub(super) fn region_buffer(shape: &RegionShape) -> Result<ReceivedRegion> {
     let size = shape.elem.size() as u64;
     if shape.bytes % size != 0 {
         return Err(Error::InvalidDatatype(format!(
@@ -207,16 +244,33 @@ pub(super) fn region_buffer(shape: &RegionShape) -> Result<Box<dyn ReceivedRegio
         )));
     }
     let n = usize::try_from(shape.bytes / size).map_err(|_| Error::NoMemory)?;
-    Ok(match shape.elem {
-        ElementType::Byte | ElementType::U8 => Box::new(vec![0u8; n]),
-        ElementType::I8 => Box::new(vec![0i8; n]),
-        ElementType::I16 => Box::new(vec![0i16; n]),
-        ElementType::U16 => Box::new(vec![0u16; n]),
-        ElementType::I32 => Box::new(vec![0i32; n]),
-        ElementType::U32 => Box::new(vec![0u32; n]),
-        ElementType::I64 => Box::new(vec![0i64; n]),
-        ElementType::U64 => Box::new(vec![0u64; n]),
-        ElementType::F32 => Box::new(vec![0f32; n]),
-        ElementType::F64 => Box::new(vec![0f64; n]),
+    let data: Arc<dyn Any + Send + Sync> =
+        with_elem!(shape.elem, T => Arc::new(vec![T::default(); n]));
+    Ok(ReceivedRegion {
+        elem: shape.elem,
+        data,
     })
+}
+
+/// Adds the received regions' vectors to `parts`, each run of one element type at once.
+pub(super) fn add_received<'a>(
+    mut parts: RecvParts<'a>,
+    mut regions: &'a mut [ReceivedRegion],
+) -> RecvParts<'a> {
+    while let Some(first) = regions.first() {
+        let elem = first.elem;
+        let n = regions
+            .iter()
+            .position(|r| r.elem != elem)
+            .unwrap_or(regions.len());
+        let (run, rest) = std::mem::take(&mut regions).split_at_mut(n);
+        regions = rest;
+        // Every vector is of `elem`'s type and not shared yet (made by `region_buffer`), so
+        // none is skipped.
+        parts = with_elem!(elem, T => parts.regions(run.iter_mut().filter_map(|r| {
+            let v = Arc::get_mut(&mut r.data)?.downcast_mut::<Vec<T>>()?;
+            Some(&mut v[..])
+        })));
+    }
+    parts
 }

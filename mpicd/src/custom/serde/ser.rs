@@ -256,8 +256,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
     }
 
     /// What `Vec`, slices and the other collections call: [`Self::serialize_seq`] and its
-    /// elements, with the elements of a raw array gathered in a loop of its own (a block on the
-    /// stack, appended to the output when full: the loop's state stays in registers).
+    /// elements, with the elements of a raw array written by a loop of its own ([`raw_run`]).
     fn collect_seq<I>(self, iter: I) -> FormatResult<()>
     where
         I: IntoIterator,
@@ -280,33 +279,15 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                 }
                 continue;
             };
-            // Numbers gather in a block on the stack, appended to the output when full.
-            let out = seq.enc.out();
-            let room = seq.len.saturating_sub(seq.done);
-            let mut block = [0u8; 512];
-            let mut used = 0;
-            let mut count = 0;
-            let mut other = None;
-            for item in iter.by_ref().take(room) {
-                let number = item.serialize(NumberProbe).ok();
-                match number {
-                    Some((n, bits)) if n == k => {
-                        let size = n.size();
-                        if used + size > block.len() {
-                            out.extend_from_slice(&block[..used]);
-                            used = 0;
-                        }
-                        block[used..used + size].copy_from_slice(&bits.to_le_bytes()[..size]);
-                        used += size;
-                        count += 1;
-                    }
-                    _ => {
-                        other = Some((item, number));
-                        break;
-                    }
-                }
-            }
-            out.extend_from_slice(&block[..used]);
+            // Numbers go straight into the output's reserved room, in a loop specialised for
+            // the element size (one store per number).
+            let room = seq.len.saturating_sub(seq.done).min(RAW_RUN);
+            let (count, other) = match k.size() {
+                1 => raw_run::<1, _>(seq.enc.out(), k, &mut iter, room),
+                2 => raw_run::<2, _>(seq.enc.out(), k, &mut iter, room),
+                4 => raw_run::<4, _>(seq.enc.out(), k, &mut iter, room),
+                _ => raw_run::<8, _>(seq.enc.out(), k, &mut iter, room),
+            };
             seq.done += count;
             match other {
                 // It changes the layout: the general path, without probing it again (a
@@ -315,6 +296,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                     seq.done += 1;
                     seq.probed(Mode::Raw(k), number, &item)?
                 }
+                None if count == room && seq.done < seq.len => {} // the next run
                 None if seq.done == seq.len => {
                     if let Some(item) = iter.next() {
                         seq.element(&item)?; // one too many: an error
@@ -326,6 +308,55 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         }
         seq.finish()
     }
+}
+
+/// The most numbers [`raw_run`] reserves room for at once: a sequence's announced length is
+/// not trusted with a reservation of its full size.
+const RAW_RUN: usize = 1 << 20;
+
+/// An element that is not the next number of a raw array, and its probe.
+type Other<T> = Option<(T, Option<(Kind, u64)>)>;
+
+/// Appends up to `room` numbers of kind `k` (of `N` bytes each) from `iter` to `out` as a raw
+/// array; stops at the first element that is not one: returns how many were appended and that
+/// element, if any, with its probe.
+#[inline]
+fn raw_run<const N: usize, I>(
+    out: &mut Vec<u8>,
+    k: Kind,
+    iter: &mut I,
+    room: usize,
+) -> (usize, Other<I::Item>)
+where
+    I: Iterator,
+    I::Item: Serialize,
+{
+    out.reserve(room * N);
+    let start = out.len();
+    let mut count = 0;
+    let mut other = None;
+    let slots = out.spare_capacity_mut()[..room * N].chunks_exact_mut(N);
+    // `take(room)` ends when the slots do, so the zip never drops an element.
+    for (item, slot) in iter.by_ref().take(room).zip(slots) {
+        match item.serialize(NumberProbe).ok() {
+            // `n` is a constant once the element's `serialize` is inlined, and `k` does not
+            // change in the loop: the test leaves the loop.
+            Some((n, bits)) if n == k => {
+                for (d, b) in slot.iter_mut().zip(bits.to_le_bytes()) {
+                    d.write(b);
+                }
+                count += 1;
+            }
+            number => {
+                other = Some((item, number));
+                break;
+            }
+        }
+    }
+    // SAFETY: the first `count * N` bytes of the spare capacity were written above, and
+    // `reserve` made room for them.
+    unsafe { out.set_len(start + count * N) };
+    (count, other)
 }
 
 /// How a sequence with a layout byte is being written.
@@ -402,7 +433,7 @@ impl Elements<'_> {
         match (mode, number) {
             (Mode::Undecided, Some((n, bits))) => {
                 layout.mode = Mode::Raw(n);
-                let left = (self.len - self.done + 1) * n.size();
+                let left = (self.len - self.done + 1).min(RAW_RUN) * n.size();
                 let out = enc.out();
                 out[layout.at] = n as u8;
                 out.reserve(left);
