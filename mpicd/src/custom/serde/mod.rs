@@ -79,13 +79,16 @@ mod pool;
 mod probe;
 mod region;
 mod ser;
+mod spare;
 
 pub use region::Region;
 
-/// Frees the buffers the bridge keeps for its next large messages (see *Memory and copies*):
-/// for a process done with serde messages for a while, or low on memory.
+/// Frees the buffers the bridge keeps for its next large messages, and the vectors of dropped
+/// [`Region`]s this thread keeps for its next received regions (see *Memory and copies*): for
+/// a process done with serde messages for a while, or low on memory.
 pub fn release_buffers() {
     pool::release();
+    spare::release();
 }
 
 use super::parts::{CustomRecv, CustomSend, RecvParts, SendParts};
@@ -124,8 +127,26 @@ pub(crate) struct Encoded {
 
 /// Encodes `value` for the bridge; [`Region`]s inside it are collected, not encoded.
 pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Encoded> {
+    encode_progressing(value, None)
+}
+
+/// [`encode`], calling `progress` every 256 KiB of output (a sender moves its earlier messages
+/// on meanwhile).
+pub(crate) fn encode_progressing<T: Serialize + ?Sized>(
+    value: &T,
+    progress: Option<&mut dyn FnMut()>,
+) -> Result<Encoded> {
     let scope = EncodeScope::enter();
-    let bytes = ser::to_bytes(value);
+    // Whatever progress runs (other operations' callbacks) serializes outside this encoding:
+    // the regions met so far are put aside meanwhile.
+    let mut outside = progress.map(|progress| {
+        move || {
+            let mine = ENCODING.with(|e| e.take());
+            progress();
+            ENCODING.with(|e| *e.borrow_mut() = mine);
+        }
+    });
+    let bytes = ser::to_bytes(value, outside.as_mut().map(|p| p as &mut dyn FnMut()));
     let regions = scope.finish();
     let bytes = bytes.map_err(|e| Error::InvalidArgument(format!("serde encoding failed: {e}")))?;
     Ok(Encoded { bytes, regions })

@@ -1,6 +1,7 @@
 //! [`Region<T>`]: an array a serde message carries as a region of the message instead of
 //! encoding it, and the region lists of the bridge's sending and receiving sides.
 
+use super::spare::{self, AnyVec};
 use super::{DECODING, ENCODING};
 use crate::custom::parts::{RecvParts, SendParts};
 use crate::custom::RegionShape;
@@ -8,25 +9,36 @@ use crate::datatype::{ElementType, Primitive};
 use crate::error::{Error, Result};
 use ::serde::de::Error as _;
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::any::Any;
 use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// An array of primitives that a serde message carries as a region instead of encoding it.
 ///
 /// It derefs to `[T]`; the array is shared (cheap to clone), and writing through
 /// [`Region::make_mut`] or `DerefMut` copies it first if a send still uses it.
-pub struct Region<T: Primitive>(Arc<Vec<T>>);
+///
+/// Dropped whole (no clone left), a large region's vector is kept on its thread for the next
+/// region of the same type and length the bridge receives there (see `custom/serde/spare.rs`;
+/// [`super::release_buffers`] frees them).
+pub struct Region<T: Primitive>(ManuallyDrop<Arc<Vec<T>>>);
 
 impl<T: Primitive> Region<T> {
     /// Wraps a vector (no copy).
     pub fn new(data: Vec<T>) -> Region<T> {
-        Region(Arc::new(data))
+        Region::shared(Arc::new(data))
+    }
+
+    fn shared(data: Arc<Vec<T>>) -> Region<T> {
+        Region(ManuallyDrop::new(data))
     }
 
     /// The vector, without a copy unless a clone of this region is still alive.
     pub fn into_vec(self) -> Vec<T> {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped nor used again, so its array is taken only once.
+        let data = unsafe { ManuallyDrop::take(&mut this.0) };
+        Arc::try_unwrap(data).unwrap_or_else(|shared| (*shared).clone())
     }
 
     /// The vector, for changes (copied first if shared).
@@ -40,9 +52,20 @@ impl<T: Primitive> Region<T> {
     }
 }
 
+impl<T: Primitive> Drop for Region<T> {
+    fn drop(&mut self) {
+        // SAFETY: dropping: the field is not used again.
+        let mut data = unsafe { ManuallyDrop::take(&mut self.0) };
+        if Arc::get_mut(&mut data).is_some() {
+            let bytes = data.capacity() * std::mem::size_of::<T>();
+            spare::keep(T::TYPE, data.len(), bytes, data);
+        }
+    }
+}
+
 impl<T: Primitive> Clone for Region<T> {
     fn clone(&self) -> Self {
-        Region(Arc::clone(&self.0))
+        Region::shared(Arc::clone(&self.0))
     }
 }
 
@@ -93,7 +116,7 @@ impl<T: Primitive + Serialize> Serialize for Region<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let in_bridge = ENCODING.with(|e| match e.borrow_mut().as_mut() {
             Some(regions) => {
-                regions.push(Arc::clone(&self.0) as Arc<dyn SharedRegion>);
+                regions.push(Arc::clone(&*self.0) as Arc<dyn SharedRegion>);
                 true
             }
             None => false,
@@ -124,7 +147,7 @@ impl<'de, T: Primitive + Deserialize<'de>> Deserialize<'de> for Region<T> {
                 }
                 taken
             })
-            .map(Region)
+            .map(Region::shared)
             .map_err(D::Error::custom)
     }
 }
@@ -183,7 +206,7 @@ impl<T: Primitive> SharedRegion for Vec<T> {
 pub(super) struct ReceivedRegion {
     elem: ElementType,
     /// An `Arc<Vec<T>>` for `elem`'s `T`, not shared until decoded.
-    data: Arc<dyn Any + Send + Sync>,
+    data: AnyVec,
 }
 
 /// Calls `$body` with `$t` the Rust type of the element type `$elem` (bytes as `u8`).
@@ -234,7 +257,8 @@ macro_rules! with_elem {
     };
 }
 
-/// A zeroed vector for an incoming region.
+/// A vector for an incoming region: a spare one of its type and length (with the values of its
+/// last use), or a new, zeroed one.
 pub(super) fn region_buffer(shape: &RegionShape) -> Result<ReceivedRegion> {
     let size = shape.elem.size() as u64;
     if shape.bytes % size != 0 {
@@ -244,8 +268,11 @@ pub(super) fn region_buffer(shape: &RegionShape) -> Result<ReceivedRegion> {
         )));
     }
     let n = usize::try_from(shape.bytes / size).map_err(|_| Error::NoMemory)?;
-    let data: Arc<dyn Any + Send + Sync> =
-        with_elem!(shape.elem, T => Arc::new(vec![T::default(); n]));
+    let bytes = usize::try_from(shape.bytes).map_err(|_| Error::NoMemory)?;
+    let data = match spare::take(shape.elem, n, bytes) {
+        Some(data) => data,
+        None => with_elem!(shape.elem, T => Arc::new(vec![T::default(); n]) as AnyVec),
+    };
     Ok(ReceivedRegion {
         elem: shape.elem,
         data,

@@ -37,16 +37,26 @@ impl Flavor for Out {
 }
 
 /// Encodes a value; see the module doc.
-pub(super) struct Encoder {
+pub(super) struct Encoder<'p> {
     pg: postcard::Serializer<Out>,
+    /// Called every [`PROGRESS_EVERY`] bytes of output, if given.
+    progress: Option<&'p mut dyn FnMut()>,
+    /// The output length at which `progress` is called next.
+    progress_at: usize,
 }
 
-/// Encodes `value` into a new packed part (with its version byte).
-pub(super) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> FormatResult<Vec<u8>> {
+/// Encodes `value` into a new packed part (with its version byte); `progress`, if given, is
+/// called every [`PROGRESS_EVERY`] bytes of output.
+pub(super) fn to_bytes<T: Serialize + ?Sized>(
+    value: &T,
+    progress: Option<&mut dyn FnMut()>,
+) -> FormatResult<Vec<u8>> {
     let mut out = pool::take_for_encoding();
     out.push(VERSION);
     let mut enc = Encoder {
         pg: postcard::Serializer { output: Out(out) },
+        progress,
+        progress_at: PROGRESS_EVERY,
     };
     let done = value.serialize(&mut enc);
     let out = enc.pg.output.0;
@@ -62,9 +72,25 @@ pub(super) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> FormatResult<Vec<u8>
     }
 }
 
-impl Encoder {
+/// Bytes of output between two calls of the encoder's `progress`: the transfers of the
+/// messages sent before go on while a large value is encoded (the receiver decodes them
+/// meanwhile instead of waiting for the encoding to end).
+pub(super) const PROGRESS_EVERY: usize = 256 << 10;
+
+impl<'p> Encoder<'p> {
     fn out(&mut self) -> &mut Vec<u8> {
         &mut self.pg.output.0
+    }
+
+    /// Calls `progress` if the output has grown by [`PROGRESS_EVERY`] bytes since the last call.
+    #[inline]
+    fn maybe_progress(&mut self) {
+        if self.pg.output.0.len() >= self.progress_at {
+            self.progress_at = self.pg.output.0.len() + PROGRESS_EVERY;
+            if let Some(progress) = self.progress.as_mut() {
+                progress();
+            }
+        }
     }
 
     /// Writes a number in postcard's encoding.
@@ -91,7 +117,8 @@ impl Encoder {
         &mut self.pg
     }
 
-    fn seq(&mut self, len: usize) -> Elements<'_> {
+    fn seq(&mut self, len: usize) -> Elements<'_, 'p> {
+        self.maybe_progress();
         let layout = if len >= RAW_MIN {
             let at = self.out().len();
             self.out().push(ENCODED); // patched once the first element is known
@@ -129,16 +156,16 @@ macro_rules! others {
     )*};
 }
 
-impl<'a> ser::Serializer for &'a mut Encoder {
+impl<'a, 'p> ser::Serializer for &'a mut Encoder<'p> {
     type Ok = ();
     type Error = FormatError;
-    type SerializeSeq = Elements<'a>;
-    type SerializeTuple = Elements<'a>;
-    type SerializeTupleStruct = Elements<'a>;
-    type SerializeTupleVariant = Elements<'a>;
-    type SerializeMap = &'a mut Encoder;
-    type SerializeStruct = &'a mut Encoder;
-    type SerializeStructVariant = &'a mut Encoder;
+    type SerializeSeq = Elements<'a, 'p>;
+    type SerializeTuple = Elements<'a, 'p>;
+    type SerializeTupleStruct = Elements<'a, 'p>;
+    type SerializeTupleVariant = Elements<'a, 'p>;
+    type SerializeMap = &'a mut Encoder<'p>;
+    type SerializeStruct = &'a mut Encoder<'p>;
+    type SerializeStructVariant = &'a mut Encoder<'p>;
 
     fn is_human_readable(&self) -> bool {
         false
@@ -202,18 +229,22 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         value.serialize(self)
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> FormatResult<Elements<'a>> {
+    fn serialize_seq(self, len: Option<usize>) -> FormatResult<Elements<'a, 'p>> {
         let len = len.ok_or_else(|| FormatError("a sequence of unknown length".into()))?;
         self.other().serialize_u64(len as u64)?;
         Ok(self.seq(len))
     }
 
-    fn serialize_tuple(self, len: usize) -> FormatResult<Elements<'a>> {
+    fn serialize_tuple(self, len: usize) -> FormatResult<Elements<'a, 'p>> {
         self.other();
         Ok(self.seq(len))
     }
 
-    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> FormatResult<Elements<'a>> {
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> FormatResult<Elements<'a, 'p>> {
         self.other();
         Ok(self.seq(len))
     }
@@ -224,7 +255,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         index: u32,
         _variant: &'static str,
         len: usize,
-    ) -> FormatResult<Elements<'a>> {
+    ) -> FormatResult<Elements<'a, 'p>> {
         self.other().serialize_u32(index)?;
         Ok(self.seq(len))
     }
@@ -281,7 +312,10 @@ impl<'a> ser::Serializer for &'a mut Encoder {
             };
             // Numbers go straight into the output's reserved room, in a loop specialised for
             // the element size (one store per number).
-            let room = seq.len.saturating_sub(seq.done).min(RAW_RUN);
+            let room = seq
+                .len
+                .saturating_sub(seq.done)
+                .min(RAW_RUN_BYTES / k.size());
             let (count, other) = match k.size() {
                 1 => raw_run::<1, _>(seq.enc.out(), k, &mut iter, room),
                 2 => raw_run::<2, _>(seq.enc.out(), k, &mut iter, room),
@@ -289,6 +323,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                 _ => raw_run::<8, _>(seq.enc.out(), k, &mut iter, room),
             };
             seq.done += count;
+            seq.enc.maybe_progress();
             match other {
                 // It changes the layout: the general path, without probing it again (a
                 // `Region` adds itself to the message each time it is serialized).
@@ -310,9 +345,9 @@ impl<'a> ser::Serializer for &'a mut Encoder {
     }
 }
 
-/// The most numbers [`raw_run`] reserves room for at once: a sequence's announced length is
-/// not trusted with a reservation of its full size.
-const RAW_RUN: usize = 1 << 20;
+/// The most bytes of numbers [`raw_run`] writes at once: a sequence's announced length is not
+/// trusted with a reservation of its full size, and progress is made between runs.
+const RAW_RUN_BYTES: usize = PROGRESS_EVERY;
 
 /// An element that is not the next number of a raw array, and its probe.
 type Other<T> = Option<(T, Option<(Kind, u64)>)>;
@@ -378,15 +413,15 @@ struct Layout {
 }
 
 /// Writes the elements of a sequence, tuple, tuple struct or tuple variant.
-pub(super) struct Elements<'a> {
-    enc: &'a mut Encoder,
+pub(super) struct Elements<'a, 'p> {
+    enc: &'a mut Encoder<'p>,
     len: usize,
     done: usize,
     /// `None` below [`RAW_MIN`] elements: no layout byte, every element encoded.
     layout: Option<Layout>,
 }
 
-impl Elements<'_> {
+impl Elements<'_, '_> {
     #[inline]
     fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> FormatResult<()> {
         self.done += 1;
@@ -433,7 +468,7 @@ impl Elements<'_> {
         match (mode, number) {
             (Mode::Undecided, Some((n, bits))) => {
                 layout.mode = Mode::Raw(n);
-                let left = (self.len - self.done + 1).min(RAW_RUN) * n.size();
+                let left = ((self.len - self.done + 1) * n.size()).min(RAW_RUN_BYTES);
                 let out = enc.out();
                 out[layout.at] = n as u8;
                 out.reserve(left);
@@ -483,7 +518,7 @@ fn push_le(out: &mut Vec<u8>, kind: Kind, bits: u64) {
 
 /// Rewrites the raw array after the layout byte at `at` in postcard's encoding and marks the
 /// sequence encoded.
-fn to_encoded(enc: &mut Encoder, at: usize, kind: Kind) -> FormatResult<()> {
+fn to_encoded(enc: &mut Encoder<'_>, at: usize, kind: Kind) -> FormatResult<()> {
     let raw = enc.out().split_off(at + 1);
     enc.out()[at] = ENCODED;
     for number in raw.chunks_exact(kind.size()) {
@@ -496,7 +531,7 @@ fn to_encoded(enc: &mut Encoder, at: usize, kind: Kind) -> FormatResult<()> {
 
 macro_rules! element_traits {
     ($($trait:ident :: $method:ident;)*) => {$(
-        impl ser::$trait for Elements<'_> {
+        impl ser::$trait for Elements<'_, '_> {
             type Ok = ();
             type Error = FormatError;
             fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> FormatResult<()> {
@@ -516,7 +551,7 @@ element_traits! {
     SerializeTupleVariant::serialize_field;
 }
 
-impl ser::SerializeMap for &mut Encoder {
+impl ser::SerializeMap for &mut Encoder<'_> {
     type Ok = ();
     type Error = FormatError;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> FormatResult<()> {
@@ -532,7 +567,7 @@ impl ser::SerializeMap for &mut Encoder {
 
 macro_rules! field_traits {
     ($($trait:ident;)*) => {$(
-        impl ser::$trait for &mut Encoder {
+        impl ser::$trait for &mut Encoder<'_> {
             type Ok = ();
             type Error = FormatError;
             fn serialize_field<T: ?Sized + Serialize>(

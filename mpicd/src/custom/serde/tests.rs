@@ -598,3 +598,44 @@ fn timing_window() {
     assert_eq!(places[W - 1], v);
     eprintln!("window of {W} x 8 MiB, ms: custom-like send {cs:.1} recv {cr:.1}; serde send {ss:.1} (encode {se:.1}) recv {sr:.1} (incl. the simulated transfer); serde-region send {rs:.1} recv {rr:.1}");
 }
+
+#[test]
+#[ignore]
+fn timing_cold_places() {
+    use std::time::Instant;
+    const W: usize = 32;
+    let v: Vec<Vec<i32>> = (0..8192)
+        .map(|i| (0..256).map(|j| i * 256 + j).collect())
+        .collect();
+    let mut places: Vec<Vec<Vec<i32>>> = (0..W)
+        .map(|_| v.iter().map(|x| vec![0; x.len()]).collect())
+        .collect();
+    let enc = encode(&v).unwrap().bytes;
+    for round in 0..3 {
+        let t = Instant::now();
+        for p in places.iter_mut() {
+            let mut b = SerdeBuffer::new();
+            b.packed = pool::take(enc.len());
+            b.packed.extend_from_slice(&enc);
+            b.expected = enc.len();
+            b.decode_into(p).unwrap();
+        }
+        let d = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        for p in places.iter_mut() {
+            let mut b = pool::take(enc.len());
+            b.extend_from_slice(&enc);
+            let mut at = 1 + 2 + 1; // version, outer length varint (8192 = 2 bytes), layout
+            for x in p.iter_mut() {
+                at += 2 + 1; // inner length varint (256), layout byte
+                let n = x.len() * 4;
+                crate::datatype::bytes_of_mut(&mut x[..]).copy_from_slice(&b[at..at + n]);
+                at += n;
+            }
+            pool::give(b);
+        }
+        let c = t.elapsed().as_secs_f64() * 1e3;
+        eprintln!("round {round}: {W} x 8 MiB into cold places: decode_into {d:.1} ms, copy + memcpy per vector {c:.1} ms");
+    }
+    assert_eq!(places[0], v);
+}
