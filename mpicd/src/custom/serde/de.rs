@@ -2,7 +2,9 @@
 //! postcard's deserializer reading every scalar, string and header from the same input.
 //!
 //! A raw array is handed to the sequence's visitor element by element straight from the
-//! received bytes (no varint decoding, a bounds check per element).
+//! received bytes (no varint decoding, a bounds check per element), through a sequence access
+//! whose type carries the number's kind and size: in the visitor's loop, an element is a
+//! length test, a load and the visitor's store.
 
 use super::format::{FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
 use postcard::de_flavors::Flavor;

@@ -55,19 +55,38 @@
 //! from complete input, so the encoded part is produced in one buffer before the send starts and
 //! received into one buffer before decoding: a serde message costs its encoded size on each side,
 //! on top of the engine's fixed bound. The arrays of numbers in it are copied once into that
-//! buffer (element by element, from the values `Serialize` hands over) and once out of it into
-//! the decoded value; only [`Region`]s travel without either copy. The bridge cannot send a plain
-//! `Vec<f64>` from the caller's memory: serde hands each element by a reference that is valid
-//! only during that call (a `Serialize` impl may serialize a temporary, or a `Mutex`'s contents
-//! whose lock it then releases), so nothing proves the memory outlives the send. A [`Region`]'s
-//! array is shared with the send instead (an `Arc`), which is what makes it safe to send in
-//! place, also from `isend_serde`, which returns before the send completes and does not borrow
-//! the value. Use [`Region`]s for the large arrays of a message sent often; plain vectors of
-//! numbers cost two copies, no longer a varint per element. A receiver that gets the same kind
-//! of value again and again decodes into the previous one ([`SerdeBuffer::decode_into`],
-//! [`crate::SerdeExt::recv_serde_into`]) and so reuses its vectors. The buffers of large
-//! messages are kept for the next ones when a message is done (up to 64 MiB per process), since
-//! freeing and faulting in fresh pages for each cost as much as encoding.
+//! buffer (from the values `Serialize` hands over, in a loop specialised for the element type,
+//! which the compiler vectorises for a `Vec` of numbers) and once out of it into the decoded
+//! value (element by element: serde's `Vec` visitors take one element per call); only
+//! [`Region`]s travel without either copy. The bridge cannot send a plain `Vec<f64>` from the
+//! caller's memory: serde hands each element by a reference that is valid only during that call
+//! (a `Serialize` impl may serialize a temporary, or a `Mutex`'s contents whose lock it then
+//! releases), so nothing proves the memory outlives the send. A [`Region`]'s array is shared
+//! with the send instead (an `Arc`), which is what makes it safe to send in place, also from
+//! `isend_serde`, which returns before the send completes and does not borrow the value. Use
+//! [`Region`]s for the large arrays of a message sent often; plain vectors of numbers cost two
+//! copies, no longer a varint per element. A receiver that gets the same kind of value again
+//! and again decodes into the previous one ([`SerdeBuffer::decode_into`],
+//! [`crate::SerdeExt::recv_serde_into`]) and so reuses its vectors.
+//!
+//! Freeing a large buffer and faulting in fresh pages for the next one cost as much as
+//! encoding it, so the bridge keeps what it frees for the next messages:
+//! - the buffers of large encodings and packed parts (64 KiB and more) go back to a pool when
+//!   their message is done. The pool holds at most what the bridge had in use at once at its
+//!   peak (it allocates only when no kept buffer fits, and then first frees kept ones too small,
+//!   as many bytes as it allocates), and at most 1 GiB: a sender with 64 messages of 8 MiB in
+//!   flight keeps 512 MiB for its next window. A receiver takes its buffer when the first piece
+//!   of the packed part arrives, not when the message is matched, so a receiver with many
+//!   receives posted holds about one buffer per message being received or decoded, not one per
+//!   posted receive; the buffer is filled as the pieces arrive (never zeroed first).
+//! - the vector of a [`Region`] dropped whole (no clone left, 512 bytes or more) is kept on its
+//!   thread, up to 1 GiB, for the next received region of the same element type and length,
+//!   which the message then overwrites (every bit pattern is a valid number).
+//!
+//! [`release_buffers`] frees both. `isend_serde` also lets the engine progress every 256 KiB of
+//! a large encoding, so the transfers of the messages sent before go on meanwhile. This runs
+//! the callbacks of other operations (packing and unpacking) in the middle of the value's
+//! `Serialize`: a `Serialize` impl must not hold a lock that such a callback takes.
 //!
 //! # Region outside the bridge
 //! [`Region<T>`] serializes as a plain sequence of `T` with any other serializer (JSON, postcard
@@ -361,3 +380,7 @@ impl Drop for DecodeScope {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_paths;
+#[cfg(test)]
+mod timing;

@@ -5,7 +5,11 @@
 //! serializes as one number of the same kind, the encoder appends the number's bytes to a raw
 //! array (the element's own `serialize_*` call gives the value, so a type whose `Serialize`
 //! transforms its value travels transformed). The first element that is anything else turns the
-//! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding.
+//! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding. A
+//! collection's elements (`collect_seq`) are written by [`raw_run`], a loop specialised for the
+//! element size in which the kind test does not depend on the element once `serialize` is
+//! inlined: for a `Vec` of numbers the compiler hoists it and vectorises the copy. The encoder
+//! calls its `progress` hook every [`PROGRESS_EVERY`] bytes of output (between runs).
 
 use super::format::{number_methods, FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
 use super::pool;
@@ -347,7 +351,7 @@ impl<'a, 'p> ser::Serializer for &'a mut Encoder<'p> {
 
 /// The most bytes of numbers [`raw_run`] writes at once: a sequence's announced length is not
 /// trusted with a reservation of its full size, and progress is made between runs.
-const RAW_RUN_BYTES: usize = PROGRESS_EVERY;
+pub(super) const RAW_RUN_BYTES: usize = PROGRESS_EVERY;
 
 /// An element that is not the next number of a raw array, and its probe.
 type Other<T> = Option<(T, Option<(Kind, u64)>)>;
