@@ -2,7 +2,9 @@
 //! postcard's deserializer reading every scalar, string and header from the same input.
 //!
 //! A raw array is handed to the sequence's visitor element by element straight from the
-//! received bytes (no varint decoding, a bounds check per element).
+//! received bytes (no varint decoding, a bounds check per element), through a sequence access
+//! whose type carries the number's kind and size: in the visitor's loop, an element is a
+//! length test, a load and the visitor's store.
 
 use super::format::{FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
 use postcard::de_flavors::Flavor;
@@ -143,7 +145,21 @@ impl<'de> Decoder<'de> {
                     .checked_mul(kind.size())
                     .ok_or_else(|| FormatError(format!("a sequence of {len} elements")))?;
                 let bytes = self.input.take(bytes)?;
-                visitor.visit_seq(Numbers { kind, bytes })
+                // The kind in the type: the visitor's loop then reads a number of a known size
+                // and kind, its state in registers.
+                use Kind::*;
+                match kind {
+                    U8 => visitor.visit_seq(Numbers::<{ U8 as u8 }, 1>(bytes)),
+                    I8 => visitor.visit_seq(Numbers::<{ I8 as u8 }, 1>(bytes)),
+                    U16 => visitor.visit_seq(Numbers::<{ U16 as u8 }, 2>(bytes)),
+                    I16 => visitor.visit_seq(Numbers::<{ I16 as u8 }, 2>(bytes)),
+                    U32 => visitor.visit_seq(Numbers::<{ U32 as u8 }, 4>(bytes)),
+                    I32 => visitor.visit_seq(Numbers::<{ I32 as u8 }, 4>(bytes)),
+                    U64 => visitor.visit_seq(Numbers::<{ U64 as u8 }, 8>(bytes)),
+                    I64 => visitor.visit_seq(Numbers::<{ I64 as u8 }, 8>(bytes)),
+                    F32 => visitor.visit_seq(Numbers::<{ F32 as u8 }, 4>(bytes)),
+                    F64 => visitor.visit_seq(Numbers::<{ F64 as u8 }, 8>(bytes)),
+                }
             }
         }
     }
@@ -344,13 +360,10 @@ impl<'de> de::MapAccess<'de> for Entries<'_, 'de> {
     }
 }
 
-/// The elements of a raw array.
-struct Numbers<'de> {
-    kind: Kind,
-    bytes: &'de [u8],
-}
+/// The elements of a raw array of numbers of kind `K` (a [`Kind`]'s byte), `N` bytes each.
+struct Numbers<'de, const K: u8, const N: usize>(&'de [u8]);
 
-impl<'de> de::SeqAccess<'de> for Numbers<'de> {
+impl<'de, const K: u8, const N: usize> de::SeqAccess<'de> for Numbers<'de, K, N> {
     type Error = FormatError;
 
     #[inline]
@@ -358,45 +371,35 @@ impl<'de> de::SeqAccess<'de> for Numbers<'de> {
         &mut self,
         seed: S,
     ) -> FormatResult<Option<S::Value>> {
-        let Some((one, rest)) = self.bytes.split_at_checked(self.kind.size()) else {
+        let Some((one, rest)) = self.0.split_first_chunk::<N>() else {
             return Ok(None);
         };
-        self.bytes = rest;
-        seed.deserialize(Number {
-            kind: self.kind,
-            le: one,
-        })
-        .map(Some)
+        self.0 = rest;
+        let mut le = [0u8; 8];
+        le[..N].copy_from_slice(one);
+        seed.deserialize(Number::<K>(u64::from_le_bytes(le)))
+            .map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.bytes.len() / self.kind.size())
+        Some(self.0.len() / N)
     }
 }
 
-/// One number of a raw array: it deserializes as whatever number type asks for it (serde's
-/// visitors convert, range-checked), as the newtype around one, and as nothing else.
-struct Number<'de> {
-    kind: Kind,
-    le: &'de [u8],
-}
-
-macro_rules! read {
-    ($self:ident, $t:ty) => {{
-        let mut b = [0u8; std::mem::size_of::<$t>()];
-        b.copy_from_slice(&$self.le[..std::mem::size_of::<$t>()]);
-        <$t>::from_le_bytes(b)
-    }};
-}
+/// One number of a raw array (its bits, zero-extended): it deserializes as whatever number
+/// type asks for it (serde's visitors convert, range-checked), as the newtype around one, and
+/// as nothing else.
+struct Number<const K: u8>(u64);
 
 /// The number methods: a direct read when the array holds the type asked for (the usual case,
 /// one predictable branch per element), the conversions of `deserialize_any` otherwise.
 macro_rules! numbers {
-    ($($method:ident $visit:ident $t:ty => $kind:ident;)*) => {$(
+    ($($method:ident $visit:ident $value:expr => $kind:ident;)*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> FormatResult<V::Value> {
-            if self.kind == Kind::$kind {
-                visitor.$visit(read!(self, $t))
+            if K == Kind::$kind as u8 {
+                #[allow(clippy::redundant_closure_call)]
+                visitor.$visit(($value)(self.0))
             } else {
                 self.deserialize_any(visitor)
             }
@@ -404,7 +407,7 @@ macro_rules! numbers {
     )*};
 }
 
-impl<'de> de::Deserializer<'de> for Number<'de> {
+impl<'de, const K: u8> de::Deserializer<'de> for Number<K> {
     type Error = FormatError;
 
     fn is_human_readable(&self) -> bool {
@@ -412,31 +415,33 @@ impl<'de> de::Deserializer<'de> for Number<'de> {
     }
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> FormatResult<V::Value> {
-        match self.kind {
-            Kind::U8 => visitor.visit_u8(read!(self, u8)),
-            Kind::I8 => visitor.visit_i8(read!(self, i8)),
-            Kind::U16 => visitor.visit_u16(read!(self, u16)),
-            Kind::I16 => visitor.visit_i16(read!(self, i16)),
-            Kind::U32 => visitor.visit_u32(read!(self, u32)),
-            Kind::I32 => visitor.visit_i32(read!(self, i32)),
-            Kind::U64 => visitor.visit_u64(read!(self, u64)),
-            Kind::I64 => visitor.visit_i64(read!(self, i64)),
-            Kind::F32 => visitor.visit_f32(read!(self, f32)),
-            Kind::F64 => visitor.visit_f64(read!(self, f64)),
+        let bits = self.0;
+        match Kind::from_byte(K) {
+            Some(Kind::U8) => visitor.visit_u8(bits as u8),
+            Some(Kind::I8) => visitor.visit_i8(bits as u8 as i8),
+            Some(Kind::U16) => visitor.visit_u16(bits as u16),
+            Some(Kind::I16) => visitor.visit_i16(bits as u16 as i16),
+            Some(Kind::U32) => visitor.visit_u32(bits as u32),
+            Some(Kind::I32) => visitor.visit_i32(bits as u32 as i32),
+            Some(Kind::U64) => visitor.visit_u64(bits),
+            Some(Kind::I64) => visitor.visit_i64(bits as i64),
+            Some(Kind::F32) => visitor.visit_f32(f32::from_bits(bits as u32)),
+            Some(Kind::F64) => visitor.visit_f64(f64::from_bits(bits)),
+            None => Err(FormatError(format!("unknown number kind {K}"))),
         }
     }
 
     numbers! {
-        deserialize_u8 visit_u8 u8 => U8;
-        deserialize_i8 visit_i8 i8 => I8;
-        deserialize_u16 visit_u16 u16 => U16;
-        deserialize_i16 visit_i16 i16 => I16;
-        deserialize_u32 visit_u32 u32 => U32;
-        deserialize_i32 visit_i32 i32 => I32;
-        deserialize_u64 visit_u64 u64 => U64;
-        deserialize_i64 visit_i64 i64 => I64;
-        deserialize_f32 visit_f32 f32 => F32;
-        deserialize_f64 visit_f64 f64 => F64;
+        deserialize_u8 visit_u8 |b: u64| b as u8 => U8;
+        deserialize_i8 visit_i8 |b: u64| b as u8 as i8 => I8;
+        deserialize_u16 visit_u16 |b: u64| b as u16 => U16;
+        deserialize_i16 visit_i16 |b: u64| b as u16 as i16 => I16;
+        deserialize_u32 visit_u32 |b: u64| b as u32 => U32;
+        deserialize_i32 visit_i32 |b: u64| b as u32 as i32 => I32;
+        deserialize_u64 visit_u64 |b: u64| b => U64;
+        deserialize_i64 visit_i64 |b: u64| b as i64 => I64;
+        deserialize_f32 visit_f32 |b: u64| f32::from_bits(b as u32) => F32;
+        deserialize_f64 visit_f64 f64::from_bits => F64;
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(

@@ -55,19 +55,38 @@
 //! from complete input, so the encoded part is produced in one buffer before the send starts and
 //! received into one buffer before decoding: a serde message costs its encoded size on each side,
 //! on top of the engine's fixed bound. The arrays of numbers in it are copied once into that
-//! buffer (element by element, from the values `Serialize` hands over) and once out of it into
-//! the decoded value; only [`Region`]s travel without either copy. The bridge cannot send a plain
-//! `Vec<f64>` from the caller's memory: serde hands each element by a reference that is valid
-//! only during that call (a `Serialize` impl may serialize a temporary, or a `Mutex`'s contents
-//! whose lock it then releases), so nothing proves the memory outlives the send. A [`Region`]'s
-//! array is shared with the send instead (an `Arc`), which is what makes it safe to send in
-//! place, also from `isend_serde`, which returns before the send completes and does not borrow
-//! the value. Use [`Region`]s for the large arrays of a message sent often; plain vectors of
-//! numbers cost two copies, no longer a varint per element. A receiver that gets the same kind
-//! of value again and again decodes into the previous one ([`SerdeBuffer::decode_into`],
-//! [`crate::SerdeExt::recv_serde_into`]) and so reuses its vectors. The buffers of large
-//! messages are kept for the next ones when a message is done (up to 64 MiB per process), since
-//! freeing and faulting in fresh pages for each cost as much as encoding.
+//! buffer (from the values `Serialize` hands over, in a loop specialised for the element type,
+//! which the compiler vectorises for a `Vec` of numbers) and once out of it into the decoded
+//! value (element by element: serde's `Vec` visitors take one element per call); only
+//! [`Region`]s travel without either copy. The bridge cannot send a plain `Vec<f64>` from the
+//! caller's memory: serde hands each element by a reference that is valid only during that call
+//! (a `Serialize` impl may serialize a temporary, or a `Mutex`'s contents whose lock it then
+//! releases), so nothing proves the memory outlives the send. A [`Region`]'s array is shared
+//! with the send instead (an `Arc`), which is what makes it safe to send in place, also from
+//! `isend_serde`, which returns before the send completes and does not borrow the value. Use
+//! [`Region`]s for the large arrays of a message sent often; plain vectors of numbers cost two
+//! copies, no longer a varint per element. A receiver that gets the same kind of value again
+//! and again decodes into the previous one ([`SerdeBuffer::decode_into`],
+//! [`crate::SerdeExt::recv_serde_into`]) and so reuses its vectors.
+//!
+//! Freeing a large buffer and faulting in fresh pages for the next one cost as much as
+//! encoding it, so the bridge keeps what it frees for the next messages:
+//! - the buffers of large encodings and packed parts (64 KiB and more) go back to a pool when
+//!   their message is done. The pool holds at most what the bridge had in use at once at its
+//!   peak (it allocates only when no kept buffer fits, and then first frees kept ones too small,
+//!   as many bytes as it allocates), and at most 1 GiB: a sender with 64 messages of 8 MiB in
+//!   flight keeps 512 MiB for its next window. A receiver takes its buffer when the first piece
+//!   of the packed part arrives, not when the message is matched, so a receiver with many
+//!   receives posted holds about one buffer per message being received or decoded, not one per
+//!   posted receive; the buffer is filled as the pieces arrive (never zeroed first).
+//! - the vector of a [`Region`] dropped whole (no clone left, 512 bytes or more) is kept on its
+//!   thread, up to 1 GiB, for the next received region of the same element type and length,
+//!   which the message then overwrites (every bit pattern is a valid number).
+//!
+//! [`release_buffers`] frees both. `isend_serde` also lets the engine progress every 256 KiB of
+//! a large encoding, so the transfers of the messages sent before go on meanwhile. This runs
+//! the callbacks of other operations (packing and unpacking) in the middle of the value's
+//! `Serialize`: a `Serialize` impl must not hold a lock that such a callback takes.
 //!
 //! # Region outside the bridge
 //! [`Region<T>`] serializes as a plain sequence of `T` with any other serializer (JSON, postcard
@@ -79,15 +98,24 @@ mod pool;
 mod probe;
 mod region;
 mod ser;
+mod spare;
 
 pub use region::Region;
+
+/// Frees the buffers the bridge keeps for its next large messages, and the vectors of dropped
+/// [`Region`]s this thread keeps for its next received regions (see *Memory and copies*): for
+/// a process done with serde messages for a while, or low on memory.
+pub fn release_buffers() {
+    pool::release();
+    spare::release();
+}
 
 use super::parts::{CustomRecv, CustomSend, RecvParts, SendParts};
 use super::Shape;
 use crate::error::{Error, Result};
 use ::serde::de::DeserializeOwned;
 use ::serde::Serialize;
-use region::{region_buffer, ReceivedRegion, SharedRegion};
+use region::{add_received, region_buffer, ReceivedRegion, SharedRegion};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -118,8 +146,26 @@ pub(crate) struct Encoded {
 
 /// Encodes `value` for the bridge; [`Region`]s inside it are collected, not encoded.
 pub(crate) fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Encoded> {
+    encode_progressing(value, None)
+}
+
+/// [`encode`], calling `progress` every 256 KiB of output (a sender moves its earlier messages
+/// on meanwhile).
+pub(crate) fn encode_progressing<T: Serialize + ?Sized>(
+    value: &T,
+    progress: Option<&mut dyn FnMut()>,
+) -> Result<Encoded> {
     let scope = EncodeScope::enter();
-    let bytes = ser::to_bytes(value);
+    // Whatever progress runs (other operations' callbacks) serializes outside this encoding:
+    // the regions met so far are put aside meanwhile.
+    let mut outside = progress.map(|progress| {
+        move || {
+            let mine = ENCODING.with(|e| e.take());
+            progress();
+            ENCODING.with(|e| *e.borrow_mut() = mine);
+        }
+    });
+    let bytes = ser::to_bytes(value, outside.as_mut().map(|p| p as &mut dyn FnMut()));
     let regions = scope.finish();
     let bytes = bytes.map_err(|e| Error::InvalidArgument(format!("serde encoding failed: {e}")))?;
     Ok(Encoded { bytes, regions })
@@ -180,7 +226,7 @@ impl Drop for EncodeScope {
 
 /// What the bridge's decoding of one value uses.
 struct DecodeState {
-    regions: VecDeque<Box<dyn ReceivedRegion>>,
+    regions: VecDeque<ReceivedRegion>,
     /// The first region mismatch, reported instead of the deserializer's generic error.
     error: Option<String>,
 }
@@ -190,8 +236,11 @@ struct DecodeState {
 /// `world.irecv_custom(scope, &mut buffer, source, tag)` / `message.recv_custom(&mut buffer)`.
 #[derive(Default)]
 pub struct SerdeBuffer {
+    /// The packed part received so far.
     packed: Vec<u8>,
-    regions: Vec<Box<dyn ReceivedRegion>>,
+    /// The size of the packed part the sender announced.
+    expected: usize,
+    regions: Vec<ReceivedRegion>,
 }
 
 impl SerdeBuffer {
@@ -218,6 +267,13 @@ impl SerdeBuffer {
 
     fn decode_with<R>(&mut self, run: impl FnOnce(&[u8]) -> format::FormatResult<R>) -> Result<R> {
         let bytes = std::mem::take(&mut self.packed);
+        if bytes.len() != std::mem::take(&mut self.expected) {
+            pool::give(bytes);
+            self.regions.clear();
+            return Err(Error::InvalidDatatype(
+                "serde decoding failed: the message was not received whole".into(),
+            ));
+        }
         let regions: VecDeque<_> = std::mem::take(&mut self.regions).into();
         let scope = DecodeScope::enter(regions);
         let result = run(&bytes);
@@ -239,15 +295,24 @@ impl SerdeBuffer {
     }
 }
 
+impl Drop for SerdeBuffer {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.packed));
+    }
+}
+
 impl CustomRecv for SerdeBuffer {
     fn resize(&mut self, shape: &Shape) -> Result<()> {
         let packed = usize::try_from(shape.packed_bytes).map_err(|_| Error::NoMemory)?;
+        // Filled as the pieces arrive (never zeroed first); `expected` tells a complete part.
+        // A buffer too small goes back now, and its replacement is taken when the first piece
+        // arrives: with many receives posted, a message then takes the buffer that the one
+        // before it just left (warm in cache) instead of each holding one from its match on.
         if self.packed.capacity() < packed {
-            pool::give(std::mem::replace(&mut self.packed, pool::take(packed)));
+            pool::give(std::mem::take(&mut self.packed));
         }
-        // Bytes left from an earlier message are kept (the message overwrites them all): only
-        // the part never written is zeroed.
-        self.packed.resize(packed, 0);
+        self.packed.clear();
+        self.expected = packed;
         self.regions.clear();
         self.regions
             .try_reserve_exact(shape.region_count())
@@ -259,19 +324,21 @@ impl CustomRecv for SerdeBuffer {
     }
 
     fn parts(&mut self) -> Result<RecvParts<'_>> {
-        let packed = &mut self.packed;
-        let mut parts = RecvParts::new().packed(packed.len(), move |offset, src| {
+        let (packed, expected) = (&mut self.packed, self.expected);
+        let parts = RecvParts::new().packed(expected, move |offset, src| {
+            // Pieces arrive in order and without gaps (the engine's contract): each one extends
+            // the part, within the capacity `resize` made.
             let start = usize::try_from(offset).map_err(|_| Error::InvalidMessage)?;
-            packed
-                .get_mut(start..start + src.len())
-                .ok_or(Error::InvalidMessage)?
-                .copy_from_slice(src);
+            if start != packed.len() || src.len() > expected - start {
+                return Err(Error::InvalidMessage);
+            }
+            if packed.capacity() < expected {
+                *packed = pool::take(expected);
+            }
+            packed.extend_from_slice(src);
             Ok(())
         });
-        for r in self.regions.iter_mut() {
-            parts = r.add_to(parts);
-        }
-        Ok(parts)
+        Ok(add_received(parts, &mut self.regions))
     }
 }
 
@@ -283,7 +350,7 @@ struct DecodeScope {
 }
 
 impl DecodeScope {
-    fn enter(regions: VecDeque<Box<dyn ReceivedRegion>>) -> DecodeScope {
+    fn enter(regions: VecDeque<ReceivedRegion>) -> DecodeScope {
         let mine = DecodeState {
             regions,
             error: None,
@@ -313,3 +380,7 @@ impl Drop for DecodeScope {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_paths;
+#[cfg(test)]
+mod timing;

@@ -1,6 +1,7 @@
 //! [`Region<T>`]: an array a serde message carries as a region of the message instead of
 //! encoding it, and the region lists of the bridge's sending and receiving sides.
 
+use super::spare::{self, AnyVec};
 use super::{DECODING, ENCODING};
 use crate::custom::parts::{RecvParts, SendParts};
 use crate::custom::RegionShape;
@@ -8,25 +9,36 @@ use crate::datatype::{ElementType, Primitive};
 use crate::error::{Error, Result};
 use ::serde::de::Error as _;
 use ::serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::any::Any;
 use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 /// An array of primitives that a serde message carries as a region instead of encoding it.
 ///
 /// It derefs to `[T]`; the array is shared (cheap to clone), and writing through
 /// [`Region::make_mut`] or `DerefMut` copies it first if a send still uses it.
-pub struct Region<T: Primitive>(Arc<Vec<T>>);
+///
+/// Dropped whole (no clone left), a large region's vector is kept on its thread for the next
+/// region of the same type and length the bridge receives there (see `custom/serde/spare.rs`;
+/// [`super::release_buffers`] frees them).
+pub struct Region<T: Primitive>(ManuallyDrop<Arc<Vec<T>>>);
 
 impl<T: Primitive> Region<T> {
     /// Wraps a vector (no copy).
     pub fn new(data: Vec<T>) -> Region<T> {
-        Region(Arc::new(data))
+        Region::shared(Arc::new(data))
+    }
+
+    fn shared(data: Arc<Vec<T>>) -> Region<T> {
+        Region(ManuallyDrop::new(data))
     }
 
     /// The vector, without a copy unless a clone of this region is still alive.
     pub fn into_vec(self) -> Vec<T> {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped nor used again, so its array is taken only once.
+        let data = unsafe { ManuallyDrop::take(&mut this.0) };
+        Arc::try_unwrap(data).unwrap_or_else(|shared| (*shared).clone())
     }
 
     /// The vector, for changes (copied first if shared).
@@ -40,9 +52,20 @@ impl<T: Primitive> Region<T> {
     }
 }
 
+impl<T: Primitive> Drop for Region<T> {
+    fn drop(&mut self) {
+        // SAFETY: dropping: the field is not used again.
+        let mut data = unsafe { ManuallyDrop::take(&mut self.0) };
+        if Arc::get_mut(&mut data).is_some() {
+            let bytes = data.capacity() * std::mem::size_of::<T>();
+            spare::keep(T::TYPE, data.len(), bytes, data);
+        }
+    }
+}
+
 impl<T: Primitive> Clone for Region<T> {
     fn clone(&self) -> Self {
-        Region(Arc::clone(&self.0))
+        Region::shared(Arc::clone(&self.0))
     }
 }
 
@@ -93,7 +116,7 @@ impl<T: Primitive + Serialize> Serialize for Region<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let in_bridge = ENCODING.with(|e| match e.borrow_mut().as_mut() {
             Some(regions) => {
-                regions.push(Arc::clone(&self.0) as Arc<dyn SharedRegion>);
+                regions.push(Arc::clone(&*self.0) as Arc<dyn SharedRegion>);
                 true
             }
             None => false,
@@ -124,28 +147,28 @@ impl<'de, T: Primitive + Deserialize<'de>> Deserialize<'de> for Region<T> {
                 }
                 taken
             })
-            .map(|v| Region(Arc::new(v)))
+            .map(Region::shared)
             .map_err(D::Error::custom)
     }
 }
 
-/// The next received region as a `Vec<T>` of `len` elements.
+/// The next received region, of `len` elements of `T`.
 pub(super) fn take_region<T: Primitive>(
-    regions: &mut VecDeque<Box<dyn ReceivedRegion>>,
+    regions: &mut VecDeque<ReceivedRegion>,
     len: u64,
-) -> std::result::Result<Vec<T>, String> {
+) -> std::result::Result<Arc<Vec<T>>, String> {
     let region = regions
         .pop_front()
         .ok_or_else(|| "the message has fewer regions than the type".to_string())?;
-    let elem = region.elem();
-    if elem != T::TYPE {
+    if region.elem != T::TYPE {
         return Err(format!(
-            "a region of {elem:?} was received for a Region of {:?}",
+            "a region of {:?} was received for a Region of {:?}",
+            region.elem,
             T::TYPE
         ));
     }
     let data = region
-        .into_any()
+        .data
         .downcast::<Vec<T>>()
         .map_err(|_| "region buffer of an unexpected type".to_string())?;
     if data.len() as u64 != len {
@@ -154,7 +177,7 @@ pub(super) fn take_region<T: Primitive>(
             data.len()
         ));
     }
-    Ok(*data)
+    Ok(data)
 }
 
 // ----- sending -----
@@ -178,27 +201,65 @@ impl<T: Primitive> SharedRegion for Vec<T> {
     }
 }
 
-/// A received region: a vector of the element type the sender announced.
-pub(super) trait ReceivedRegion: Send {
-    fn elem(&self) -> ElementType;
-    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a>;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+/// A received region: a vector of the element type the sender announced (`elem`), allocated
+/// where the decoded [`Region`] will keep it (no copy, no allocation when decoding).
+pub(super) struct ReceivedRegion {
+    elem: ElementType,
+    /// An `Arc<Vec<T>>` for `elem`'s `T`, not shared until decoded.
+    data: AnyVec,
 }
 
-impl<T: Primitive> ReceivedRegion for Vec<T> {
-    fn elem(&self) -> ElementType {
-        T::TYPE
-    }
-    fn add_to<'a>(&'a mut self, parts: RecvParts<'a>) -> RecvParts<'a> {
-        parts.region(&mut self[..])
-    }
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
-    }
+/// Calls `$body` with `$t` the Rust type of the element type `$elem` (bytes as `u8`).
+macro_rules! with_elem {
+    ($elem:expr, $t:ident => $body:expr) => {
+        match $elem {
+            ElementType::Byte | ElementType::U8 => {
+                type $t = u8;
+                $body
+            }
+            ElementType::I8 => {
+                type $t = i8;
+                $body
+            }
+            ElementType::I16 => {
+                type $t = i16;
+                $body
+            }
+            ElementType::U16 => {
+                type $t = u16;
+                $body
+            }
+            ElementType::I32 => {
+                type $t = i32;
+                $body
+            }
+            ElementType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ElementType::I64 => {
+                type $t = i64;
+                $body
+            }
+            ElementType::U64 => {
+                type $t = u64;
+                $body
+            }
+            ElementType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ElementType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
 }
 
-/// A zeroed vector for an incoming region.
-pub(super) fn region_buffer(shape: &RegionShape) -> Result<Box<dyn ReceivedRegion>> {
+/// A vector for an incoming region: a spare one of its type and length (with the values of its
+/// last use), or a new, zeroed one.
+pub(super) fn region_buffer(shape: &RegionShape) -> Result<ReceivedRegion> {
     let size = shape.elem.size() as u64;
     if shape.bytes % size != 0 {
         return Err(Error::InvalidDatatype(format!(
@@ -207,16 +268,36 @@ pub(super) fn region_buffer(shape: &RegionShape) -> Result<Box<dyn ReceivedRegio
         )));
     }
     let n = usize::try_from(shape.bytes / size).map_err(|_| Error::NoMemory)?;
-    Ok(match shape.elem {
-        ElementType::Byte | ElementType::U8 => Box::new(vec![0u8; n]),
-        ElementType::I8 => Box::new(vec![0i8; n]),
-        ElementType::I16 => Box::new(vec![0i16; n]),
-        ElementType::U16 => Box::new(vec![0u16; n]),
-        ElementType::I32 => Box::new(vec![0i32; n]),
-        ElementType::U32 => Box::new(vec![0u32; n]),
-        ElementType::I64 => Box::new(vec![0i64; n]),
-        ElementType::U64 => Box::new(vec![0u64; n]),
-        ElementType::F32 => Box::new(vec![0f32; n]),
-        ElementType::F64 => Box::new(vec![0f64; n]),
+    let bytes = usize::try_from(shape.bytes).map_err(|_| Error::NoMemory)?;
+    let data = match spare::take(shape.elem, n, bytes) {
+        Some(data) => data,
+        None => with_elem!(shape.elem, T => Arc::new(vec![T::default(); n]) as AnyVec),
+    };
+    Ok(ReceivedRegion {
+        elem: shape.elem,
+        data,
     })
+}
+
+/// Adds the received regions' vectors to `parts`, each run of one element type at once.
+pub(super) fn add_received<'a>(
+    mut parts: RecvParts<'a>,
+    mut regions: &'a mut [ReceivedRegion],
+) -> RecvParts<'a> {
+    while let Some(first) = regions.first() {
+        let elem = first.elem;
+        let n = regions
+            .iter()
+            .position(|r| r.elem != elem)
+            .unwrap_or(regions.len());
+        let (run, rest) = std::mem::take(&mut regions).split_at_mut(n);
+        regions = rest;
+        // Every vector is of `elem`'s type and not shared yet (made by `region_buffer`), so
+        // none is skipped.
+        parts = with_elem!(elem, T => parts.regions(run.iter_mut().filter_map(|r| {
+            let v = Arc::get_mut(&mut r.data)?.downcast_mut::<Vec<T>>()?;
+            Some(&mut v[..])
+        })));
+    }
+    parts
 }

@@ -5,7 +5,11 @@
 //! serializes as one number of the same kind, the encoder appends the number's bytes to a raw
 //! array (the element's own `serialize_*` call gives the value, so a type whose `Serialize`
 //! transforms its value travels transformed). The first element that is anything else turns the
-//! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding.
+//! sequence into an encoded one: the numbers so far are rewritten in postcard's encoding. A
+//! collection's elements (`collect_seq`) are written by [`raw_run`], a loop specialised for the
+//! element size in which the kind test does not depend on the element once `serialize` is
+//! inlined: for a `Vec` of numbers the compiler hoists it and vectorises the copy. The encoder
+//! calls its `progress` hook every [`PROGRESS_EVERY`] bytes of output (between runs).
 
 use super::format::{number_methods, FormatError, FormatResult, Kind, ENCODED, RAW_MIN, VERSION};
 use super::pool;
@@ -37,16 +41,26 @@ impl Flavor for Out {
 }
 
 /// Encodes a value; see the module doc.
-pub(super) struct Encoder {
+pub(super) struct Encoder<'p> {
     pg: postcard::Serializer<Out>,
+    /// Called every [`PROGRESS_EVERY`] bytes of output, if given.
+    progress: Option<&'p mut dyn FnMut()>,
+    /// The output length at which `progress` is called next.
+    progress_at: usize,
 }
 
-/// Encodes `value` into a new packed part (with its version byte).
-pub(super) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> FormatResult<Vec<u8>> {
+/// Encodes `value` into a new packed part (with its version byte); `progress`, if given, is
+/// called every [`PROGRESS_EVERY`] bytes of output.
+pub(super) fn to_bytes<T: Serialize + ?Sized>(
+    value: &T,
+    progress: Option<&mut dyn FnMut()>,
+) -> FormatResult<Vec<u8>> {
     let mut out = pool::take_for_encoding();
     out.push(VERSION);
     let mut enc = Encoder {
         pg: postcard::Serializer { output: Out(out) },
+        progress,
+        progress_at: PROGRESS_EVERY,
     };
     let done = value.serialize(&mut enc);
     let out = enc.pg.output.0;
@@ -62,9 +76,25 @@ pub(super) fn to_bytes<T: Serialize + ?Sized>(value: &T) -> FormatResult<Vec<u8>
     }
 }
 
-impl Encoder {
+/// Bytes of output between two calls of the encoder's `progress`: the transfers of the
+/// messages sent before go on while a large value is encoded (the receiver decodes them
+/// meanwhile instead of waiting for the encoding to end).
+pub(super) const PROGRESS_EVERY: usize = 256 << 10;
+
+impl<'p> Encoder<'p> {
     fn out(&mut self) -> &mut Vec<u8> {
         &mut self.pg.output.0
+    }
+
+    /// Calls `progress` if the output has grown by [`PROGRESS_EVERY`] bytes since the last call.
+    #[inline]
+    fn maybe_progress(&mut self) {
+        if self.pg.output.0.len() >= self.progress_at {
+            self.progress_at = self.pg.output.0.len() + PROGRESS_EVERY;
+            if let Some(progress) = self.progress.as_mut() {
+                progress();
+            }
+        }
     }
 
     /// Writes a number in postcard's encoding.
@@ -91,7 +121,8 @@ impl Encoder {
         &mut self.pg
     }
 
-    fn seq(&mut self, len: usize) -> Elements<'_> {
+    fn seq(&mut self, len: usize) -> Elements<'_, 'p> {
+        self.maybe_progress();
         let layout = if len >= RAW_MIN {
             let at = self.out().len();
             self.out().push(ENCODED); // patched once the first element is known
@@ -129,16 +160,16 @@ macro_rules! others {
     )*};
 }
 
-impl<'a> ser::Serializer for &'a mut Encoder {
+impl<'a, 'p> ser::Serializer for &'a mut Encoder<'p> {
     type Ok = ();
     type Error = FormatError;
-    type SerializeSeq = Elements<'a>;
-    type SerializeTuple = Elements<'a>;
-    type SerializeTupleStruct = Elements<'a>;
-    type SerializeTupleVariant = Elements<'a>;
-    type SerializeMap = &'a mut Encoder;
-    type SerializeStruct = &'a mut Encoder;
-    type SerializeStructVariant = &'a mut Encoder;
+    type SerializeSeq = Elements<'a, 'p>;
+    type SerializeTuple = Elements<'a, 'p>;
+    type SerializeTupleStruct = Elements<'a, 'p>;
+    type SerializeTupleVariant = Elements<'a, 'p>;
+    type SerializeMap = &'a mut Encoder<'p>;
+    type SerializeStruct = &'a mut Encoder<'p>;
+    type SerializeStructVariant = &'a mut Encoder<'p>;
 
     fn is_human_readable(&self) -> bool {
         false
@@ -202,18 +233,22 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         value.serialize(self)
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> FormatResult<Elements<'a>> {
+    fn serialize_seq(self, len: Option<usize>) -> FormatResult<Elements<'a, 'p>> {
         let len = len.ok_or_else(|| FormatError("a sequence of unknown length".into()))?;
         self.other().serialize_u64(len as u64)?;
         Ok(self.seq(len))
     }
 
-    fn serialize_tuple(self, len: usize) -> FormatResult<Elements<'a>> {
+    fn serialize_tuple(self, len: usize) -> FormatResult<Elements<'a, 'p>> {
         self.other();
         Ok(self.seq(len))
     }
 
-    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> FormatResult<Elements<'a>> {
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> FormatResult<Elements<'a, 'p>> {
         self.other();
         Ok(self.seq(len))
     }
@@ -224,7 +259,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         index: u32,
         _variant: &'static str,
         len: usize,
-    ) -> FormatResult<Elements<'a>> {
+    ) -> FormatResult<Elements<'a, 'p>> {
         self.other().serialize_u32(index)?;
         Ok(self.seq(len))
     }
@@ -256,8 +291,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
     }
 
     /// What `Vec`, slices and the other collections call: [`Self::serialize_seq`] and its
-    /// elements, with the elements of a raw array gathered in a loop of its own (a block on the
-    /// stack, appended to the output when full: the loop's state stays in registers).
+    /// elements, with the elements of a raw array written by a loop of its own ([`raw_run`]).
     fn collect_seq<I>(self, iter: I) -> FormatResult<()>
     where
         I: IntoIterator,
@@ -280,34 +314,20 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                 }
                 continue;
             };
-            // Numbers gather in a block on the stack, appended to the output when full.
-            let out = seq.enc.out();
-            let room = seq.len.saturating_sub(seq.done);
-            let mut block = [0u8; 512];
-            let mut used = 0;
-            let mut count = 0;
-            let mut other = None;
-            for item in iter.by_ref().take(room) {
-                let number = item.serialize(NumberProbe).ok();
-                match number {
-                    Some((n, bits)) if n == k => {
-                        let size = n.size();
-                        if used + size > block.len() {
-                            out.extend_from_slice(&block[..used]);
-                            used = 0;
-                        }
-                        block[used..used + size].copy_from_slice(&bits.to_le_bytes()[..size]);
-                        used += size;
-                        count += 1;
-                    }
-                    _ => {
-                        other = Some((item, number));
-                        break;
-                    }
-                }
-            }
-            out.extend_from_slice(&block[..used]);
+            // Numbers go straight into the output's reserved room, in a loop specialised for
+            // the element size (one store per number).
+            let room = seq
+                .len
+                .saturating_sub(seq.done)
+                .min(RAW_RUN_BYTES / k.size());
+            let (count, other) = match k.size() {
+                1 => raw_run::<1, _>(seq.enc.out(), k, &mut iter, room),
+                2 => raw_run::<2, _>(seq.enc.out(), k, &mut iter, room),
+                4 => raw_run::<4, _>(seq.enc.out(), k, &mut iter, room),
+                _ => raw_run::<8, _>(seq.enc.out(), k, &mut iter, room),
+            };
             seq.done += count;
+            seq.enc.maybe_progress();
             match other {
                 // It changes the layout: the general path, without probing it again (a
                 // `Region` adds itself to the message each time it is serialized).
@@ -315,6 +335,7 @@ impl<'a> ser::Serializer for &'a mut Encoder {
                     seq.done += 1;
                     seq.probed(Mode::Raw(k), number, &item)?
                 }
+                None if count == room && seq.done < seq.len => {} // the next run
                 None if seq.done == seq.len => {
                     if let Some(item) = iter.next() {
                         seq.element(&item)?; // one too many: an error
@@ -326,6 +347,55 @@ impl<'a> ser::Serializer for &'a mut Encoder {
         }
         seq.finish()
     }
+}
+
+/// The most bytes of numbers [`raw_run`] writes at once: a sequence's announced length is not
+/// trusted with a reservation of its full size, and progress is made between runs.
+pub(super) const RAW_RUN_BYTES: usize = PROGRESS_EVERY;
+
+/// An element that is not the next number of a raw array, and its probe.
+type Other<T> = Option<(T, Option<(Kind, u64)>)>;
+
+/// Appends up to `room` numbers of kind `k` (of `N` bytes each) from `iter` to `out` as a raw
+/// array; stops at the first element that is not one: returns how many were appended and that
+/// element, if any, with its probe.
+#[inline]
+fn raw_run<const N: usize, I>(
+    out: &mut Vec<u8>,
+    k: Kind,
+    iter: &mut I,
+    room: usize,
+) -> (usize, Other<I::Item>)
+where
+    I: Iterator,
+    I::Item: Serialize,
+{
+    out.reserve(room * N);
+    let start = out.len();
+    let mut count = 0;
+    let mut other = None;
+    let slots = out.spare_capacity_mut()[..room * N].chunks_exact_mut(N);
+    // `take(room)` ends when the slots do, so the zip never drops an element.
+    for (item, slot) in iter.by_ref().take(room).zip(slots) {
+        match item.serialize(NumberProbe).ok() {
+            // `n` is a constant once the element's `serialize` is inlined, and `k` does not
+            // change in the loop: the test leaves the loop.
+            Some((n, bits)) if n == k => {
+                for (d, b) in slot.iter_mut().zip(bits.to_le_bytes()) {
+                    d.write(b);
+                }
+                count += 1;
+            }
+            number => {
+                other = Some((item, number));
+                break;
+            }
+        }
+    }
+    // SAFETY: the first `count * N` bytes of the spare capacity were written above, and
+    // `reserve` made room for them.
+    unsafe { out.set_len(start + count * N) };
+    (count, other)
 }
 
 /// How a sequence with a layout byte is being written.
@@ -347,15 +417,15 @@ struct Layout {
 }
 
 /// Writes the elements of a sequence, tuple, tuple struct or tuple variant.
-pub(super) struct Elements<'a> {
-    enc: &'a mut Encoder,
+pub(super) struct Elements<'a, 'p> {
+    enc: &'a mut Encoder<'p>,
     len: usize,
     done: usize,
     /// `None` below [`RAW_MIN`] elements: no layout byte, every element encoded.
     layout: Option<Layout>,
 }
 
-impl Elements<'_> {
+impl Elements<'_, '_> {
     #[inline]
     fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> FormatResult<()> {
         self.done += 1;
@@ -402,7 +472,7 @@ impl Elements<'_> {
         match (mode, number) {
             (Mode::Undecided, Some((n, bits))) => {
                 layout.mode = Mode::Raw(n);
-                let left = (self.len - self.done + 1) * n.size();
+                let left = ((self.len - self.done + 1) * n.size()).min(RAW_RUN_BYTES);
                 let out = enc.out();
                 out[layout.at] = n as u8;
                 out.reserve(left);
@@ -452,7 +522,7 @@ fn push_le(out: &mut Vec<u8>, kind: Kind, bits: u64) {
 
 /// Rewrites the raw array after the layout byte at `at` in postcard's encoding and marks the
 /// sequence encoded.
-fn to_encoded(enc: &mut Encoder, at: usize, kind: Kind) -> FormatResult<()> {
+fn to_encoded(enc: &mut Encoder<'_>, at: usize, kind: Kind) -> FormatResult<()> {
     let raw = enc.out().split_off(at + 1);
     enc.out()[at] = ENCODED;
     for number in raw.chunks_exact(kind.size()) {
@@ -465,7 +535,7 @@ fn to_encoded(enc: &mut Encoder, at: usize, kind: Kind) -> FormatResult<()> {
 
 macro_rules! element_traits {
     ($($trait:ident :: $method:ident;)*) => {$(
-        impl ser::$trait for Elements<'_> {
+        impl ser::$trait for Elements<'_, '_> {
             type Ok = ();
             type Error = FormatError;
             fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> FormatResult<()> {
@@ -485,7 +555,7 @@ element_traits! {
     SerializeTupleVariant::serialize_field;
 }
 
-impl ser::SerializeMap for &mut Encoder {
+impl ser::SerializeMap for &mut Encoder<'_> {
     type Ok = ();
     type Error = FormatError;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> FormatResult<()> {
@@ -501,7 +571,7 @@ impl ser::SerializeMap for &mut Encoder {
 
 macro_rules! field_traits {
     ($($trait:ident;)*) => {$(
-        impl ser::$trait for &mut Encoder {
+        impl ser::$trait for &mut Encoder<'_> {
             type Ok = ();
             type Error = FormatError;
             fn serialize_field<T: ?Sized + Serialize>(

@@ -15,8 +15,14 @@ fn through_bridge<T: Serialize + ?Sized, U: DeserializeOwned>(value: &T) -> Resu
 }
 
 /// The receiver's buffer once `value` has arrived in it.
-fn received<T: Serialize + ?Sized>(value: &T) -> Result<SerdeBuffer> {
-    let mut sent = encode(value)?.into_parts();
+pub(super) fn received<T: Serialize + ?Sized>(value: &T) -> Result<SerdeBuffer> {
+    arrived(encode(value)?, 7)
+}
+
+/// The receiver's buffer once an encoding has arrived in it, its packed part in pieces of
+/// `piece` bytes.
+pub(super) fn arrived(sent: Encoded, piece: usize) -> Result<SerdeBuffer> {
+    let mut sent = sent.into_parts();
     let packed_bytes = sent.packed_size()?;
     let regions = PackState::regions(&mut sent)?;
     let shape = Shape::new(
@@ -32,10 +38,11 @@ fn received<T: Serialize + ?Sized>(value: &T) -> Result<SerdeBuffer> {
         recv.resize(&shape)?;
         assert!(recv.packed_capacity()? >= packed_bytes);
         let mut offset = 0u64;
+        let mut buf = vec![0u8; piece];
         while offset < packed_bytes {
-            let mut piece = vec![0u8; (packed_bytes - offset).min(7) as usize];
-            let n = sent.pack(offset, &mut piece)?;
-            recv.unpack(offset, &piece[..n])?;
+            let want = (packed_bytes - offset).min(piece as u64) as usize;
+            let n = sent.pack(offset, &mut buf[..want])?;
+            recv.unpack(offset, &buf[..n])?;
             offset += n as u64;
         }
         let mine = UnpackState::regions(&mut recv)?;
