@@ -61,6 +61,7 @@ for impl in $IMPLS; do
         env=()
         mca=(--mca orte_abort_on_non_zero_status 0)
         case $impl/$mode in
+            mpicd/shm) env=(MPICD_LOCAL_STREAM=65536) ;; # long messages stream (bigrecv's drain)
             mpicd/tcp) env=(UCX_TLS=tcp,self) ;;
             ompi/shm) mca+=(--mca pml ob1 --mca btl vader,self) ;;
             ompi/tcp) mca+=(--mca pml ob1 --mca btl tcp,self) ;;

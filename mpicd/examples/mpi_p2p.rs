@@ -176,7 +176,7 @@ fn synchronous_and_zero_bytes(w: &Communicator) -> CaseResult {
     if w.rank() == 0 {
         w.ssend::<u8>(&[], 1, 6)?;
         w.ssend(&[1u16, 2, 3], 1, 6)?;
-        // Long enough for the stream path on this node (MPICD_LOCAL_STREAM).
+        // Long: UCX rendezvous (or the stream path with MPICD_LOCAL_STREAM).
         w.ssend(&pattern(6, 300_001), 1, 6)?;
     } else if w.rank() == 1 {
         let mut none: [u8; 0] = [];

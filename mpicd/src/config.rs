@@ -214,7 +214,7 @@ pub struct Config {
     /// Coalesce every region for receivers on this node ([`NODE_LOCAL`]).
     pub node_local: bool,
     /// Contiguous sends from this size to this node go through the stream datatype
-    /// ([`LOCAL_STREAM`]).
+    /// ([`LOCAL_STREAM`]; 0: none).
     pub local_stream: usize,
     /// Detect dead peers through UCX ([`PEER_ERRORS`]).
     pub peer_errors: bool,

@@ -34,7 +34,7 @@ fn defaults() {
             zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
-            local_stream: 65536,
+            local_stream: 0,
             peer_errors: true,
             wait: Wait::Auto,
         }
@@ -272,13 +272,4 @@ fn ucx_context_names() {
         .find(|s| s.apply == Apply::ContextWithPeerErrors)
         .unwrap();
     assert_eq!(keepalive.context_name(), "KEEPALIVE_INTERVAL");
-}
-
-#[test]
-fn node_local_streams_begin_where_ucx_rendezvous_does_by_default() {
-    let rndv = UCX_SETTINGS
-        .iter()
-        .find(|s| s.name == "UCX_RNDV_THRESH")
-        .unwrap();
-    assert_eq!(rndv.value, LOCAL_STREAM.default);
 }

@@ -110,7 +110,8 @@ struct Net {
     size: u32,
     next_seq: u64,
     custom: CustomConfig,
-    /// Contiguous sends from this size to a process on this node stream (`MPICD_LOCAL_STREAM`).
+    /// Contiguous sends from this size to a process on this node stream (`MPICD_LOCAL_STREAM`;
+    /// 0: none do).
     local_stream: usize,
     contexts: crate::route::ContextIds,
     /// Which runtime of this process this is (see [`launch_key`]).
@@ -413,7 +414,7 @@ impl Net {
     /// Whether a contiguous send of `len` bytes to `peer` goes through the stream datatype
     /// (see [`crate::ops::BytesEnd`]).
     fn streams_contiguous(&self, peer: u32, len: usize) -> bool {
-        len >= self.local_stream && self.reach(peer) == Reach::NodeLocal
+        self.local_stream != 0 && len >= self.local_stream && self.reach(peer) == Reach::NodeLocal
     }
 
     /// What an operation on `peer` may use while the engine advances it.
