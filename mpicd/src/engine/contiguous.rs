@@ -3,7 +3,6 @@
 
 use super::{Engine, Matched, Op, OpId, Posted, Route};
 use crate::error::{Error, Result};
-use crate::ops::BytesEnd;
 use crate::ops::RecvOp;
 use crate::ops::TypedEnd;
 use crate::plan::derived::TypedBuf;
@@ -13,6 +12,13 @@ use crate::transport::{
     Endpoint, MessageHandle, OwnedPort, RecvInfo, RecvTarget, UcxRequest, Worker,
 };
 use crate::wire::WirePlan;
+use std::sync::OnceLock;
+
+/// The byte type, made once: a long node-local contiguous send streams as a run of it.
+fn byte_type() -> &'static crate::plan::derived::Datatype {
+    static BYTE: OnceLock<crate::plan::derived::Datatype> = OnceLock::new();
+    BYTE.get_or_init(|| crate::plan::derived::Datatype::of(crate::datatype::ElementType::Byte))
+}
 use std::task::Poll;
 
 impl Engine {
@@ -30,19 +36,11 @@ impl Engine {
         synchronous: bool,
     ) -> Result<Posted> {
         if self.net.streams_contiguous(dest, len) {
-            // SAFETY: the caller keeps the bytes readable until the send completes.
-            let mut port = OwnedPort::new(Box::new(unsafe { BytesEnd::new(buf, len) }));
-            let at = port.port();
-            // SAFETY: the caller keeps the bytes; the port lives in the operation (as for
-            // `post_send_typed`).
-            return self.post_user_send(
-                route,
-                dest,
-                tag,
-                Some(port),
-                len as u64,
-                |worker, ep, bits| unsafe { worker.tag_send_stream(ep, at, bits, synchronous) },
-            );
+            // Through UCX's stream datatype (see `config::LOCAL_STREAM`): the bytes as one dense
+            // run of a derived-typed send, which packs them with one copy per fragment.
+            let bytes = TypedBuf::new(buf, len as u64, byte_type());
+            // SAFETY: forwarded from the caller: the run is the buffer.
+            return unsafe { self.post_send_typed(route, dest, tag, bytes, synchronous) };
         }
         // SAFETY: forwarded from the caller.
         self.post_user_send(

@@ -412,7 +412,7 @@ impl Net {
     }
 
     /// Whether a contiguous send of `len` bytes to `peer` goes through the stream datatype
-    /// (see [`crate::ops::BytesEnd`]).
+    /// (as a derived-typed send of one dense run: see `config::LOCAL_STREAM`).
     fn streams_contiguous(&self, peer: u32, len: usize) -> bool {
         self.local_stream != 0 && len >= self.local_stream && self.reach(peer) == Reach::NodeLocal
     }

@@ -28,7 +28,7 @@ pub(crate) use course::Course;
 pub(crate) use link::Link;
 pub(crate) use recv::RecvOp;
 pub(crate) use send::{Destination, SendOp};
-pub(crate) use typed::{BytesEnd, TypedEnd};
+pub(crate) use typed::TypedEnd;
 
 use crate::plan::CustomConfig;
 use crate::transport::Worker;
