@@ -24,7 +24,9 @@
 //! once (a smoke test).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use mpicd::{Communicator, CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, SerdeExt};
+use mpicd::{
+    Communicator, CustomConfig, CustomRecv, CustomSend, RecvParts, SendMode, SendParts, SerdeExt,
+};
 
 const TAG: i32 = 5;
 
@@ -88,6 +90,41 @@ fn contiguous_self(w: &Communicator, out: &[u8], inc: &mut [u8]) {
     });
 }
 
+/// The C library's path: a request outside any scope, then a blocking send.
+fn contiguous_raw_self(w: &Communicator, out: &[u8], inc: &mut [u8]) {
+    // SAFETY: the request is waited for before `inc`'s borrow ends.
+    let r = unsafe { w.irecv_raw(inc.as_mut_ptr(), inc.len(), 0, TAG) }.expect("irecv_raw");
+    w.send(out, 0, TAG).expect("send");
+    r.wait().expect("wait");
+}
+
+/// Blocking calls only: the send completes at once (a short eager message), then the receive
+/// takes it from the unexpected queue.
+fn contiguous_blocking_self(w: &Communicator, out: &[u8], inc: &mut [u8]) {
+    w.send(out, 0, TAG).expect("send");
+    w.recv(inc, 0, TAG).expect("recv");
+}
+
+/// A window of 64 receives and 64 sends, completed together (osu_mbw_mr's pattern).
+fn contiguous_window_self(w: &Communicator, out: &[u8], inc: &mut [u8]) {
+    let len = out.len();
+    let mut reqs = Vec::with_capacity(2 * WINDOW);
+    for chunk in inc.chunks_mut(len) {
+        // SAFETY: every request is completed by wait_all before the borrows end.
+        reqs.push(unsafe { w.irecv_raw(chunk.as_mut_ptr(), len, 0, TAG) }.expect("irecv_raw"));
+    }
+    for _ in 0..WINDOW {
+        // SAFETY: as above.
+        reqs.push(
+            unsafe { w.isend_raw(out.as_ptr(), len, 0, TAG, SendMode::Standard) }
+                .expect("isend_raw"),
+        );
+    }
+    mpicd::wait_all(&mut reqs).expect("wait_all");
+}
+
+const WINDOW: usize = 64;
+
 fn overhead(c: &mut Criterion, w: &Communicator) {
     let mut g = c.benchmark_group("overhead");
     g.throughput(Throughput::Elements(1));
@@ -96,6 +133,18 @@ fn overhead(c: &mut Criterion, w: &Communicator) {
     g.bench_function("contiguous-8B", |b| {
         b.iter(|| contiguous_self(w, &out, &mut inc))
     });
+    g.bench_function("contiguous-raw-8B", |b| {
+        b.iter(|| contiguous_raw_self(w, &out, &mut inc))
+    });
+    g.bench_function("contiguous-blocking-8B", |b| {
+        b.iter(|| contiguous_blocking_self(w, &out, &mut inc))
+    });
+    let mut window = vec![0u8; 8 * WINDOW];
+    g.throughput(Throughput::Elements(WINDOW as u64));
+    g.bench_function("contiguous-window64-8B", |b| {
+        b.iter(|| contiguous_window_self(w, &out, &mut window))
+    });
+    g.throughput(Throughput::Elements(1));
     let packed = Packed {
         data: vec![7; 8],
         chunk: usize::MAX,

@@ -8,8 +8,8 @@ use crate::comms::{run_on, run_on_with};
 use crate::custom::Operation;
 use crate::env::{out, require};
 use crate::errors::{fail, CResult};
-use crate::requests::{complete_now, insert};
-use crate::types::{self, byte_len, Dtype};
+use crate::requests::{complete_now, insert, report_now};
+use crate::types::{self, byte_len, Basic, Dtype};
 use mpicd::{Communicator, Request, SendMode};
 use std::ffi::{c_int, c_void};
 
@@ -168,8 +168,7 @@ pub(crate) unsafe fn start_send_as(
     let tag = send_tag(m.tag)?;
     match dtype.clone() {
         Dtype::Basic(b) => {
-            let len = byte_len(m.count, b)?;
-            check_buf(m.buf, len)?;
+            let len = basic_len(m.buf, m.count, b)?;
             // SAFETY: forwarded from the caller.
             Ok(unsafe { comm.isend_raw(m.buf as *const u8, len, m.dest, tag, mode) }?)
         }
@@ -211,8 +210,7 @@ pub(crate) unsafe fn start_recv_as(
     let tag = recv_tag(m.tag)?;
     match dtype.clone() {
         Dtype::Basic(b) => {
-            let len = byte_len(m.count, b)?;
-            check_buf(m.buf, len)?;
+            let len = basic_len(m.buf, m.count, b)?;
             // SAFETY: forwarded from the caller.
             let req = unsafe { comm.irecv_raw(m.buf as *mut u8, len, m.source, tag) }?;
             Ok((req, None))
@@ -242,11 +240,26 @@ pub(crate) unsafe fn send_blocking(
     mode: SendMode,
 ) -> c_int {
     run_on(name, comm, |c| {
+        let dtype = dtype_for(m.datatype, m.dest)?;
+        if let Dtype::Basic(b) = dtype {
+            // Without a request: a short message the transport takes at once just returns.
+            let (tag, len) = (send_tag(m.tag)?, basic_len(m.buf, m.count, b)?);
+            // SAFETY: forwarded from the caller.
+            return Ok(unsafe { c.send_raw(m.buf as *const u8, len, m.dest, tag, mode) }?);
+        }
         // SAFETY: forwarded from the caller.
-        let req = unsafe { start_send(&c, m, mode) }?;
+        let req = unsafe { start_send_as(&c, m, &dtype, mode) }?;
         req.wait()?;
         Ok(())
     })
+}
+
+/// The bytes of `count` elements of basic type `b` at `buf`, checked (a null buffer only for
+/// none).
+fn basic_len(buf: *const c_void, count: i64, b: Basic) -> CResult<usize> {
+    let len = byte_len(count, b)?;
+    check_buf(buf, len)?;
+    Ok(len)
 }
 
 /// Shared body of the non-blocking sends.
@@ -373,8 +386,16 @@ pub(crate) unsafe fn recv_blocking(
     status: *mut MPI_Status,
 ) -> c_int {
     run_on(name, comm, |c| {
+        let dtype = dtype_for(m.datatype, m.source)?;
+        if let Dtype::Basic(b) = dtype {
+            let (tag, len) = (recv_tag(m.tag)?, basic_len(m.buf, m.count, b)?);
+            // SAFETY: the buffer is valid for the duration of this blocking call.
+            let outcome = unsafe { c.recv_raw(m.buf as *mut u8, len, m.source, tag) };
+            // SAFETY: MPI_STATUS_IGNORE or a writable status.
+            return unsafe { report_now(outcome, None, status) };
+        }
         // SAFETY: the buffer is valid for the duration of this blocking call.
-        let (req, cc) = unsafe { start_recv(&c, m) }?;
+        let (req, cc) = unsafe { start_recv_as(&c, m, &dtype) }?;
         // SAFETY: MPI_STATUS_IGNORE or a writable status.
         unsafe { complete_now(req, cc, status) }
     })

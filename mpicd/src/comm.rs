@@ -369,18 +369,55 @@ impl Communicator {
         mode: SendMode,
     ) -> Result<()> {
         let bytes = bytes_of(buf);
-        // SAFETY: the request is waited for before `buf`'s borrow ends (or, on unwinding,
-        // dropped, which waits too).
-        let request = unsafe { self.isend_raw(bytes.as_ptr(), bytes.len(), dest, tag, mode) }?;
-        request.wait().map(drop)
+        // SAFETY: the send completes before `buf`'s borrow ends.
+        unsafe { self.send_raw(bytes.as_ptr(), bytes.len(), dest, tag, mode) }
     }
 
     /// Receives into `buf`.
     pub fn recv<T: Primitive>(&self, buf: &mut [T], source: i32, tag: i32) -> Result<Status> {
         let bytes = bytes_of_mut(buf);
-        // SAFETY: as in `send_blocking`.
-        let request = unsafe { self.irecv_raw(bytes.as_mut_ptr(), bytes.len(), source, tag) }?;
-        request.wait()
+        // SAFETY: the receive completes before `buf`'s borrow ends.
+        unsafe { self.recv_raw(bytes.as_mut_ptr(), bytes.len(), source, tag) }
+    }
+
+    /// Sends `len` bytes at `buf` and returns once they can be reused (the form the C library
+    /// uses). A short message the transport takes at once returns without a request.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must be valid for reads for the duration of the call.
+    pub unsafe fn send_raw(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        mode: SendMode,
+    ) -> Result<()> {
+        // SAFETY: forwarded from the caller; a pending send is waited for before returning
+        // (or, on unwinding, its request is dropped, which waits too).
+        match unsafe { self.post_send(buf, len, dest, tag, mode) }? {
+            Posted::Done(outcome) => outcome.map(drop),
+            Posted::Pending(id) => Request::lent(&self.shared, id).wait().map(drop),
+        }
+    }
+
+    /// Receives at most `len` bytes into `buf` (the form the C library uses).
+    ///
+    /// # Safety
+    /// `buf..buf+len` must be valid for writes, and not otherwise accessed, for the duration of
+    /// the call.
+    pub unsafe fn recv_raw(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status> {
+        // SAFETY: as in `send_raw`.
+        match unsafe { self.post_recv(buf, len, source, tag) }? {
+            Posted::Done(outcome) => outcome,
+            Posted::Pending(id) => Request::lent(&self.shared, id).wait(),
+        }
     }
 
     /// Sends and receives at once (no deadlock whatever the order of the peers).

@@ -90,7 +90,7 @@ impl Scope<'_> {
             Posted::Done(outcome) => State::Done(outcome),
         };
         Request {
-            shared: Arc::clone(shared),
+            shared: Held::Shared(Arc::clone(shared)),
             state,
         }
     }
@@ -212,8 +212,26 @@ enum State<'s> {
 /// when it borrows nothing. See the [module docs](self) for what dropping it does.
 #[must_use = "a request must be waited on or tested to completion"]
 pub struct Request<'s> {
-    shared: Arc<Shared>,
+    shared: Held<'s>,
     state: State<'s>,
+}
+
+/// How a request reaches its engine: with a share of it, or, inside a blocking call, with the
+/// share of the handle that made the call (no count to raise and lower per message).
+enum Held<'s> {
+    Shared(Arc<Shared>),
+    Lent(&'s Arc<Shared>),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Arc<Shared>;
+
+    fn deref(&self) -> &Arc<Shared> {
+        match self {
+            Held::Shared(shared) => shared,
+            Held::Lent(shared) => shared,
+        }
+    }
 }
 
 impl Request<'static> {
@@ -223,11 +241,22 @@ impl Request<'static> {
 
     pub(crate) fn posted(shared: &Arc<Shared>, posted: Posted) -> Request<'static> {
         Request {
-            shared: Arc::clone(shared),
+            shared: Held::Shared(Arc::clone(shared)),
             state: match posted {
                 Posted::Pending(id) => State::Pending { id, _ticket: None },
                 Posted::Done(outcome) => State::Done(outcome),
             },
+        }
+    }
+}
+
+impl<'s> Request<'s> {
+    /// The request of an operation a blocking call waits for: it borrows the caller's share
+    /// of the engine for as long as the call.
+    pub(crate) fn lent(shared: &'s Arc<Shared>, id: OpId) -> Request<'s> {
+        Request {
+            shared: Held::Lent(shared),
+            state: State::Pending { id, _ticket: None },
         }
     }
 }
@@ -247,7 +276,7 @@ impl Request<'_> {
             State::Inactive => State::Inactive,
         };
         Request {
-            shared: Arc::clone(&self.shared),
+            shared: Held::Shared(Arc::clone(&self.shared)),
             state,
         }
     }

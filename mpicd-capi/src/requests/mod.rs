@@ -384,7 +384,20 @@ pub(crate) unsafe fn complete_now(
     custom_count: Option<i64>,
     out: *mut MPI_Status,
 ) -> CResult<()> {
-    let outcome = req.wait();
+    // SAFETY: forwarded from the caller.
+    unsafe { report_now(req.wait(), custom_count, out) }
+}
+
+/// Reports the outcome of an operation a blocking call completed: its status stored in `out`,
+/// or its failure.
+///
+/// # Safety
+/// `out` is MPI_STATUS_IGNORE or a writable status.
+pub(crate) unsafe fn report_now(
+    outcome: mpicd::Result<mpicd::Status>,
+    custom_count: Option<i64>,
+    out: *mut MPI_Status,
+) -> CResult<()> {
     let (s, failure) = outcome_to_c(outcome, custom_count);
     match failure {
         Some(f) => Err(f),
