@@ -338,37 +338,31 @@ impl Engine {
             if !done {
                 continue;
             }
-            let Ok(op) = self.table.take(id) else {
-                continue;
-            };
             // (None: turned into a drain, already back in its slot.)
-            if let Some(result) = self.poll_contiguous(id, op) {
+            if let Some(result) = self.poll_contiguous(id) {
                 self.table.put_back(id, Op::Finished(result));
             }
         }
     }
 
-    /// Polls a contiguous receive taken out of its slot: its outcome once complete; `None` if
-    /// it is still pending or became a drain, and is back in its slot.
-    pub(super) fn poll_contiguous(&mut self, id: OpId, mut op: Op) -> Option<Result<Status>> {
-        let Op::Recv { req, .. } = &mut op else {
-            self.table.put_back(id, op);
+    /// Polls the contiguous receive in slot `id`: once complete, takes it out of its slot and
+    /// gives its outcome; `None` if it is still pending (left in place) or became a drain (put
+    /// back in its slot).
+    pub(super) fn poll_contiguous(&mut self, id: OpId) -> Option<Result<Status>> {
+        let Some(Op::Recv { req, .. }) = self.table.get_mut(id) else {
             return None;
         };
         let outcome = match self.net.worker.poll_recv(req) {
-            Poll::Pending => {
-                self.table.put_back(id, op);
-                return None;
-            }
+            Poll::Pending => return None,
             Poll::Ready(r) => r,
         };
-        let Op::Recv {
+        let Some(Op::Recv {
             mut target,
             capacity,
             route,
             peer,
             ..
-        } = op
+        }) = self.table.take(id)
         else {
             return Some(Err(Error::InvalidRequest));
         };

@@ -180,15 +180,16 @@ impl Engine {
         if pending {
             return Ok(None);
         }
-        let mut op = self.table.take(id)?;
-        let peer = op.peer();
-        if matches!(op, Op::Recv { .. }) {
-            let outcome = self.poll_contiguous(id, op);
+        if let Some(Op::Recv { peer, .. }) = self.table.get(id) {
+            let peer = *peer;
+            let outcome = self.poll_contiguous(id);
             if outcome.is_some() {
                 self.table.retire(id);
             }
             return Ok(outcome.map(|r| r.map_err(|e| self.net.name_lost_peer(peer, e))));
         }
+        let mut op = self.table.take(id).ok_or(Error::InvalidRequest)?;
+        let peer = op.peer();
         let outcome = match &mut op {
             Op::Send { req, peer, .. } => match self.net.worker.poll_send(req) {
                 Poll::Pending => None,

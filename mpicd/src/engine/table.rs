@@ -2,7 +2,7 @@
 //! generation, so that a stale id never reaches a later operation), and what each kind of
 //! operation holds ([`Op`]).
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ops::{RecvOp, SendOp};
 use crate::route::Route;
 use crate::status::Status;
@@ -133,16 +133,13 @@ impl Table {
             .and_then(|s| s.op.as_ref())
     }
 
-    /// Takes operation `id` out of its slot (the slot stays reserved).
-    pub(super) fn take(&mut self, id: OpId) -> Result<Op> {
-        let slot = self
-            .slots
+    /// Takes operation `id` out of its slot (the slot stays reserved); `None` if it is not
+    /// there.
+    pub(super) fn take(&mut self, id: OpId) -> Option<Op> {
+        self.slots
             .get_mut(id.index as usize)
-            .ok_or(Error::InvalidRequest)?;
-        if slot.generation != id.generation {
-            return Err(Error::InvalidRequest);
-        }
-        slot.op.take().ok_or(Error::InvalidRequest)
+            .filter(|s| s.generation == id.generation)
+            .and_then(|s| s.op.take())
     }
 
     /// Puts operation `id` back into the slot it was taken from.
@@ -225,10 +222,10 @@ mod tests {
         table.occupy(id, Op::Finished(Ok(Status::empty())));
         assert!(table.get(id).is_some());
         assert_eq!(table.ids(), vec![id]);
-        assert!(table.take(id).is_ok());
+        assert!(table.take(id).is_some());
         table.retire(id);
         assert!(table.get(id).is_none());
-        assert!(matches!(table.take(id), Err(Error::InvalidRequest)));
+        assert!(table.take(id).is_none());
         let reused = table.vacant();
         assert_eq!(reused.index, id.index);
         assert_ne!(reused, id);
