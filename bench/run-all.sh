@@ -99,7 +99,23 @@ step() {
         return 1
     fi
     printf 'ok (%ss, %d results)\n' "$(elapsed "$t0")" "$(wc -l <"$RAW/$name.txt")" >&2
+    machine "$name"
 }
+
+# machine NAME: appends the cross-core cache-line time right after step NAME to machine.csv
+# (bench/machine/crosscore.c: about 45 ns normally, 170+ when the host runs this VM's two vCPUs
+# far apart, which makes every lock-step two-rank figure 2-4x slower; the scoreboard says which
+# steps ran so).
+machine() {
+    [[ -x $CROSSCORE ]] || return 0
+    local ns
+    ns=$("$CROSSCORE" 2>/dev/null) && [[ -n $ns ]] && echo "$(date +%FT%T),$1,$ns" >>"$OUT/machine.csv"
+}
+CROSSCORE=target/bench/crosscore
+mkdir -p target/bench
+cc -O2 -Wall -Wextra -o "$CROSSCORE" bench/machine/crosscore.c 2>/dev/null || CROSSCORE=
+echo "time,after,crosscore_ns" >"$OUT/machine.csv"
+machine start
 
 load=$(cut -d' ' -f1 /proc/loadavg)
 echo "run-all: $( ((SMOKE)) && echo smoke || echo full) run on $(nproc) cores, load average $load, logs in $LOGS" >&2
