@@ -19,6 +19,7 @@ mod flows;
 mod link;
 mod recv;
 mod send;
+mod stream_copy;
 #[cfg(test)]
 mod tests;
 mod typed;

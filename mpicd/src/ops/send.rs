@@ -45,10 +45,21 @@ impl StreamEnd for Packer {
         if !body.is_empty() {
             if self.error.is_none() {
                 let (state, at) = (&mut *self.state, self.plan.inline_bytes + offset);
-                if let Err(e) = self
-                    .writer
-                    .fill(state, &self.plan.shape, &self.regions, at, body)
-                {
+                let (writer, plan, regions) = (&mut self.writer, &self.plan, &self.regions);
+                let (timed, n) = (writer.past_packed(at), body.len());
+                let mut fill = |streaming: bool| {
+                    writer.set_streaming(streaming);
+                    writer.fill(state, &plan.shape, regions, at, body)
+                };
+                // A fragment of coalesced regions only is our copy alone: timed as one, its long
+                // regions may go with non-temporal stores (see `stream_copy`). One with packed
+                // bytes runs the type's pack, whose speed says nothing about the copy.
+                let filled = if timed {
+                    super::stream_copy::fragment(n, fill)
+                } else {
+                    fill(false)
+                };
+                if let Err(e) = filled {
                     self.error = Some(e);
                 }
             }

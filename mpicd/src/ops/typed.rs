@@ -15,6 +15,15 @@ impl StreamEnd for TypedEnd {
     }
 
     fn pack(&mut self, offset: usize, dst: &mut [u8]) {
+        if let Some((at, len)) = self.0.contiguous() {
+            // One dense run (a long contiguous send to this node): copied as the peer's
+            // next read wants it (see `stream_copy`).
+            let n = dst.len().min(len.saturating_sub(offset));
+            // SAFETY: the run is readable (as below) from `offset` for `n` bytes; `dst` is
+            // UCX's buffer, at least `n` bytes, apart from the user's.
+            unsafe { super::stream_copy::copy_to_peer(dst.as_mut_ptr(), at.add(offset), n) };
+            return;
+        }
         // SAFETY: the operation's caller keeps every byte of the buffer's type map readable
         // until the operation completes (MPI's rule for send buffers).
         unsafe { self.0.pack(offset as u64, dst) };

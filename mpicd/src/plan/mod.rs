@@ -13,12 +13,14 @@
 mod choose;
 pub mod derived;
 pub(crate) mod local;
+mod nt_copy;
 mod stream;
 #[cfg(test)]
 mod tests;
 
 pub use choose::CustomConfig;
 pub(crate) use choose::{choose, Reach};
+pub(crate) use nt_copy::copy_streaming;
 pub(crate) use stream::{RegionList, StreamReader, StreamWriter};
 
 use crate::datatype::ElementType;

@@ -191,7 +191,13 @@ pub(crate) struct StreamWriter {
     /// Stream offset of the next coalesced byte.
     at: u64,
     cursor: Cursor,
+    /// Coalesced regions are copied with non-temporal stores (see [`Self::set_streaming`]).
+    streaming: bool,
 }
+
+/// Pieces of at least this many bytes are copied with non-temporal stores when the writer
+/// streams (shorter ones would mostly be partial cache lines).
+const STREAMING_PIECE: usize = 1024;
 
 impl StreamWriter {
     /// A writer for a stream of `packed_bytes` packed bytes followed by the regions shorter
@@ -202,7 +208,19 @@ impl StreamWriter {
             zcopy_threshold,
             at: packed_bytes,
             cursor: Cursor::default(),
+            streaming: false,
         }
+    }
+
+    /// Whether the stream from `offset` on is coalesced regions only (no packed bytes).
+    pub(crate) fn past_packed(&self, offset: u64) -> bool {
+        offset >= self.packed_bytes
+    }
+
+    /// Whether the next [`Self::fill`] copies long coalesced regions with non-temporal stores
+    /// (`ops::stream_copy` decides, fragment by fragment).
+    pub(crate) fn set_streaming(&mut self, on: bool) {
+        self.streaming = on;
     }
 
     /// Fills all of `dst` with the stream from `offset` (the caller never asks past the end).
@@ -238,7 +256,7 @@ impl StreamWriter {
         if rest_offset != self.at {
             return Err(out_of_order(rest_offset, self.at));
         }
-        let (out, len) = (rest.as_mut_ptr(), rest.len());
+        let (out, len, streaming) = (rest.as_mut_ptr(), rest.len(), self.streaming);
         let source = |r: &RawRegion, bytes: usize| {
             if r.bytes == bytes {
                 Ok(r.ptr)
@@ -259,7 +277,13 @@ impl StreamWriter {
             // SAFETY: the region is readable for its `bytes` bytes (PackState's contract, its
             // length checked by `source`) and `walk` keeps `at + n <= bytes` and
             // `pos + n <= len`; a region never overlaps our buffer.
-            |src: *const u8, at, pos, n| unsafe { copy_bytes(src.add(at), out.add(pos), n) },
+            |src: *const u8, at, pos, n| unsafe {
+                if streaming && n >= STREAMING_PIECE {
+                    super::copy_streaming(out.add(pos), src.add(at), n)
+                } else {
+                    copy_bytes(src.add(at), out.add(pos), n)
+                }
+            },
         )?;
         self.at += len as u64;
         Ok(())
