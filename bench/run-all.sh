@@ -103,17 +103,18 @@ step() {
 }
 
 # machine NAME: appends the cross-core cache-line time right after step NAME to machine.csv
-# (bench/machine/crosscore.c: about 45 ns normally, 170+ when the host runs this VM's two vCPUs
+# (bench/placement/c2c.c: about 40 ns normally, 170+ when the host runs this VM's two vCPUs
 # far apart, which makes every lock-step two-rank figure 2-4x slower; the scoreboard says which
-# steps ran so).
+# steps ran so; bench/placement.sh tells more).
 machine() {
     [[ -x $CROSSCORE ]] || return 0
     local ns
     ns=$("$CROSSCORE" 2>/dev/null) && [[ -n $ns ]] && echo "$(date +%FT%T),$1,$ns" >>"$OUT/machine.csv"
 }
-CROSSCORE=target/bench/crosscore
-mkdir -p target/bench
-cc -O2 -Wall -Wextra -o "$CROSSCORE" bench/machine/crosscore.c 2>/dev/null || CROSSCORE=
+CROSSCORE=target/placement/c2c
+mkdir -p target/placement
+# (two cores at least: on one, its two spinning processes would take turns by the time slice)
+(($(nproc) >= 2)) && cc -O2 -o "$CROSSCORE" bench/placement/c2c.c 2>/dev/null || CROSSCORE=
 echo "time,after,crosscore_ns" >"$OUT/machine.csv"
 machine start
 

@@ -73,14 +73,14 @@ class Board:
 
 
 def machine_line(rows, source):
-    """The machine's cross-core cache-line time over the run (bench/machine/crosscore.c), and
+    """The machine's cross-core cache-line time over the run (bench/placement/c2c.c), and
     the steps that ran while the host kept the two vCPUs far apart."""
     ns = [(r["after"], float(r["crosscore_ns"])) for r in rows if r.get("crosscore_ns")]
     if not ns:
         return ""
     far = [step for step, v in ns if v >= 100]
     text = (f"Cross-core cache-line time during the run: {min(v for _, v in ns):.0f}-"
-            f"{max(v for _, v in ns):.0f} ns ({source}; about 45 ns when the host runs the two "
+            f"{max(v for _, v in ns):.0f} ns ({source}; about 40 ns when the host runs the two "
             "vCPUs side by side; at 170+ every lock-step two-rank figure, Open MPI's too, reads "
             "2-4x slower).")
     if far:
