@@ -65,17 +65,18 @@ pub const NODE_LOCAL: Knob = Knob {
 
 pub const LOCAL_STREAM: Knob = Knob {
     name: "MPICD_LOCAL_STREAM",
-    default: "0",
+    default: "65536",
     layer: Layer::Engine,
     kind: Kind::Bytes { min: 0, max: ANY },
-    doc: "0 (default): long contiguous messages to a process on this node go by UCX's cma \
-          rendezvous (the receiver copies alone). N: those of N bytes and more travel through \
-          UCX's shared-memory segments instead, the sender copying the next while the receiver \
-          copies the last out (1.2-2.5x the bandwidth and half the latency from 64 KiB on a quiet \
-          node; 65536 is where UCX's rendezvous begins). Such a message moves only while both \
-          processes run. Its bytes pass from one core's cache to the other's: when the host puts \
-          the two cores far apart, that falls to ~2.3 GB/s, and the sender then switches to \
-          non-temporal stores (8-11 GB/s; cma 6-8).",
+    doc: "Contiguous messages of this many bytes and more to a process on this node travel \
+          through UCX's shared-memory segments, the sender copying the next while the receiver \
+          copies the last out (1.4-2.5x cma's bandwidth and half its latency from 64 KiB; 65536 \
+          is where UCX's rendezvous begins); shorter ones, and all of them where the node has \
+          more processes than cores (MPICD_WAIT not resolved to spin: such a message moves only \
+          while both processes run), go by UCX's cma rendezvous (the receiver copies alone). 0: \
+          always cma. When the host puts the two cores far apart, a cache line takes ~170 ns \
+          instead of ~40 and the segments' copies slow down: the sender then switches to \
+          non-temporal stores (5-11 GB/s; cma 6-10).",
 };
 
 pub const PEER_ERRORS: Knob = Knob {

@@ -34,7 +34,7 @@ fn defaults() {
             zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
-            local_stream: 0,
+            local_stream: 65536,
             peer_errors: true,
             wait: Wait::Auto,
         }

@@ -150,7 +150,7 @@ impl Engine {
         let config = crate::config::Config::from_env()?;
         crate::tool::cvar::record_in_effect();
         let (custom, peer_errors) = (CustomConfig::from(&config), config.peer_errors);
-        let local_stream = config.local_stream;
+
         // The collectives' forced algorithms: a text knob the collectives parse.
         let forced = std::env::var(crate::config::COLL_ALGORITHMS.name).unwrap_or_default();
         crate::schedule::select::install(crate::schedule::select::Forced::parse(&forced)?);
@@ -177,6 +177,12 @@ impl Engine {
                     false => WaitPolicy::Spin,
                 }
             }
+        };
+        // A message through the segments moves only while both processes run: not where
+        // processes outnumber cores (see `config::LOCAL_STREAM`).
+        let local_stream = match wait {
+            WaitPolicy::Spin => config.local_stream,
+            WaitPolicy::Yield | WaitPolicy::Sleep => 0,
         };
         let worker = Worker::new(WorkerSettings {
             peer_errors,
