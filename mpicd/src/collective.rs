@@ -85,7 +85,7 @@ impl Communicator {
     ///
     /// # Safety
     /// As [`Communicator::start_plan`], until this returns.
-    pub(crate) unsafe fn run_plan(&self, plan: Builder) -> Result<()> {
+    pub(crate) unsafe fn run_plan(&self, mut plan: Builder) -> Result<()> {
         if plan.is_direct() {
             return plan.complete();
         }

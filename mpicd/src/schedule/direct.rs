@@ -255,10 +255,11 @@ impl Builder {
         rank: i32,
         tag: i32,
     ) -> Builder {
-        let run = Direct::new(shared, route.clone());
-        let mut b = Builder::new(route, rank, tag);
-        b.direct = Some(run);
-        b
+        // One literal: the builder (some 460 bytes) is made where it stays, not moved.
+        Builder {
+            direct: Some(Direct::new(shared, route.clone())),
+            ..Builder::new(route, rank, tag)
+        }
     }
 
     /// True if the steps are done as they are written (no plan is kept).
@@ -277,7 +278,7 @@ impl Builder {
 
     /// Ends a builder that does its steps as they are written: waits for its messages and
     /// gives its outcome (a builder that writes a plan has done nothing: an error).
-    pub fn complete(mut self) -> Result<()> {
+    pub fn complete(&mut self) -> Result<()> {
         match &mut self.direct {
             Some(d) => d.complete(),
             None => Err(Error::InvalidArgument(
