@@ -59,7 +59,10 @@ impl Communicator {
 
     /// Has the engine watch the members of this communicator, at its first collective.
     fn watch_members(&self) {
-        if !self.members_watched.swap(true, Ordering::Relaxed) {
+        // A load first: after the first collective, no read-modify-write per call.
+        if !self.members_watched.load(Ordering::Relaxed)
+            && !self.members_watched.swap(true, Ordering::Relaxed)
+        {
             let members = self.coll.group.members();
             let _ = self.shared.with(|e| {
                 e.watch_members(&members);
