@@ -12,10 +12,10 @@
 
 use crate::comm::Communicator;
 use crate::datatype::ElementType;
-use crate::engine::Matched;
+use crate::engine::{Matched, Posted};
 use crate::error::{Error, Result};
 pub use crate::reduction::{reduce_local, CombineFn, Order, ReduceOp, Reduction};
-use crate::request::{scope, wait_all, Request, Scope};
+use crate::request::{scope, wait_all, wait_posted, Request, Scope};
 use crate::schedule::{collectives, Builder, Plan};
 use crate::tag::TAG_UB;
 use std::sync::atomic::Ordering;
@@ -130,7 +130,7 @@ pub(crate) fn take_vec(comm: &Communicator, matched: Option<Matched>) -> Result<
     let id = comm
         .shared
         .with(|e| unsafe { e.post_mrecv(matched, buf.as_mut_ptr(), buf.len(), None) })?;
-    Request::pending(&comm.shared, id).wait()?;
+    wait_posted(&comm.shared, Posted::Pending(id))?;
     Ok(buf)
 }
 

@@ -14,7 +14,7 @@ use crate::engine::{Posted, Shared};
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::message::Message;
-use crate::request::{Request, Scope};
+use crate::request::{wait_posted, Request, Scope};
 use crate::route::{Route, COLL_OFFSET};
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
@@ -395,10 +395,8 @@ impl Communicator {
     ) -> Result<()> {
         // SAFETY: forwarded from the caller; a pending send is waited for before returning
         // (or, on unwinding, its request is dropped, which waits too).
-        match unsafe { self.post_send(buf, len, dest, tag, mode) }? {
-            Posted::Done(outcome) => outcome.map(drop),
-            Posted::Pending(id) => Request::lent(&self.shared, id).wait().map(drop),
-        }
+        let posted = unsafe { self.post_send(buf, len, dest, tag, mode) }?;
+        wait_posted(&self.shared, posted).map(drop)
     }
 
     /// Receives at most `len` bytes into `buf` (the form the C library uses).
@@ -414,10 +412,8 @@ impl Communicator {
         tag: i32,
     ) -> Result<Status> {
         // SAFETY: as in `send_raw`.
-        match unsafe { self.post_recv(buf, len, source, tag) }? {
-            Posted::Done(outcome) => outcome,
-            Posted::Pending(id) => Request::lent(&self.shared, id).wait(),
-        }
+        let posted = unsafe { self.post_recv(buf, len, source, tag) }?;
+        wait_posted(&self.shared, posted)
     }
 
     /// Sends and receives at once (no deadlock whatever the order of the peers).

@@ -8,7 +8,7 @@ use crate::datatype::{bytes_of_mut, Primitive};
 use crate::engine::{Matched, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::plan::derived::TypedBuf;
-use crate::request::{Request, Scope};
+use crate::request::{wait_posted, Request, Scope};
 use crate::status::Status;
 use std::sync::Arc;
 
@@ -102,7 +102,7 @@ impl Message {
         // SAFETY: the request is waited for before `buf`'s borrow ends (or, on unwinding,
         // dropped, which waits too).
         let posted = unsafe { self.post_recv(bytes.as_mut_ptr(), bytes.len()) }?;
-        Request::posted(&self.shared, posted).wait()
+        wait_posted(&self.shared, posted)
     }
 
     /// Starts receiving a contiguous message into `buf` in `scope` (see [`crate::scope`]).
@@ -134,7 +134,7 @@ impl Message {
         // dropped, which waits too).
         let state = unsafe { unpack_borrowed(value) };
         let posted = self.post_state_recv(state)?;
-        Request::posted(&self.shared, posted).wait()
+        wait_posted(&self.shared, posted)
     }
 
     /// Starts receiving a custom-typed message in `scope`.

@@ -235,10 +235,6 @@ impl std::ops::Deref for Held<'_> {
 }
 
 impl Request<'static> {
-    pub(crate) fn pending(shared: &Arc<Shared>, id: OpId) -> Request<'static> {
-        Request::posted(shared, Posted::Pending(id))
-    }
-
     pub(crate) fn posted(shared: &Arc<Shared>, posted: Posted) -> Request<'static> {
         Request {
             shared: Held::Shared(Arc::clone(shared)),
@@ -250,14 +246,18 @@ impl Request<'static> {
     }
 }
 
-impl<'s> Request<'s> {
-    /// The request of an operation a blocking call waits for: it borrows the caller's share
-    /// of the engine for as long as the call.
-    pub(crate) fn lent(shared: &'s Arc<Shared>, id: OpId) -> Request<'s> {
-        Request {
+/// Waits, in a blocking call, for the operation it just posted: through a request that borrows
+/// the caller's share of the engine for the length of the call (no count raised and lowered
+/// per message). An operation done at once is reported at once.
+pub(crate) fn wait_posted(shared: &Arc<Shared>, posted: Posted) -> Result<Status> {
+    match posted {
+        // The post's own outcome (a post never reports ProcFailedPending: only waits do).
+        Posted::Done(outcome) => outcome,
+        Posted::Pending(id) => Request {
             shared: Held::Lent(shared),
             state: State::Pending { id, _ticket: None },
         }
+        .wait(),
     }
 }
 

@@ -13,7 +13,7 @@ use crate::engine::{Posted, Shared};
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::plan::derived::{Datatype, TypedBuf};
-use crate::request::{Request, Scope};
+use crate::request::{wait_posted, Request, Scope};
 use crate::route::Route;
 use crate::status::Status;
 
@@ -170,7 +170,7 @@ impl Communicator {
         // SAFETY: the type map is inside `buf`, and the request is waited for (or, on
         // unwinding, dropped, which waits too) before its borrow ends.
         let posted = unsafe { self.post_send_typed(typed, dest, tag, SendMode::Standard) }?;
-        Request::posted(&self.shared, posted).wait().map(drop)
+        wait_posted(&self.shared, posted).map(drop)
     }
 
     /// Receives at most `count` instances of `ty` laid over `buf` (the type map must stay
@@ -188,7 +188,7 @@ impl Communicator {
         let typed = TypedBuf::new(bytes.as_mut_ptr(), count, ty);
         // SAFETY: as in `send_typed`.
         let posted = unsafe { self.post_recv_typed(typed, source, tag) }?;
-        Request::posted(&self.shared, posted).wait()
+        wait_posted(&self.shared, posted)
     }
 
     /// Starts a standard-mode send of `count` instances of `ty` laid over `buf` in `scope` (see

@@ -6,7 +6,7 @@ use crate::custom::parts::{pack_borrowed, unpack_borrowed};
 use crate::custom::{CustomRecv, CustomSend, PackState, UnpackState};
 use crate::engine::Posted;
 use crate::error::Result;
-use crate::request::{Request, Scope};
+use crate::request::{wait_posted, Request, Scope};
 use crate::status::Status;
 
 impl Communicator {
@@ -91,9 +91,8 @@ impl Communicator {
         // SAFETY: the request is waited for before `value`'s borrow ends (or, on unwinding,
         // dropped, which waits too).
         let state = unsafe { pack_borrowed(value) }?;
-        self.isend_state(state, dest, tag, SendMode::Standard)?
-            .wait()
-            .map(drop)
+        let posted = self.post_state_send(state, dest, tag, SendMode::Standard)?;
+        wait_posted(&self.shared, posted).map(drop)
     }
 
     /// Posts a receive of a custom-typed value in `scope`; a dynamic type resizes to what
@@ -120,6 +119,7 @@ impl Communicator {
     ) -> Result<Status> {
         // SAFETY: as in `send_custom`.
         let state = unsafe { unpack_borrowed(value) };
-        self.irecv_state(state, source, tag)?.wait()
+        let posted = self.post_state_recv(state, source, tag)?;
+        wait_posted(&self.shared, posted)
     }
 }
