@@ -11,20 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    sched_setaffinity(0, sizeof s, &s);
-}
+#include "probe.h"
 
 int main(void)
 {

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define SLOTS 64
 #define SEG 16384
 #define SLOT_BYTES (SEG + 64)
@@ -25,21 +27,6 @@ struct control {
     volatile uint64_t head __attribute__((aligned(64)));
     volatile uint64_t tail __attribute__((aligned(64)));
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void pin(int cpu)
-{
-    cpu_set_t s;
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    sched_setaffinity(0, sizeof s, &s);
-}
 
 /* dst is 64-byte aligned here (a slot's data), SEG a multiple of 64. */
 static void copy_nt(char *dst, const char *src, size_t n)
