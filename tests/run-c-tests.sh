@@ -87,7 +87,7 @@ for name in "${names[@]}"; do
     fi
     for mode in $MODES; do
         env_mode=()
-        [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0)
+        [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0 MPICD_COLL_NODE=0)
         for n in $RANKS; do
             log="$OUT/$name.$mode.n$n.log"
             if [[ $n == 1 ]]; then

@@ -12,7 +12,8 @@
 #        `UCX_TLS=tcp ucx_perftest -l`), so plain `tcp` works and keeps every byte on the
 #        network transport. The loopback device keeps all traffic on this machine.
 #        MPICD_NODE_LOCAL=0 makes the custom datatype send regions as it does between two
-#        nodes (zero-copy messages from 256 KiB) instead of coalescing them.
+#        nodes (zero-copy messages from 256 KiB) instead of coalescing them, and
+#        MPICD_COLL_NODE=0 runs the blocking collectives on messages, as between nodes.
 #   remote  shm with MPICD_NODE_LOCAL=0: the zero-copy region messages over shared memory.
 #        Only for programs that ask for it with modes=.
 #
@@ -94,7 +95,7 @@ run_one() {
     local -a envs=(env -u UCX_TLS -u UCX_NET_DEVICES -u MPICD_NODE_LOCAL)
     local -a export_flags=()
     if [[ $mode == tcp ]]; then
-        envs+=(UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0)
+        envs+=(UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0 MPICD_COLL_NODE=0)
         export_flags=(-x UCX_TLS -x UCX_NET_DEVICES -x MPICD_NODE_LOCAL)
     elif [[ $mode == remote ]]; then
         envs+=(MPICD_NODE_LOCAL=0)

@@ -188,7 +188,7 @@ for run in $RUNS; do
     n=${run%%:*}
     mode=${run#*:}
     env_mode=()
-    [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0)
+    [[ $mode == tcp ]] && env_mode=(env UCX_TLS=tcp UCX_NET_DEVICES=lo MPICD_NODE_LOCAL=0 MPICD_COLL_NODE=0)
     log=$DIR/test-$n-$mode.log
     start=$(date +%s)
     timeout "$TIMEOUT" "${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" \

@@ -54,7 +54,13 @@ impl Communicator {
         }
         self.watch_members();
         let tag = self.next_coll_tag();
-        Builder::direct(Arc::clone(&self.shared), self.coll.clone(), self.rank, tag)
+        Builder::direct(
+            Arc::clone(&self.shared),
+            self.coll.clone(),
+            Arc::clone(&self.node),
+            self.rank,
+            tag,
+        )
     }
 
     /// Has the engine watch the members of this communicator, at its first collective.
@@ -448,7 +454,7 @@ pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> 
         .iter_mut()
         .map(|r| unsafe { b.raw(r.as_mut_ptr(), r.len()) })
         .collect();
-    collectives::alltoall(&mut b, &out, &inc);
+    collectives::alltoall(&mut b, &out, &inc, false);
     // SAFETY: as above.
     unsafe { comm.run_plan(b) }
 }

@@ -16,6 +16,7 @@ use crate::group::Group;
 use crate::message::Message;
 use crate::request::{wait_posted, Request, Scope};
 use crate::route::{Route, COLL_OFFSET};
+use crate::schedule::NodeCell;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 use std::sync::atomic::{AtomicBool, AtomicU32};
@@ -53,6 +54,9 @@ pub struct Communicator {
     /// The engine watches every member (set at the first collective plan): a dead member then
     /// fails the collectives waiting on it, directly or through others.
     pub(crate) members_watched: AtomicBool,
+    /// The shared-memory area of its blocking collectives, once agreed on (see
+    /// `schedule::node`).
+    pub(crate) node: Arc<NodeCell>,
 }
 
 /// Which processes a communicator connects.
@@ -82,6 +86,7 @@ impl Communicator {
             coll_seq: AtomicU32::new(0),
             fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
+            node: Arc::new(NodeCell::new()),
         }
     }
 
@@ -114,6 +119,7 @@ impl Communicator {
             coll_seq: AtomicU32::new(0),
             fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
+            node: Arc::new(NodeCell::new()),
         }
     }
 

@@ -13,8 +13,8 @@
 mod table;
 
 pub use table::{
-    COLL_ALGORITHMS, CONNECT_TIMEOUT, FAULT_AGREE_EXIT, INLINE_BYTES, INLINE_SPLIT, KNOBS,
-    LOCAL_STREAM, NODE_LOCAL, PARENT_PORT, PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH,
+    COLL_ALGORITHMS, COLL_NODE, CONNECT_TIMEOUT, FAULT_AGREE_EXIT, INLINE_BYTES, INLINE_SPLIT,
+    KNOBS, LOCAL_STREAM, NODE_LOCAL, PARENT_PORT, PEER_ERRORS, UCX_SETTINGS, WAIT, ZCOPY_DEPTH,
     ZCOPY_THRESHOLD,
 };
 
@@ -216,6 +216,9 @@ pub struct Config {
     /// Contiguous sends from this size to this node go through the stream datatype
     /// ([`LOCAL_STREAM`]; 0: none).
     pub local_stream: usize,
+    /// Most bytes a member puts in a blocking collective through the node's shared memory
+    /// ([`COLL_NODE`]; 0: none go that way).
+    pub coll_node: usize,
     /// Detect dead peers through UCX ([`PEER_ERRORS`]).
     pub peer_errors: bool,
     /// What progress does when idle ([`WAIT`]).
@@ -281,6 +284,7 @@ impl Config {
             zcopy_depth: number(&ZCOPY_DEPTH)?,
             node_local: switch(&NODE_LOCAL)?,
             local_stream: number(&LOCAL_STREAM)?,
+            coll_node: number(&COLL_NODE)?,
             peer_errors: switch(&PEER_ERRORS)?,
             wait: Wait::parse(lookup(WAIT.name).as_deref())?,
         })

@@ -135,10 +135,12 @@ pub(crate) unsafe fn reduce_scatter<C: Wide>(
     })
 }
 
-/// Gather and Gatherv: `recvcounts`/`displs` null for Gather (then `recvcount` counts).
+/// Gather (`uniform`: `recvcount` counts every block) and Gatherv (`recvcounts`, `displs`;
+/// significant at the root only, so non-roots may pass null).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gather<C: Wide, D: Wide>(
     name: &'static str,
+    uniform: bool,
     how: Launch,
     send: Arg,
     recvbuf: *mut c_void,
@@ -149,7 +151,6 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let uniform = recvcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
@@ -166,10 +167,12 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
     })
 }
 
-/// Scatter and Scatterv: `sendcounts`/`displs` null for Scatter (then `sendcount` counts).
+/// Scatter (`uniform`: `sendcount` counts every block) and Scatterv (`sendcounts`, `displs`;
+/// significant at the root only).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
     name: &'static str,
+    uniform: bool,
     how: Launch,
     sendbuf: *const c_void,
     sendcount: i64,
@@ -180,7 +183,6 @@ pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
     root: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    let uniform = sendcounts.is_null() && displs.is_null();
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
@@ -284,7 +286,8 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
             true => None,
             false => Some(send.layout(c)?),
         };
-        plans::alltoall(c, out, inc, now)
+        let uniform = recv.counts.is_null() && recv.dtypes.is_null();
+        plans::alltoall(c, out, inc, uniform, now)
     })
 }
 

@@ -240,6 +240,10 @@ impl Writer {
 
     /// Every block of a layout; block `keep` (in place) is read as well as written.
     unsafe fn blocks(&mut self, l: &Layout, flow: Flow, keep: Option<usize>) -> CResult<Each<Buf>> {
+        // SAFETY: forwarded.
+        if let Some(blocks) = unsafe { self.dense(l, flow)? } {
+            return Ok(blocks);
+        }
         (0..l.counts.len())
             .map(|i| {
                 let f = if Some(i) == keep { Flow::InOut } else { flow };
@@ -247,6 +251,33 @@ impl Writer {
                 unsafe { self.buffer(l.arg(i), f) }
             })
             .collect()
+    }
+
+    /// The blocks of a layout of equal blocks of one predefined type, end to end: parts of
+    /// one buffer (one check, one piece of memory named). A block read as well as written is
+    /// no different there: a predefined type's buffer is the caller's memory itself.
+    unsafe fn dense(&mut self, l: &Layout, flow: Flow) -> CResult<Option<Each<Buf>>> {
+        let (n, dtype, count) = (l.counts.len(), l.dtypes[0], l.counts[0]);
+        let Ok(Elem::Basic(basic)) = Elem::of(dtype) else {
+            return Ok(None);
+        };
+        let stride = count.saturating_mul(basic.size as i64);
+        let uniform = (0..n).all(|i| {
+            l.dtypes[i] == dtype && l.counts[i] == count && l.displs[i] == i as i64 * stride
+        });
+        if !uniform || n == 0 {
+            return Ok(None);
+        }
+        let total = count.checked_mul(n as i64).ok_or_else(|| {
+            fail(
+                MPI_ERR_COUNT,
+                format!("{n} blocks of {count} elements overflow"),
+            )
+        })?;
+        // SAFETY: forwarded.
+        let all = unsafe { self.buffer(Arg::new(l.p, total, dtype), flow)? };
+        let len = all.len() / n;
+        Ok(Some((0..n).map(|i| all.part(i * len, len)).collect()))
     }
 
     /// The plan written (by a writer of a plan: [`Writer::new`]).
@@ -540,10 +571,12 @@ pub(crate) unsafe fn allgather(
 }
 
 /// Alltoall(v,w); `send` `None`: in place, every block sent from the receive layout.
+/// `uniform`: MPI_Alltoall (every block of every member has one size).
 pub(crate) unsafe fn alltoall(
     c: &Communicator,
     send: Option<Layout>,
     recv: Layout,
+    uniform: bool,
     now: bool,
 ) -> CResult<Written> {
     let first = send.as_ref().map_or(MPI_DATATYPE_NULL, |s| s.dtypes[0]);
@@ -571,7 +604,7 @@ pub(crate) unsafe fn alltoall(
                 (out, inc)
             }
         };
-        coll::alltoall(&mut w.b, &out, &inc);
+        coll::alltoall(&mut w.b, &out, &inc, uniform);
     }
     w.written()
 }

@@ -79,6 +79,22 @@ pub const LOCAL_STREAM: Knob = Knob {
           non-temporal stores (5-11 GB/s; cma 6-10).",
 };
 
+pub const COLL_NODE: Knob = Knob {
+    name: "MPICD_COLL_NODE",
+    default: "16384",
+    layer: Layer::Engine,
+    kind: Kind::Bytes {
+        min: 0,
+        max: 1 << 20,
+    },
+    doc: "Blocking collectives whose members all run on this node, each with a core of its own \
+          (MPICD_WAIT resolved to spin), go through a shared-memory area of the communicator \
+          when a member puts at most this many bytes in it (its operand, its block, or all its \
+          blocks for an all-to-all): every member writes its part once and reads the others' \
+          where they lie, with no message. The members agree on the smallest value at a \
+          communicator's first blocking collective. 0: always messages.",
+};
+
 pub const PEER_ERRORS: Knob = Knob {
     name: "MPICD_PEER_ERRORS",
     default: "1",
@@ -152,6 +168,7 @@ pub static KNOBS: &[Knob] = &[
     ZCOPY_DEPTH,
     NODE_LOCAL,
     LOCAL_STREAM,
+    COLL_NODE,
     PEER_ERRORS,
     WAIT,
     COLL_ALGORITHMS,

@@ -25,6 +25,7 @@ mod contiguous;
 mod custom;
 mod failed;
 pub(crate) use failed::any_failed;
+pub(crate) use revoke::any_revoked;
 mod finish;
 mod foreign;
 mod helper;
@@ -113,6 +114,9 @@ struct Net {
     /// Contiguous sends from this size to a process on this node stream (`MPICD_LOCAL_STREAM`;
     /// 0: none do).
     local_stream: usize,
+    /// Most bytes a member puts in a blocking collective through the node's shared memory
+    /// (`MPICD_COLL_NODE`; 0 where processes outnumber cores).
+    coll_node: usize,
     contexts: crate::route::ContextIds,
     /// Which runtime of this process this is (see [`launch_key`]).
     generation: u32,
@@ -184,6 +188,11 @@ impl Engine {
             WaitPolicy::Spin => config.local_stream,
             WaitPolicy::Yield | WaitPolicy::Sleep => 0,
         };
+        // Members waiting for each other in shared memory spin: only where each has a core.
+        let coll_node = match wait {
+            WaitPolicy::Spin => config.coll_node,
+            WaitPolicy::Yield | WaitPolicy::Sleep => 0,
+        };
         let worker = Worker::new(WorkerSettings {
             peer_errors,
             wakeup: wait == WaitPolicy::Sleep,
@@ -233,6 +242,7 @@ impl Engine {
                 next_seq: 0,
                 custom,
                 local_stream,
+                coll_node,
                 contexts: crate::route::ContextIds::default(),
                 generation,
                 identity: Identity::current(),
@@ -311,6 +321,28 @@ impl Engine {
     /// all of them, directly or not): a dead one then fails them.
     pub(crate) fn watch_members(&mut self, members: &[u32]) {
         self.net.identify_all(members);
+    }
+
+    /// What this process offers for the blocking collectives of a communicator of `members`
+    /// (world ranks) through the node's shared memory: the most bytes a member may put there,
+    /// or 0 if some member runs on another node or processes outnumber cores here.
+    pub(crate) fn node_offer(&mut self, members: &[u32]) -> usize {
+        if self.net.coll_node == 0 {
+            return 0;
+        }
+        self.net.identify_all(members);
+        let peers = &self.net.peers;
+        let me = self.net.rank;
+        let local = |m: &u32| {
+            *m == me
+                || peers
+                    .get(*m as usize)
+                    .is_some_and(|p| p.local_pid.is_some())
+        };
+        match members.iter().all(local) {
+            true => self.net.coll_node,
+            false => 0,
+        }
     }
 
     /// True when no launcher started this process.

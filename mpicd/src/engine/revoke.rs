@@ -28,7 +28,18 @@ use crate::route::{COLL_OFFSET, NOTICE_CONTEXT};
 use crate::status::Status;
 use std::collections::BTreeSet;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// Set once any communicator is known revoked here: lets a hot path skip the engine's lock to
+/// ask about its communicator while none ever was.
+static ANY_REVOKED: AtomicBool = AtomicBool::new(false);
+
+/// Whether any communicator is known revoked (a hint read without the engine's lock).
+#[inline]
+pub(crate) fn any_revoked() -> bool {
+    ANY_REVOKED.load(Ordering::Acquire)
+}
 
 /// The tag of a revocation notice on the notice context.
 const REVOKE_TAG: i32 = 0;
@@ -145,6 +156,7 @@ impl Engine {
         }
         self.fail_runs_on(context + COLL_OFFSET, &Error::Revoked);
         self.revocations.revoked.extend(contexts);
+        ANY_REVOKED.store(true, Ordering::Release);
         for c in contexts {
             self.drain(c);
         }

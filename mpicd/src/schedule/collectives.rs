@@ -1,9 +1,12 @@
 //! The collectives as the callers write them into a plan: one function each, which picks the
 //! algorithm ([`super::select`]) from what every member knows alike (so that all pick the
-//! same) and writes it. Buffers are bytes; `None` for a send buffer means "in place".
+//! same) and writes it. Buffers are bytes; `None` for a send buffer means "in place". A blocking
+//! collective among members of one node may go through its shared memory instead
+//! ([`super::node`]).
 
 use super::algorithms as alg;
 use super::few;
+use super::node;
 use super::select::{choose, Algorithm, Collective, Shape};
 use super::{Buf, Builder};
 use crate::reduction::Order;
@@ -18,6 +21,9 @@ fn shape(b: &Builder, bytes: usize) -> Shape {
 }
 
 pub fn barrier(b: &mut Builder) {
+    if node::barrier(b) {
+        return;
+    }
     match choose(Collective::Barrier, shape(b, 0)) {
         Algorithm::Linear => few::barrier_linear(b),
         Algorithm::Fan => few::barrier_fan(b),
@@ -26,6 +32,9 @@ pub fn barrier(b: &mut Builder) {
 }
 
 pub fn bcast(b: &mut Builder, buf: Buf, root: i32) {
+    if node::bcast(b, buf, root) {
+        return;
+    }
     match choose(Collective::Bcast, shape(b, buf.len())) {
         Algorithm::ScatterAllgather => alg::bcast_scatter_allgather(b, buf, root),
         Algorithm::Linear => alg::bcast_linear(b, buf, root),
@@ -36,6 +45,9 @@ pub fn bcast(b: &mut Builder, buf: Buf, root: i32) {
 /// Reduces every member's `send` into `recv` at `root` (`recv` is only read at the root,
 /// where it may be `send` itself).
 pub fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) {
+    if node::reduce(b, send, recv, root) {
+        return;
+    }
     match choose(Collective::Reduce, shape(b, send.len())) {
         Algorithm::Linear => few::reduce_linear(b, send, recv, root),
         _ => alg::reduce_binomial(b, send, recv, root),
@@ -44,6 +56,9 @@ pub fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) {
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
 pub fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) {
+    if node::allreduce(b, send, buf) {
+        return;
+    }
     if let Some(send) = send {
         b.copy(send, buf);
     }
@@ -66,6 +81,9 @@ pub fn reduce_scatter(b: &mut Builder, send: Buf, recv: Buf, counts: &[usize]) {
             (offset - n, n)
         })
         .collect();
+    if node::reduce_scatter(b, send, recv, &blocks) {
+        return;
+    }
     let rank = b.rank() as usize;
     let algorithm = choose(Collective::ReduceScatter, shape(b, send.len()));
     if algorithm == Algorithm::Linear {
@@ -91,6 +109,9 @@ pub fn reduce_scatter(b: &mut Builder, send: Buf, recv: Buf, counts: &[usize]) {
 /// Prefix reduction in rank order into `recv` (`exclusive`: without this member's operand;
 /// member 0's `recv` is then untouched).
 pub fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) {
+    if node::scan(b, send, recv, exclusive) {
+        return;
+    }
     alg::scan_recursive_doubling(b, send.unwrap_or(recv), recv, exclusive);
 }
 
@@ -107,6 +128,9 @@ pub fn gather(
     let Some(mine) = mine.or(own) else {
         return;
     };
+    if node::gather(b, mine, blocks, root, uniform) {
+        return;
+    }
     let binomial =
         uniform && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
     if binomial {
@@ -128,6 +152,9 @@ pub fn scatter(
     let Some(mine) = mine.or(own) else {
         return;
     };
+    if node::scatter(b, blocks, mine, root, uniform) {
+        return;
+    }
     let binomial =
         uniform && choose(Collective::Gather, shape(b, mine.len())) == Algorithm::Binomial;
     if binomial {
@@ -139,6 +166,9 @@ pub fn scatter(
 
 /// Every member's block into `blocks` on every member (`mine` `None`: already in place).
 pub fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) {
+    if node::allgather(b, mine, blocks) {
+        return;
+    }
     let total: usize = blocks.iter().map(|x| x.len()).sum();
     let each = total / blocks.len().max(1);
     match choose(Collective::Allgather, shape(b, each)) {
@@ -147,9 +177,13 @@ pub fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) {
     }
 }
 
-/// `send[i]` to member i, `recv[i]` from member i. Members may choose differently (both
-/// algorithms send one message per pair).
-pub fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
+/// `send[i]` to member i, `recv[i]` from member i (`uniform`: every block of every member has
+/// one size, as in MPI_Alltoall). Members may choose differently among the algorithms by
+/// message (both send one message per pair).
+pub fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: bool) {
+    if node::alltoall(b, send, recv, uniform) {
+        return;
+    }
     let largest = send.iter().map(|x| x.len()).max().unwrap_or(0);
     match choose(Collective::Alltoall, shape(b, largest)) {
         Algorithm::Pairwise => alg::alltoall_pairwise(b, send, recv),

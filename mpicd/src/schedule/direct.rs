@@ -12,7 +12,7 @@
 //! temporaries); a member known dead or a revoked communicator fails it, when it starts an
 //! exchange or while it waits.
 
-use super::{combine_with, copy_with, Buf, Builder, Mem, Step, Xfer};
+use super::{combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
 use crate::engine::{any_failed, Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::route::Route;
@@ -75,6 +75,8 @@ fn give_back(v: Vec<u8>) {
 pub(crate) struct Direct {
     shared: Arc<Shared>,
     route: Route,
+    /// The communicator's shared-memory area ([`super::node`]).
+    node: Arc<NodeCell>,
     /// The temporaries, by slot (see `Mem::Slot`).
     temps: SmallVec<[Vec<u8>; 2]>,
     /// Messages in flight, with a receive's expected size.
@@ -86,10 +88,11 @@ pub(crate) struct Direct {
 }
 
 impl Direct {
-    pub(crate) fn new(shared: Arc<Shared>, route: Route) -> Direct {
+    pub(crate) fn new(shared: Arc<Shared>, route: Route, node: Arc<NodeCell>) -> Direct {
         Direct {
             shared,
             route,
+            node,
             temps: SmallVec::new(),
             waiting: Waiting::new(),
             failed: None,
@@ -108,6 +111,16 @@ impl Direct {
 
     pub(crate) fn failed(&self) -> bool {
         self.failed.is_some()
+    }
+
+    /// The engine and the collective's route.
+    pub(super) fn engine(&self) -> (&Arc<Shared>, &Route) {
+        (&self.shared, &self.route)
+    }
+
+    /// The communicator's shared-memory area.
+    pub(super) fn node_cell(&self) -> &Arc<NodeCell> {
+        &self.node
     }
 
     /// The address of `buf`'s first byte.
@@ -252,12 +265,13 @@ impl Builder {
     pub(crate) fn direct(
         shared: Arc<crate::engine::Shared>,
         route: Route,
+        node: Arc<NodeCell>,
         rank: i32,
         tag: i32,
     ) -> Builder {
         // One literal: the builder (some 460 bytes) is made where it stays, not moved.
         Builder {
-            direct: Some(Direct::new(shared, route.clone())),
+            direct: Some(Direct::new(shared, route.clone(), node)),
             ..Builder::new(route, rank, tag)
         }
     }
@@ -284,6 +298,22 @@ impl Builder {
             None => Err(Error::InvalidArgument(
                 "a plan is run with start_plan, not completed".into(),
             )),
+        }
+    }
+
+    /// True in a builder that does its steps as they are written and has not failed.
+    pub(super) fn ok_now(&self) -> bool {
+        self.direct.as_ref().is_some_and(|d| !d.failed())
+    }
+
+    /// Records a collective done without messages (through the node's memory: see
+    /// [`super::node`]), failed with `e` if there is one.
+    pub(super) fn did_without_messages(&mut self, e: Option<Error>) {
+        if let Some(d) = &mut self.direct {
+            d.started = true;
+            if let Some(e) = e {
+                d.fail(e);
+            }
         }
     }
 
@@ -379,7 +409,7 @@ fn post(
 
 /// Why a collective on `route` cannot go on: its communicator is revoked, or a member is
 /// known dead (then it fails on every member that knows, as a plan's run does).
-fn barred(e: &Engine, route: &Route) -> Option<Error> {
+pub(super) fn barred(e: &Engine, route: &Route) -> Option<Error> {
     if e.is_revoked(route.context) {
         return Some(Error::Revoked);
     }

@@ -16,7 +16,9 @@
 //! - [`inter`]: the collectives of inter-communicators, whose plans name the members of the
 //!   remote group as well ([`Builder::inter`], [`Builder::remote`]);
 //! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours;
-//! - `direct`: a blocking collective's steps done as its algorithm writes them, without a plan.
+//! - `direct`: a blocking collective's steps done as its algorithm writes them, without a plan;
+//! - `node`: blocking collectives through the node's shared memory, when every member runs on
+//!   this node with a core of its own.
 
 pub mod algorithms;
 pub mod collectives;
@@ -24,6 +26,7 @@ mod direct;
 pub mod few;
 pub mod inter;
 pub mod neighbor;
+mod node;
 pub mod objects;
 pub mod select;
 #[cfg(test)]
@@ -37,6 +40,7 @@ use crate::reduction::Order;
 pub use crate::reduction::{CombineFn, Reduction};
 use crate::route::Route;
 use direct::Direct;
+pub(crate) use node::NodeCell;
 use smallvec::SmallVec;
 use std::sync::Arc;
 

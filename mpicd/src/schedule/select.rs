@@ -166,6 +166,17 @@ pub(crate) fn install_text(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// True if an algorithm is forced for `coll` (a collective that could go through the node's
+/// shared memory then runs the forced algorithm instead).
+pub(crate) fn forced(coll: Collective) -> bool {
+    ANY_FORCED.load(Ordering::Acquire)
+        && FORCED
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(coll)
+            .is_some()
+}
+
 /// What a rule looks at.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape {

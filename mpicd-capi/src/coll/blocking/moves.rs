@@ -71,6 +71,7 @@ pub unsafe extern "C" fn MPI_Gather(
     unsafe {
         args::gather::<c_int, c_int>(
             "Gather",
+            true,
             Launch::Now,
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -100,6 +101,7 @@ pub unsafe extern "C" fn MPI_Gather_c(
     unsafe {
         args::gather::<c_int, c_int>(
             "Gather_c",
+            true,
             Launch::Now,
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -130,6 +132,7 @@ pub unsafe extern "C" fn MPI_Gatherv(
     unsafe {
         args::gather(
             "Gatherv",
+            false,
             Launch::Now,
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -160,6 +163,7 @@ pub unsafe extern "C" fn MPI_Gatherv_c(
     unsafe {
         args::gather(
             "Gatherv_c",
+            false,
             Launch::Now,
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -189,6 +193,7 @@ pub unsafe extern "C" fn MPI_Scatter(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Scatter",
+            true,
             Launch::Now,
             sendbuf,
             sendcount.wide(),
@@ -218,6 +223,7 @@ pub unsafe extern "C" fn MPI_Scatter_c(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Scatter_c",
+            true,
             Launch::Now,
             sendbuf,
             sendcount.wide(),
@@ -248,6 +254,7 @@ pub unsafe extern "C" fn MPI_Scatterv(
     unsafe {
         args::scatter(
             "Scatterv",
+            false,
             Launch::Now,
             sendbuf,
             0,
@@ -278,6 +285,7 @@ pub unsafe extern "C" fn MPI_Scatterv_c(
     unsafe {
         args::scatter(
             "Scatterv_c",
+            false,
             Launch::Now,
             sendbuf,
             0,

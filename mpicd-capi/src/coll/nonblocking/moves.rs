@@ -74,6 +74,7 @@ pub unsafe extern "C" fn MPI_Igather(
     unsafe {
         args::gather::<c_int, c_int>(
             "Igather",
+            true,
             Launch::Start(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -104,6 +105,7 @@ pub unsafe extern "C" fn MPI_Igather_c(
     unsafe {
         args::gather::<c_int, c_int>(
             "Igather_c",
+            true,
             Launch::Start(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -135,6 +137,7 @@ pub unsafe extern "C" fn MPI_Igatherv(
     unsafe {
         args::gather(
             "Igatherv",
+            false,
             Launch::Start(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -166,6 +169,7 @@ pub unsafe extern "C" fn MPI_Igatherv_c(
     unsafe {
         args::gather(
             "Igatherv_c",
+            false,
             Launch::Start(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -196,6 +200,7 @@ pub unsafe extern "C" fn MPI_Iscatter(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Iscatter",
+            true,
             Launch::Start(request),
             sendbuf,
             sendcount.wide(),
@@ -226,6 +231,7 @@ pub unsafe extern "C" fn MPI_Iscatter_c(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Iscatter_c",
+            true,
             Launch::Start(request),
             sendbuf,
             sendcount.wide(),
@@ -257,6 +263,7 @@ pub unsafe extern "C" fn MPI_Iscatterv(
     unsafe {
         args::scatter(
             "Iscatterv",
+            false,
             Launch::Start(request),
             sendbuf,
             0,
@@ -288,6 +295,7 @@ pub unsafe extern "C" fn MPI_Iscatterv_c(
     unsafe {
         args::scatter(
             "Iscatterv_c",
+            false,
             Launch::Start(request),
             sendbuf,
             0,

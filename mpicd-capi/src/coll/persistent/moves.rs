@@ -80,6 +80,7 @@ pub unsafe extern "C" fn MPI_Gather_init(
     unsafe {
         args::gather::<c_int, c_int>(
             "Gather_init",
+            true,
             Launch::Persist(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -112,6 +113,7 @@ pub unsafe extern "C" fn MPI_Gather_init_c(
     unsafe {
         args::gather::<c_int, c_int>(
             "Gather_init_c",
+            true,
             Launch::Persist(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -145,6 +147,7 @@ pub unsafe extern "C" fn MPI_Gatherv_init(
     unsafe {
         args::gather(
             "Gatherv_init",
+            false,
             Launch::Persist(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -178,6 +181,7 @@ pub unsafe extern "C" fn MPI_Gatherv_init_c(
     unsafe {
         args::gather(
             "Gatherv_init_c",
+            false,
             Launch::Persist(request),
             Arg::new(sendbuf, sendcount.wide(), sendtype),
             recvbuf,
@@ -210,6 +214,7 @@ pub unsafe extern "C" fn MPI_Scatter_init(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Scatter_init",
+            true,
             Launch::Persist(request),
             sendbuf,
             sendcount.wide(),
@@ -242,6 +247,7 @@ pub unsafe extern "C" fn MPI_Scatter_init_c(
     unsafe {
         args::scatter::<c_int, c_int>(
             "Scatter_init_c",
+            true,
             Launch::Persist(request),
             sendbuf,
             sendcount.wide(),
@@ -275,6 +281,7 @@ pub unsafe extern "C" fn MPI_Scatterv_init(
     unsafe {
         args::scatter(
             "Scatterv_init",
+            false,
             Launch::Persist(request),
             sendbuf,
             0,
@@ -308,6 +315,7 @@ pub unsafe extern "C" fn MPI_Scatterv_init_c(
     unsafe {
         args::scatter(
             "Scatterv_init_c",
+            false,
             Launch::Persist(request),
             sendbuf,
             0,

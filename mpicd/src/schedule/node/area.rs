@@ -1,0 +1,245 @@
+//! A communicator's shared-memory area on one node: a POSIX shared-memory object that every
+//! member maps, holding per member an arrival word (the last collective the member started)
+//! on a line of its own, then two slots. A slot is a sequence number (the last collective
+//! whose data its member put there) followed by that data. Member `j` writes only its own
+//! words and slots; the others read them once the numbers say so. Every `unsafe` of the node
+//! collectives is here: the mapping, and the reads and writes of the slots, whose ordering
+//! the numbers give (see [`super`]).
+
+use std::ffi::CString;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Bytes before a slot's data: the sequence number, then padding that aligns the data for
+/// any element type (16 bytes, a long double's or a double complex's). A short collective's
+/// data shares the sequence number's cache line, so a reader fetches one line.
+const HEADER: usize = 16;
+
+/// Slots start on their own pair of cache lines (the processor fetches lines in pairs).
+const ALIGN: usize = 128;
+
+/// Names of the areas this process made, numbered.
+static MADE: AtomicU32 = AtomicU32::new(0);
+
+/// A mapped area of `members` x (an arrival line and 2 slots of `cap` data bytes).
+pub(crate) struct Area {
+    base: NonNull<u8>,
+    len: usize,
+    members: usize,
+    cap: usize,
+    slot: usize,
+}
+
+// SAFETY: the area is plain shared memory; what its slots hold is ordered by their atomic
+// sequence numbers, and `Area` hands out raw pointers only (see the methods).
+unsafe impl Send for Area {}
+// SAFETY: as above.
+unsafe impl Sync for Area {}
+
+impl Area {
+    /// Makes the area for `members` members of slots of `cap` data bytes, mapped here, under a new
+    /// name (which [`Area::attach`] opens and [`unlink`] removes).
+    pub(crate) fn create(members: usize, cap: usize) -> io::Result<(Area, String)> {
+        let name = format!(
+            "/mpicd-coll-{}-{}",
+            std::process::id(),
+            MADE.fetch_add(1, Ordering::Relaxed)
+        );
+        let area = Area::map(&name, members, cap, true)?;
+        Ok((area, name))
+    }
+
+    /// Maps the area `name` that a member made for `members` members of `cap` bytes.
+    pub(crate) fn attach(name: &str, members: usize, cap: usize) -> io::Result<Area> {
+        Area::map(name, members, cap, false)
+    }
+
+    fn map(name: &str, members: usize, cap: usize, create: bool) -> io::Result<Area> {
+        let slot = (HEADER + cap).div_ceil(ALIGN) * ALIGN;
+        let len = members
+            .checked_mul(ALIGN + 2 * slot)
+            .filter(|&n| n > 0 && n <= isize::MAX as usize)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "area too large"))?;
+        let cname = CString::new(name)?;
+        let flags = match create {
+            true => libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+            false => libc::O_RDWR,
+        };
+        // SAFETY: a valid C string; the flags and mode are plain integers.
+        let fd = unsafe { libc::shm_open(cname.as_ptr(), flags, 0o600) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mapped = (|| {
+            if create {
+                // The new object reads as zeros: every sequence number starts at 0.
+                // SAFETY: `fd` is ours and open for writing.
+                if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else {
+                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+                // SAFETY: `fd` is open; `st` is writable.
+                if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // SAFETY: fstat succeeded and filled it.
+                if (unsafe { st.assume_init() }.st_size as usize) < len {
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, "area too short"));
+                }
+            }
+            // SAFETY: a new shared mapping of `len` bytes of the open object.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(p)
+        })();
+        // SAFETY: `fd` is ours; the mapping stays valid without it.
+        unsafe { libc::close(fd) };
+        if mapped.is_err() && create {
+            unlink(name);
+        }
+        let base = NonNull::new(mapped? as *mut u8)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::Other, "mmap gave null"))?;
+        Ok(Area {
+            base,
+            len,
+            members,
+            cap,
+            slot,
+        })
+    }
+
+    /// Data bytes a slot holds.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// The start of member `j`'s part: its arrival line, then its two slots.
+    fn part(&self, j: usize) -> *mut u8 {
+        assert!(
+            j < self.members,
+            "a node collective named member {j} of {}",
+            self.members
+        );
+        // SAFETY: within the mapping (`members` parts).
+        unsafe { self.base.as_ptr().add(j * (ALIGN + 2 * self.slot)) }
+    }
+
+    /// The start of member `j`'s slot of parity `parity` (0 or 1).
+    fn slot(&self, j: usize, parity: usize) -> *mut u8 {
+        // SAFETY: within member `j`'s part.
+        unsafe { self.part(j).add(ALIGN + (parity & 1) * self.slot) }
+    }
+
+    /// The word at `p`.
+    ///
+    /// # Safety
+    /// `p` is 8-byte aligned in the mapping, and only ever accessed atomically.
+    unsafe fn word(&self, p: *mut u8) -> &AtomicU64 {
+        // SAFETY: the caller's promise; the mapping lives as long as `self`.
+        unsafe { &*(p as *const AtomicU64) }
+    }
+
+    /// Member `j`'s arrival word.
+    pub(crate) fn arrival(&self, j: usize) -> &AtomicU64 {
+        // SAFETY: a part starts 128-byte aligned (a page-aligned mapping, parts multiples of
+        // 128 bytes); the arrival word is only accessed atomically.
+        unsafe { self.word(self.part(j)) }
+    }
+
+    /// The sequence number of member `j`'s slot of `parity`.
+    pub(crate) fn seq(&self, j: usize, parity: usize) -> &AtomicU64 {
+        // SAFETY: a slot starts 128-byte aligned; its sequence number is only accessed
+        // atomically.
+        unsafe { self.word(self.slot(j, parity)) }
+    }
+
+    /// Copies `src` into this process's slot (member `me`) of `parity` at `at`.
+    ///
+    /// # Safety
+    /// No member may be reading those bytes: every other member has published a later
+    /// collective than the last one that used this slot (see [`super`]).
+    pub(crate) unsafe fn put(&self, me: usize, parity: usize, at: usize, src: &[u8]) {
+        assert!(
+            at + src.len() <= self.cap,
+            "a node collective overran its slot"
+        );
+        // SAFETY: within the slot's data (checked); the caller's promise makes it ours.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                src.as_ptr(),
+                self.slot(me, parity).add(HEADER + at),
+                src.len(),
+            )
+        };
+    }
+
+    /// Member `j`'s data of `parity`, `at..at + len`.
+    ///
+    /// # Safety
+    /// Member `j` must have published the collective whose data is read there (its sequence
+    /// number read with acquire ordering), and write the slot again only after this process
+    /// has published a later collective; the slice must not be used after that.
+    pub(crate) unsafe fn get(&self, j: usize, parity: usize, at: usize, len: usize) -> &[u8] {
+        assert!(at + len <= self.cap, "a node collective overran its slot");
+        // SAFETY: within the slot's data; the caller's promise keeps it unchanged.
+        unsafe { std::slice::from_raw_parts(self.slot(j, parity).add(HEADER + at), len) }
+    }
+}
+
+impl Drop for Area {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, unmapped once; nothing borrows it any more.
+        unsafe { libc::munmap(self.base.as_ptr() as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Removes the name of an area (the members that mapped it keep it).
+pub(crate) fn unlink(name: &str) {
+    if let Ok(c) = CString::new(name) {
+        // SAFETY: a valid C string.
+        unsafe { libc::shm_unlink(c.as_ptr()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_mappings_share_their_slots() {
+        let (a, name) = Area::create(2, 100).unwrap();
+        let b = Area::attach(&name, 2, 100).unwrap();
+        unlink(&name);
+        assert_eq!(b.seq(1, 1).load(Ordering::Acquire), 0);
+        a.arrival(1).store(5, Ordering::Release);
+        assert_eq!(b.arrival(1).load(Ordering::Acquire), 5);
+        assert_eq!(b.seq(1, 0).load(Ordering::Acquire), 0);
+        // SAFETY: nobody reads member 1's slot meanwhile.
+        unsafe { a.put(1, 1, 3, b"node") };
+        a.seq(1, 1).store(7, Ordering::Release);
+        assert_eq!(b.seq(1, 1).load(Ordering::Acquire), 7);
+        // SAFETY: published above, and not written again.
+        assert_eq!(unsafe { b.get(1, 1, 3, 4) }, b"node");
+        assert!(Area::attach(&name, 2, 100).is_err(), "the name was removed");
+    }
+
+    #[test]
+    fn a_short_object_is_refused() {
+        let (_a, name) = Area::create(2, 100).unwrap();
+        assert!(Area::attach(&name, 4, 100).is_err());
+        unlink(&name);
+    }
+}

@@ -1,0 +1,438 @@
+//! Blocking collectives through the node's shared memory, when every member of the
+//! communicator runs on this node with a core of its own: each member writes its part once
+//! into its slot of the communicator's area ([`area`], agreed on at the first such collective:
+//! [`setup`]) and reads the others' parts where they lie. No message, no matching: a two-member
+//! barrier or 8-byte allreduce costs about a cache line's trip each way.
+//!
+//! The protocol. A node collective is numbered as the collective itself is (the communicator's
+//! collective count, which every member takes alike, widened to 64 bits), so members that
+//! skip a collective (one that failed its arguments on some members only) still agree on the
+//! next. Collective `n` uses each member's slot of parity `n % 2`.
+//! - Every member starts by storing `n` in its arrival word: it is done with every earlier
+//!   collective.
+//! - A member that puts data in its slot first waits until every other member has arrived
+//!   past the last collective that put data in that slot ([`Op::gate`]): none still reads it.
+//!   (Two slots: that is usually the collective before last, whose arrival was seen already.)
+//! - It then writes the data and stores `n`, with release ordering, as the slot's sequence
+//!   number. A member reads another's data of `n` once it has read a sequence number of at
+//!   least `n` there, with acquire ordering.
+//!
+//! Waits spin. Every [`POLL_SPINS`] checks they progress the engine, so that this process's
+//! point-to-point messages keep moving (MPI's progress rule), and fail if a member is known
+//! dead or the communicator revoked: a dead member fails the collective, never hangs it.
+//!
+//! Reductions combine the members' operands in rank order on every member
+//! (`x0 op x1 op ... op x(p-1)`): non-commutative ops are right, and every member gets the same
+//! bits.
+//!
+//! Only a blocking collective whose data a member puts fits the agreed size takes this path;
+//! the choice depends on what every member knows alike (sizes the standard makes equal on all
+//! members), so that all take it or none.
+
+mod area;
+mod setup;
+
+use super::direct::barred;
+use super::select::{self, Collective};
+use super::{Buf, Builder};
+use crate::engine::{any_failed, any_revoked, Shared};
+use crate::error::{Error, Result};
+use crate::reduction::Reduction;
+use crate::route::Route;
+use crate::tag::TAG_UB;
+use area::Area;
+pub(crate) use setup::NodeCell;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Spins of a wait between two progress calls.
+const POLL_SPINS: u32 = 256;
+
+/// A communicator's area and what this member knows of it.
+pub(crate) struct Node {
+    area: Area,
+    me: usize,
+    members: usize,
+    shared: Arc<Shared>,
+    /// The communicator's collective route (for its failures and revocation).
+    route: Route,
+    /// The number of the last node collective this member started (0: none).
+    last: AtomicU64,
+    /// By parity: the last collective that put this member's data in that slot (0: none).
+    wrote: [AtomicU64; 2],
+    /// The latest arrival seen of each member, so that a gate need not look again.
+    seen: Box<[AtomicU64]>,
+}
+
+/// Node collective number `n` on this member.
+struct Op {
+    node: Arc<Node>,
+    n: u64,
+    parity: usize,
+}
+
+impl Op {
+    /// The next node collective of `b`'s communicator, if one where a member puts `puts`
+    /// bytes takes this path (not when an algorithm is forced for it).
+    fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize) -> Option<Op> {
+        if coll.is_some_and(select::forced) {
+            return None;
+        }
+        let node = setup::node(b)?;
+        if puts > node.area.cap() {
+            return None;
+        }
+        // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
+        // one past the last that it counts to.
+        let period = TAG_UB as u64 + 1;
+        let last = node.last.load(Ordering::Relaxed);
+        let n = last + (b.tag as u64 + period - last % period) % period;
+        let n = if n == last { n + period } else { n };
+        node.last.store(n, Ordering::Relaxed);
+        node.area.arrival(node.me).store(n, Ordering::Release);
+        Some(Op {
+            node,
+            n,
+            parity: (n % 2) as usize,
+        })
+    }
+
+    /// Ends the collective in `b` with `outcome`.
+    fn end(self, b: &mut Builder, outcome: Result<()>) -> bool {
+        b.did_without_messages(outcome.err());
+        true
+    }
+
+    /// Fails if a member is known dead or the communicator revoked (as an exchange's start
+    /// does; the engine's lock is taken only if any ever was).
+    fn check(&self) -> Result<()> {
+        if !any_failed() && !any_revoked() {
+            return Ok(());
+        }
+        let route = &self.node.route;
+        self.node
+            .shared
+            .with(|e| barred(e, route).map_or(Ok(()), Err))
+    }
+
+    /// Progresses the engine once; fails as [`Op::check`] does.
+    fn poll(&self) -> Result<()> {
+        let route = &self.node.route;
+        self.node.shared.with(|e| {
+            e.progress();
+            barred(e, route).map_or(Ok(()), Err)
+        })
+    }
+
+    /// Waits until `word` (of member `j`) holds `n` or more; notes what member `j` reached.
+    fn wait_word(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
+        let mut spins = 0u32;
+        let reached = loop {
+            let s = word.load(Ordering::Acquire);
+            if s >= n {
+                break s;
+            }
+            std::hint::spin_loop();
+            spins += 1;
+            if spins % POLL_SPINS == 0 {
+                self.poll()?;
+            }
+        };
+        self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits until every other member has arrived past the last collective that put this
+    /// member's data in this collective's slot, so that this member may write it.
+    fn gate(&self) -> Result<()> {
+        let node = &*self.node;
+        let wrote = node.wrote[self.parity].load(Ordering::Relaxed);
+        if wrote == 0 {
+            return Ok(());
+        }
+        for j in (0..node.members).filter(|&j| j != node.me) {
+            if node.seen[j].load(Ordering::Relaxed) <= wrote {
+                self.wait_word(j, node.area.arrival(j), wrote + 1)?;
+            }
+        }
+        node.wrote[self.parity].store(self.n, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits for member `j`'s data of this collective.
+    fn wait(&self, j: usize) -> Result<()> {
+        let seq = self.node.area.seq(j, self.parity);
+        self.wait_word(j, seq, self.n)
+    }
+
+    /// Waits until every other member has arrived at this collective.
+    fn wait_all_arrived(&self) -> Result<()> {
+        let node = &*self.node;
+        (0..node.members)
+            .filter(|&j| j != node.me)
+            .try_for_each(|j| self.wait_word(j, node.area.arrival(j), self.n))
+    }
+
+    /// Puts `src` at `at` of this member's slot (after [`Op::gate`]).
+    fn put(&self, at: usize, src: &[u8]) {
+        let node = &*self.node;
+        // SAFETY: the gate passed: no member reads this slot until it is published again.
+        unsafe { node.area.put(node.me, self.parity, at, src) };
+    }
+
+    /// Publishes the data this member put.
+    fn publish(&self) {
+        let node = &*self.node;
+        node.area
+            .seq(node.me, self.parity)
+            .store(self.n, Ordering::Release);
+    }
+
+    /// Member `j`'s data `at..at + len` of this collective (after [`Op::wait`] for `j`).
+    fn get(&self, j: usize, at: usize, len: usize) -> &[u8] {
+        // SAFETY: `j` published this collective's data (waited for); it writes the slot again
+        // only once this member has arrived at a later collective, after its last use of the
+        // slice (the slice borrows `self`, which ends with this collective).
+        unsafe { self.node.area.get(j, self.parity, at, len) }
+    }
+
+    /// `acc` = the reduction of members `from`'s data at `at` (as long as `acc`), in rank
+    /// order, each waited for.
+    fn fold(&self, red: &Reduction, acc: &mut [u8], from: Range<usize>, at: usize) -> Result<()> {
+        for j in from.clone() {
+            if j != self.me() {
+                self.wait(j)?;
+            }
+            let x = self.get(j, at, acc.len());
+            match j == from.start {
+                true => acc.copy_from_slice(x),
+                false => (red.combine)(acc, x)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn me(&self) -> usize {
+        self.node.me
+    }
+
+    fn members(&self) -> usize {
+        self.node.members
+    }
+}
+
+/// The bytes of `buf` now (`b` does its steps as they are written and has not failed: a node
+/// collective began).
+fn bytes(b: &mut Builder, buf: Buf) -> &mut [u8] {
+    b.bytes_now(buf).unwrap_or_default()
+}
+
+fn reduction(b: &Builder) -> Result<Reduction> {
+    b.reduction()
+        .cloned()
+        .ok_or_else(|| Error::InvalidArgument("a reduction without an op".into()))
+}
+
+/// Runs `body` as node collective of `puts` bytes per member in `b`; false if it does not take
+/// this path.
+fn run(
+    b: &mut Builder,
+    coll: Option<Collective>,
+    puts: usize,
+    body: impl FnOnce(&mut Builder, &Op) -> Result<()>,
+) -> bool {
+    let Some(op) = Op::begin(b, coll, puts) else {
+        return false;
+    };
+    let outcome = op.check().and_then(|()| body(b, &op));
+    op.end(b, outcome)
+}
+
+pub(super) fn barrier(b: &mut Builder) -> bool {
+    run(b, Some(Collective::Barrier), 0, |_, op| {
+        op.wait_all_arrived()
+    })
+}
+
+pub(super) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
+    let root = root as usize;
+    run(b, Some(Collective::Bcast), buf.len(), |b, op| {
+        if op.me() == root {
+            op.gate()?;
+            op.put(0, bytes(b, buf));
+            op.publish();
+            return Ok(());
+        }
+        op.wait(root)?;
+        bytes(b, buf).copy_from_slice(op.get(root, 0, buf.len()));
+        Ok(())
+    })
+}
+
+/// Puts this member's operand, publishes, and leaves the reduction of members `from` in
+/// `acc` (nothing for an empty range).
+fn reduce_among(
+    b: &mut Builder,
+    op: &Op,
+    send: Buf,
+    acc: Option<Buf>,
+    from: Range<usize>,
+    at: usize,
+) -> Result<()> {
+    let red = reduction(b)?;
+    op.gate()?;
+    op.put(0, bytes(b, send));
+    op.publish();
+    match acc {
+        Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at),
+        _ => Ok(()),
+    }
+}
+
+/// Reduces every member's `send` into `recv` at `root` (see [`super::collectives::reduce`]).
+pub(super) fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) -> bool {
+    run(b, Some(Collective::Reduce), send.len(), |b, op| {
+        let acc = recv.filter(|_| op.me() == root as usize);
+        reduce_among(b, op, send, acc, 0..op.members(), 0)
+    })
+}
+
+/// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
+pub(super) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
+    run(b, Some(Collective::Allreduce), buf.len(), |b, op| {
+        reduce_among(b, op, send.unwrap_or(buf), Some(buf), 0..op.members(), 0)
+    })
+}
+
+/// Prefix reduction into `recv` (`exclusive`: of the members before this one; member 0's
+/// `recv` is then untouched).
+pub(super) fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) -> bool {
+    run(b, None, recv.len(), |b, op| {
+        let last = op.me() + usize::from(!exclusive);
+        reduce_among(b, op, send.unwrap_or(recv), Some(recv), 0..last, 0)
+    })
+}
+
+/// Reduces every member's `send` (blocks at `blocks`' offsets) and leaves this member's block
+/// of the result in `recv`.
+pub(super) fn reduce_scatter(
+    b: &mut Builder,
+    send: Buf,
+    recv: Buf,
+    blocks: &[(usize, usize)],
+) -> bool {
+    run(b, Some(Collective::ReduceScatter), send.len(), |b, op| {
+        let (at, _) = blocks[op.me()];
+        reduce_among(b, op, send, Some(recv), 0..op.members(), at)
+    })
+}
+
+/// Every member's block into `blocks` (`mine` `None`: already in place), blocks of one size.
+pub(super) fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) -> bool {
+    let len = blocks.first().map_or(0, |x| x.len());
+    if blocks.iter().any(|x| x.len() != len) {
+        return false;
+    }
+    run(b, Some(Collective::Allgather), len, |b, op| {
+        let me = op.me();
+        let own = blocks[me];
+        if let Some(mine) = mine {
+            b.copy(mine, own);
+        }
+        op.gate()?;
+        op.put(0, bytes(b, own));
+        op.publish();
+        for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != me) {
+            op.wait(j)?;
+            bytes(b, block).copy_from_slice(op.get(j, 0, len));
+        }
+        Ok(())
+    })
+}
+
+/// `send[j]` to member j, `recv[j]` from member j, every block of one size on every member
+/// (`uniform`: the caller knows it).
+pub(super) fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: bool) -> bool {
+    let len = send.first().map_or(0, |x| x.len());
+    if !uniform {
+        return false;
+    }
+    run(b, Some(Collective::Alltoall), len * send.len(), |b, op| {
+        op.gate()?;
+        for (j, &block) in send.iter().enumerate() {
+            op.put(j * len, bytes(b, block));
+        }
+        op.publish();
+        let me = op.me();
+        for (j, &block) in recv.iter().enumerate() {
+            if j != me {
+                op.wait(j)?;
+            }
+            bytes(b, block).copy_from_slice(op.get(j, me * len, len));
+        }
+        Ok(())
+    })
+}
+
+/// Gathers every member's `mine` into `blocks` at `root` (`mine` `None`: in place at the
+/// root), blocks of one size (`uniform`).
+pub(super) fn gather(
+    b: &mut Builder,
+    mine: Buf,
+    blocks: Option<&[Buf]>,
+    root: i32,
+    uniform: bool,
+) -> bool {
+    let len = mine.len();
+    if !uniform {
+        return false;
+    }
+    run(b, Some(Collective::Gather), len, |b, op| {
+        let Some(blocks) = blocks.filter(|_| op.me() == root as usize) else {
+            op.gate()?;
+            op.put(0, bytes(b, mine));
+            op.publish();
+            return Ok(());
+        };
+        b.copy(mine, blocks[op.me()]);
+        for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != op.me()) {
+            op.wait(j)?;
+            bytes(b, block).copy_from_slice(op.get(j, 0, len));
+        }
+        Ok(())
+    })
+}
+
+/// Scatters `blocks` from `root` into every member's `mine`, blocks of one size (`uniform`).
+pub(super) fn scatter(
+    b: &mut Builder,
+    blocks: Option<&[Buf]>,
+    mine: Buf,
+    root: i32,
+    uniform: bool,
+) -> bool {
+    let (len, root) = (mine.len(), root as usize);
+    if !uniform {
+        return false;
+    }
+    run(
+        b,
+        Some(Collective::Gather),
+        len * b.size() as usize,
+        |b, op| {
+            let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+                op.wait(root)?;
+                bytes(b, mine).copy_from_slice(op.get(root, op.me() * len, len));
+                return Ok(());
+            };
+            op.gate()?;
+            for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != root) {
+                op.put(j * len, bytes(b, block));
+            }
+            op.publish();
+            b.copy(blocks[root], mine);
+            Ok(())
+        },
+    )
+}

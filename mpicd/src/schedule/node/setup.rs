@@ -1,0 +1,144 @@
+//! How a communicator's members come to share an area ([`Area`]): at its first blocking
+//! collective that could run through one, in four short rounds of messages under that
+//! collective's tag (one-time; every member takes part, so all of them end up agreeing):
+//!
+//! 1. every member tells member 0 what it offers ([`Engine::node_offer`]: the most bytes a
+//!    member may put in the area, 0 if a member runs elsewhere or this node has more
+//!    processes than cores);
+//! 2. member 0 makes an area for the smallest offer and broadcasts its size and name (size 0:
+//!    none; the collectives of this communicator then always go by messages);
+//! 3. the others map it and tell member 0 whether they could;
+//! 4. member 0 removes the name (every member has mapped it or given up) and broadcasts
+//!    whether all could.
+//!
+//! [`Engine::node_offer`]: crate::engine::Engine::node_offer
+
+use super::area::{unlink, Area};
+use super::Node;
+use crate::schedule::algorithms::bcast_binomial;
+use crate::schedule::{Buf, Builder, Xfer};
+use smallvec::SmallVec;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+
+/// A communicator's area for its blocking collectives, once its members have agreed on one
+/// (`None`: they use messages).
+#[derive(Default)]
+pub(crate) struct NodeCell(OnceLock<Option<Arc<Node>>>);
+
+impl NodeCell {
+    pub(crate) fn new() -> NodeCell {
+        NodeCell::default()
+    }
+}
+
+/// Longest area name sent in round 2 (the notice is 64 bytes: the size, then the name).
+const NOTICE: usize = 64;
+
+/// The area of `b`'s communicator, agreed on at the first call (a collective one: every
+/// member calls it at the same collective). `None` in a builder that writes a plan, after a
+/// failure, or when the members use messages.
+pub(super) fn node(b: &mut Builder) -> Option<Arc<Node>> {
+    let d = b.direct.as_ref().filter(|d| !d.failed())?;
+    if let Some(node) = d.node_cell().0.get() {
+        return node.clone();
+    }
+    let cell = Arc::clone(d.node_cell());
+    let made = agree(b).map(Arc::new);
+    let _ = cell.0.set(made.clone());
+    made
+}
+
+/// The four rounds; `None` if the members use messages (or a message failed: the builder
+/// then holds the failure).
+fn agree(b: &mut Builder) -> Option<Node> {
+    let (me, members) = (b.rank() as usize, b.size() as usize);
+    if members < 2 {
+        return None;
+    }
+    let (shared, route) = b.direct.as_ref()?.engine();
+    let (shared, route) = (Arc::clone(shared), route.clone());
+    let group = route.group.members();
+    let offer = shared.with(|e| Ok(e.node_offer(&group))).unwrap_or(0);
+
+    let words = b.temp(8 * members);
+    let offers = gather_words(b, words, offer as u64)?;
+    let notice = b.temp(NOTICE);
+    let mut made = None;
+    if me == 0 {
+        let cap = offers.iter().copied().min().unwrap_or(0) as usize;
+        let (cap, name) = match Area::create(members, cap).ok().filter(|_| cap > 0) {
+            Some((area, name)) if name.len() < NOTICE - 8 => {
+                made = Some(area);
+                (cap, name)
+            }
+            _ => (0, String::new()),
+        };
+        let text = b.bytes_now(notice)?;
+        text[..8].copy_from_slice(&(cap as u64).to_le_bytes());
+        text[8..8 + name.len()].copy_from_slice(name.as_bytes());
+        text[8 + name.len()..].fill(0);
+    }
+    bcast_binomial(b, notice, 0);
+    let (cap, name) = read_notice(b.bytes_now(notice)?);
+    if cap == 0 {
+        return None;
+    }
+    let area = match me {
+        0 => made,
+        _ => Area::attach(&name, members, cap).ok(),
+    };
+    let mapped = gather_words(b, words, area.is_some() as u64);
+    let verdict = b.temp(8);
+    if me == 0 {
+        unlink(&name);
+        let all = mapped.is_some_and(|m| m.iter().all(|&w| w == 1));
+        b.bytes_now(verdict)?
+            .copy_from_slice(&(all as u64).to_le_bytes());
+    }
+    bcast_binomial(b, verdict, 0);
+    let all = word(b.bytes_now(verdict)?) == 1;
+    Some(Node {
+        area: area.filter(|_| all)?,
+        me,
+        members,
+        shared,
+        route,
+        last: AtomicU64::new(0),
+        wrote: [AtomicU64::new(0), AtomicU64::new(0)],
+        seen: (0..members).map(|_| AtomicU64::new(0)).collect(),
+    })
+}
+
+/// Every member's `value` at member 0 (in `words`, one 8-byte word each): the words there,
+/// `Some(empty)` elsewhere, `None` if a message failed.
+fn gather_words(b: &mut Builder, words: Buf, value: u64) -> Option<SmallVec<[u64; 8]>> {
+    let (me, members) = (b.rank() as usize, b.size() as usize);
+    let mine = words.part(8 * me, 8);
+    b.bytes_now(mine)?.copy_from_slice(&value.to_le_bytes());
+    if me != 0 {
+        b.send(0, mine);
+        return b.ok_now().then(SmallVec::new);
+    }
+    let receives: SmallVec<[Xfer; 8]> = (1..members)
+        .map(|j| Xfer::Recv {
+            from: j as i32,
+            buf: words.part(8 * j, 8),
+        })
+        .collect();
+    b.exchange_all(&receives);
+    let all = b.bytes_now(words)?;
+    Some(all.chunks_exact(8).map(word).collect())
+}
+
+fn word(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[..8].try_into().unwrap_or_default())
+}
+
+/// The size and name of round 2's notice.
+fn read_notice(text: &[u8]) -> (usize, String) {
+    let cap = word(text) as usize;
+    let name = &text[8..];
+    let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+    (cap, String::from_utf8_lossy(&name[..end]).into_owned())
+}
