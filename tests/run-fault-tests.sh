@@ -17,7 +17,8 @@
 # Environment:
 #   FAULT_IMPLS     implementations (default "mpicd"; "mpicd ompi" compares with Open MPI built
 #                   by mpicc.openmpi, ob1 over vader or tcp; its results are reported, not checked)
-#   FAULT_MODES     transports (default "shm tcp")
+#   FAULT_MODES     transports (default "shm tcp node"; node: shm with MPICD_WAIT=spin, so that
+#                   the blocking collectives go through the node's shared memory)
 #   FAULT_TIMEOUT   seconds per job (default 20)
 # Needs `cargo build --release -p mpicd-capi` first.
 set -uo pipefail
@@ -27,7 +28,7 @@ cd "$ROOT" || exit 1
 need_libmpi run-fault-tests
 
 IMPLS=${FAULT_IMPLS:-mpicd}
-MODES=${FAULT_MODES:-shm tcp}
+MODES=${FAULT_MODES:-shm tcp node}
 TIMEOUT=${FAULT_TIMEOUT:-20}
 SCENARIOS=("$@")
 [[ ${#SCENARIOS[@]} -eq 0 ]] && SCENARIOS=(bigrecv recv send anysrc coll)
@@ -63,6 +64,9 @@ for impl in $IMPLS; do
         case $impl/$mode in
             mpicd/shm) env=(MPICD_LOCAL_STREAM=65536) ;; # long messages stream (bigrecv's drain)
             mpicd/tcp) env=(UCX_TLS=tcp,self) ;;
+            # Every rank spins, as where each has a core: the blocking collectives go through the
+            # node's shared memory (schedule/node), whose waits must fail on a dead member too.
+            mpicd/node) env=(MPICD_WAIT=spin) ;;
             ompi/shm) mca+=(--mca pml ob1 --mca btl vader,self) ;;
             ompi/tcp) mca+=(--mca pml ob1 --mca btl tcp,self) ;;
         esac
@@ -125,6 +129,7 @@ if [[ $IMPLS == *mpicd* ]]; then
     for mode in $MODES; do
         env=()
         [[ $mode == tcp ]] && env=(UCX_TLS=tcp,self)
+        [[ $mode == node ]] && env=(MPICD_WAIT=spin)
         log=$OUT/mpit_event-$mode
         env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" \
             --mca orte_abort_on_non_zero_status 0 -n 3 "$OUT/mpit_event" >"$log.out" 2>"$log.err"
@@ -148,6 +153,7 @@ if [[ $IMPLS == *mpicd* ]]; then
         for victim in 0 2; do
             env=()
             [[ $mode == tcp ]] && env=(UCX_TLS=tcp,self)
+            [[ $mode == node ]] && env=(MPICD_WAIT=spin)
             log=$OUT/ulfm_solver-$mode-$victim
             env "${env[@]}" "${MPIRUN_CMD[@]}" --mca orte_abort_on_non_zero_status 0 -n 4 \
                 "$OUT/ulfm_solver" "$victim" >"$log.out" 2>"$log.err" &
@@ -186,6 +192,7 @@ if [[ $IMPLS == *mpicd* ]]; then
         for k in 1 2 3; do
             env=()
             [[ $mode == tcp ]] && env=(UCX_TLS=tcp,self)
+            [[ $mode == node ]] && env=(MPICD_WAIT=spin)
             log=$OUT/agree_crash-$mode-$k
             start=$(date +%s.%N)
             env "${env[@]}" timeout -k 5 "$TIMEOUT" "${MPIRUN_CMD[@]}" \

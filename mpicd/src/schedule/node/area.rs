@@ -73,10 +73,12 @@ impl Area {
         }
         let mapped = (|| {
             if create {
-                // The new object reads as zeros: every sequence number starts at 0.
+                // The new object reads as zeros: every number starts at 0. Its pages are
+                // reserved now: a full /dev/shm fails here, not with SIGBUS at a later write.
                 // SAFETY: `fd` is ours and open for writing.
-                if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-                    return Err(io::Error::last_os_error());
+                let rc = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
+                if rc != 0 {
+                    return Err(io::Error::from_raw_os_error(rc));
                 }
             } else {
                 let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -110,8 +112,8 @@ impl Area {
         if mapped.is_err() && create {
             unlink(name);
         }
-        let base = NonNull::new(mapped? as *mut u8)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::Other, "mmap gave null"))?;
+        let base =
+            NonNull::new(mapped? as *mut u8).ok_or_else(|| io::Error::other("mmap gave null"))?;
         Ok(Area {
             base,
             len,

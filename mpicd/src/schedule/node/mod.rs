@@ -147,16 +147,13 @@ impl Op {
     /// member's data in this collective's slot, so that this member may write it.
     fn gate(&self) -> Result<()> {
         let node = &*self.node;
-        let wrote = node.wrote[self.parity].load(Ordering::Relaxed);
-        if wrote == 0 {
-            return Ok(());
-        }
-        for j in (0..node.members).filter(|&j| j != node.me) {
+        // 0: this member never wrote the slot.
+        let wrote = node.wrote[self.parity].swap(self.n, Ordering::Relaxed);
+        for j in (0..node.members).filter(|&j| j != node.me && wrote > 0) {
             if node.seen[j].load(Ordering::Relaxed) <= wrote {
                 self.wait_word(j, node.area.arrival(j), wrote + 1)?;
             }
         }
-        node.wrote[self.parity].store(self.n, Ordering::Relaxed);
         Ok(())
     }
 
