@@ -4,7 +4,7 @@
  * node's shared memory (mpicd/src/schedule/node) a slot must not be overwritten before every
  * reader is done with it. MPICD_WAIT=spin is set before MPI_Init, so that 3-4 ranks on 2 cores
  * take that path too (the run's shm mode; its tcp mode sets MPICD_COLL_NODE=0: messages). The
- * sizes straddle MPICD_COLL_NODE (16 KiB): both paths alternate on one communicator. Also:
+ * sizes straddle MPICD_COLL_NODE (32 KiB): both paths alternate on one communicator. Also:
  * MPI_IN_PLACE, a non-commutative user op in rank order, a collective whose arguments fail on
  * one member only (the next ones still match), and a dup'd communicator beside WORLD. */
 #include "check.h"
@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     /* Spinning ranks share 2 cores at 3-4 ranks: fewer rounds there. */
     int rounds = size <= 2 ? 3000 : 60;
-    const int sizes[] = {1, 3, 64, 2048, 4096};
+    const int sizes[] = {1, 3, 64, 2048, 8192};
     for (int k = 0; k < rounds; k++) {
         int n = sizes[k % 5];
         round_of(k % 2 ? dup : MPI_COMM_WORLD, k, n, mat, m2);

@@ -225,12 +225,6 @@ fn bytes(b: &mut Builder, buf: Buf) -> &mut [u8] {
     b.bytes_now(buf).unwrap_or_default()
 }
 
-fn reduction(b: &Builder) -> Result<Reduction> {
-    b.reduction()
-        .cloned()
-        .ok_or_else(|| Error::InvalidArgument("a reduction without an op".into()))
-}
-
 /// Runs `body` as node collective of `puts` bytes per member in `b`; false if it does not take
 /// this path.
 fn run(
@@ -277,14 +271,23 @@ fn reduce_among(
     from: Range<usize>,
     at: usize,
 ) -> Result<()> {
-    let red = reduction(b)?;
-    op.gate()?;
-    op.put(0, bytes(b, send));
-    op.publish();
-    match acc {
-        Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at),
-        _ => Ok(()),
-    }
+    // Borrowed from the builder for the collective (not cloned: no count to raise and lower).
+    let red = b
+        .reduction
+        .take()
+        .ok_or_else(|| Error::InvalidArgument("a reduction without an op".into()))?;
+    let run = || {
+        op.gate()?;
+        op.put(0, bytes(b, send));
+        op.publish();
+        match acc {
+            Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at),
+            _ => Ok(()),
+        }
+    };
+    let outcome = run();
+    b.reduction = Some(red);
+    outcome
 }
 
 /// Reduces every member's `send` into `recv` at `root` (see [`super::collectives::reduce`]).

@@ -5,8 +5,9 @@
 //! 1. every member tells member 0 what it offers ([`Engine::node_offer`]: the most bytes a
 //!    member may put in the area, 0 if a member runs elsewhere or this node has more
 //!    processes than cores);
-//! 2. member 0 makes an area for the smallest offer and broadcasts its size and name (size 0:
-//!    none; the collectives of this communicator then always go by messages);
+//! 2. member 0 makes an area for the smallest offer (at most [`AREA_BUDGET`] in all) and
+//!    broadcasts its size and name (size 0: none; the collectives of this communicator then
+//!    always go by messages);
 //! 3. the others map it and tell member 0 whether they could;
 //! 4. member 0 removes the name (every member has mapped it or given up) and broadcasts
 //!    whether all could.
@@ -31,6 +32,9 @@ impl NodeCell {
         NodeCell::default()
     }
 }
+
+/// Most bytes of slots an area holds: a slot holds at most this over twice the members.
+const AREA_BUDGET: usize = 4 << 20;
 
 /// Longest area name sent in round 2 (the notice is 64 bytes: the size, then the name).
 const NOTICE: usize = 64;
@@ -66,7 +70,10 @@ fn agree(b: &mut Builder) -> Option<Node> {
     let notice = b.temp(NOTICE);
     let mut made = None;
     if me == 0 {
-        let cap = offers.iter().copied().min().unwrap_or(0) as usize;
+        let cap = (offers.iter().copied().min().unwrap_or(0) as usize)
+            .min(AREA_BUDGET / (2 * members))
+            / 64
+            * 64;
         let (cap, name) = match Area::create(members, cap).ok().filter(|_| cap > 0) {
             Some((area, name)) if name.len() < NOTICE - 8 => {
                 made = Some(area);
