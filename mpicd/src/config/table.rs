@@ -91,8 +91,7 @@ pub const COLL_NODE: Knob = Knob {
           (MPICD_WAIT resolved to spin), go through a shared-memory area of the communicator \
           when a member puts at most this many bytes in it (its operand, its block, or all its \
           blocks for an all-to-all): every member writes its part once and reads the others' \
-          where they lie, with no message (2 ranks, 8 B to 32 KiB: 1-3x Open MPI's time \
-          where messages were 0.4-1x). The members agree on the smallest value at a \
+          where they lie, with no message. The members agree on the smallest value at a \
           communicator's first blocking collective, at most 4 MiB / (2 x members). 0: always \
           messages.",
 };
