@@ -6,7 +6,8 @@
  * take that path too (the run's shm mode; its tcp mode sets MPICD_COLL_NODE=0: messages). The
  * sizes straddle MPICD_COLL_NODE (32 KiB): both paths alternate on one communicator. Also:
  * MPI_IN_PLACE, a non-commutative user op in rank order, a collective whose arguments fail on
- * one member only (the next ones still match), and a dup'd communicator beside WORLD. */
+ * one member only (the next ones still match), a dup'd communicator beside WORLD, and counts
+ * that differ between members (an error where the data arrives). */
 #include "check.h"
 #include <string.h>
 
@@ -107,6 +108,12 @@ int main(int argc, char **argv) {
             CHECK(rank == 0 ? rc == MPI_ERR_BUFFER : rc == MPI_SUCCESS);
         }
     }
+    /* Counts that differ between root and receivers (an erroneous program) fail where the data
+     * arrives, never silently: through the node's memory each slot carries its length. */
+    long y[8] = {0};
+    int rc = MPI_Bcast(y, rank == 0 ? 4 : 8, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (rank != 0) CHECK(rc != MPI_SUCCESS);
+    OK(MPI_Barrier(MPI_COMM_WORLD));
     OK(MPI_Comm_free(&dup));
     OK(MPI_Type_free(&m2));
     OK(MPI_Op_free(&mat));

@@ -17,6 +17,13 @@ fn members(c: &Communicator) -> usize {
     c.size() as usize
 }
 
+/// None of `dtypes` is a custom type (those go through `super::objects`).
+fn not_custom(dtypes: &[MPI_Datatype]) -> bool {
+    dtypes
+        .iter()
+        .all(|&d| super::objects::custom_type(d).is_none())
+}
+
 /// A v-layout read from its C arrays.
 unsafe fn varying<C: Wide, D: Wide>(
     c: &Communicator,
@@ -219,7 +226,12 @@ pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
             return super::inter::allgather(c, send, r, n, recvcounts, displs, recvtype)
                 .map(super::Written::Plan);
         }
-        let recv = if recvcounts.is_null() && displs.is_null() {
+        let equal = recvcounts.is_null() && displs.is_null();
+        if equal && !crate::blocks::in_place(send.p) && not_custom(&[send.dtype, recvtype]) {
+            let recv = Arg::new(recvbuf, recvcount, recvtype);
+            return plans::allgather_equal(c, send, recv, now);
+        }
+        let recv = if equal {
             Layout::uniform(recvbuf, members(c), recvcount, recvtype)?
         } else {
             varying(c, recvbuf, recvcounts, displs, recvtype)?
@@ -240,6 +252,11 @@ pub(crate) struct Side<C, D> {
 }
 
 impl<C: Wide, D: Wide> Side<C, D> {
+    /// MPI_Alltoall's side: `count` elements of `dtype` per block.
+    fn is_equal(&self) -> bool {
+        self.counts.is_null() && self.displs.is_null() && self.dtypes.is_null()
+    }
+
     unsafe fn layout(&self, c: &Communicator) -> CResult<Layout> {
         let n = members(c);
         // SAFETY: forwarded.
@@ -273,6 +290,13 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
     launch_written(name, comm, how, |c, now| unsafe {
         if c.is_inter() {
             return super::inter::alltoall(c, &send, &recv).map(super::Written::Plan);
+        }
+        if send.is_equal() && recv.is_equal() && !crate::blocks::in_place(send.buf) {
+            if not_custom(&[send.dtype, recv.dtype]) {
+                let out = Arg::new(send.buf, send.count, send.dtype);
+                let inc = Arg::new(recv.buf, recv.count, recv.dtype);
+                return plans::alltoall_equal(c, out, inc, now);
+            }
         }
         if !recv.dtypes.is_null() || !send.dtypes.is_null() {
             let null_types = recv.dtypes.is_null()

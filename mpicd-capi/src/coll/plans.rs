@@ -254,8 +254,8 @@ impl Writer {
     }
 
     /// The blocks of a layout of equal blocks of one predefined type, end to end: parts of
-    /// one buffer (one check, one piece of memory named). A block read as well as written is
-    /// no different there: a predefined type's buffer is the caller's memory itself.
+    /// one buffer ([`Writer::array`]). A block read as well as written is no different there:
+    /// a predefined type's buffer is the caller's memory itself.
     unsafe fn dense(&mut self, l: &Layout, flow: Flow) -> CResult<Option<Each<Buf>>> {
         let (n, dtype, count) = (l.counts.len(), l.dtypes[0], l.counts[0]);
         let Ok(Elem::Basic(basic)) = Elem::of(dtype) else {
@@ -268,16 +268,23 @@ impl Writer {
         if !uniform || n == 0 {
             return Ok(None);
         }
-        let total = count.checked_mul(n as i64).ok_or_else(|| {
+        // SAFETY: forwarded.
+        unsafe { self.array(Arg::new(l.p, count, dtype), n, flow) }.map(Some)
+    }
+
+    /// `n` blocks of `a.count` elements of `a.dtype` (not a custom type), one after the other
+    /// from `a.p`: parts of one buffer, named and checked once.
+    unsafe fn array(&mut self, a: Arg, n: usize, flow: Flow) -> CResult<Each<Buf>> {
+        let total = a.count.checked_mul(n as i64).ok_or_else(|| {
             fail(
                 MPI_ERR_COUNT,
-                format!("{n} blocks of {count} elements overflow"),
+                format!("{n} blocks of {} elements overflow", a.count),
             )
         })?;
         // SAFETY: forwarded.
-        let all = unsafe { self.buffer(Arg::new(l.p, total, dtype), flow)? };
-        let len = all.len() / n;
-        Ok(Some((0..n).map(|i| all.part(i * len, len)).collect()))
+        let all = unsafe { self.buffer(Arg::new(a.p, total, a.dtype), flow)? };
+        let len = all.len() / n.max(1);
+        Ok((0..n).map(|i| all.part(i * len, len)).collect())
     }
 
     /// The plan written (by a writer of a plan: [`Writer::new`]).
@@ -566,6 +573,41 @@ pub(crate) unsafe fn allgather(
         let blocks = w.blocks(&recv, Flow::Out, here.then_some(c.rank() as usize))?;
         let mine = if here { None } else { Some(w.input(send)?) };
         coll::allgather(&mut w.b, mine, &blocks);
+    }
+    w.written()
+}
+
+/// MPI_Allgather of a type that is not custom, not in place: `recv.count` elements per block.
+pub(crate) unsafe fn allgather_equal(
+    c: &Communicator,
+    send: Arg,
+    recv: Arg,
+    now: bool,
+) -> CResult<Written> {
+    let mut w = Writer::new_for(c, now);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let blocks = w.array(recv, c.size() as usize, Flow::Out)?;
+        let mine = w.input(send)?;
+        coll::allgather(&mut w.b, Some(mine), &blocks);
+    }
+    w.written()
+}
+
+/// MPI_Alltoall of types that are not custom, not in place: `count` elements per block.
+pub(crate) unsafe fn alltoall_equal(
+    c: &Communicator,
+    send: Arg,
+    recv: Arg,
+    now: bool,
+) -> CResult<Written> {
+    let n = c.size() as usize;
+    let mut w = Writer::new_for(c, now);
+    // SAFETY: MPI's rules for the buffers.
+    unsafe {
+        let out = w.array(send, n, Flow::In)?;
+        let inc = w.array(recv, n, Flow::Out)?;
+        coll::alltoall(&mut w.b, &out, &inc, true);
     }
     w.written()
 }

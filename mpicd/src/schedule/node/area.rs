@@ -1,7 +1,7 @@
 //! A communicator's shared-memory area on one node: a POSIX shared-memory object that every
 //! member maps, holding per member an arrival word (the last collective the member started)
 //! on a line of its own, then two slots. A slot is a sequence number (the last collective
-//! whose data its member put there) followed by that data. Member `j` writes only its own
+//! whose data its member put there) and that data's length, followed by the data. Member `j` writes only its own
 //! words and slots; the others read them once the numbers say so. Every `unsafe` of the node
 //! collectives is here: the mapping, and the reads and writes of the slots, whose ordering
 //! the numbers give (see [`super`]).
@@ -11,8 +11,8 @@ use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Bytes before a slot's data: the sequence number, then padding that aligns the data for
-/// any element type (16 bytes, a long double's or a double complex's). A short collective's
+/// Bytes before a slot's data: the sequence number and the length of the data, which aligns
+/// the data for any element type (16 bytes, a long double's or a double complex's). A short collective's
 /// data shares the sequence number's cache line, so a reader fetches one line.
 const HEADER: usize = 16;
 
@@ -159,6 +159,14 @@ impl Area {
         // SAFETY: a part starts 128-byte aligned (a page-aligned mapping, parts multiples of
         // 128 bytes); the arrival word is only accessed atomically.
         unsafe { self.word(self.part(j)) }
+    }
+
+    /// The bytes member `j` put in its slot of `parity` for the collective its sequence number
+    /// names (written before that number, read after it).
+    pub(crate) fn length(&self, j: usize, parity: usize) -> &AtomicU64 {
+        // SAFETY: 8 bytes after a slot's 128-byte aligned start, inside its header; only ever
+        // accessed atomically.
+        unsafe { self.word(self.slot(j, parity).add(8)) }
     }
 
     /// The sequence number of member `j`'s slot of `parity`.

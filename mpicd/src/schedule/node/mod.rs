@@ -157,10 +157,21 @@ impl Op {
         Ok(())
     }
 
-    /// Waits for member `j`'s data of this collective.
-    fn wait(&self, j: usize) -> Result<()> {
+    /// Waits for member `j`'s data of this collective, which must be `whole` bytes (what this
+    /// member's arguments say `j` puts): a member whose counts differ fails the collective on
+    /// every member that reads it, as a message of the wrong size does.
+    fn wait(&self, j: usize, whole: usize) -> Result<()> {
         let seq = self.node.area.seq(j, self.parity);
-        self.wait_word(j, seq, self.n)
+        self.wait_word(j, seq, self.n)?;
+        let put = self
+            .node
+            .area
+            .length(j, self.parity)
+            .load(Ordering::Relaxed);
+        match put == whole as u64 {
+            true => Ok(()),
+            false => Err(mismatch(put as usize, whole)),
+        }
     }
 
     /// Waits until every other member has arrived at this collective.
@@ -171,19 +182,34 @@ impl Op {
             .try_for_each(|j| self.wait_word(j, node.area.arrival(j), self.n))
     }
 
-    /// Puts `src` at `at` of this member's slot (after [`Op::gate`]).
-    fn put(&self, at: usize, src: &[u8]) {
+    /// Puts `src` at `at` of this member's slot (after [`Op::gate`]); more than the slot holds
+    /// (this member's counts differ from the others') is a size mismatch.
+    fn put(&self, at: usize, src: &[u8]) -> Result<()> {
         let node = &*self.node;
+        if at + src.len() > node.area.cap() {
+            return Err(mismatch(at + src.len(), node.area.cap()));
+        }
         // SAFETY: the gate passed: no member reads this slot until it is published again.
         unsafe { node.area.put(node.me, self.parity, at, src) };
+        Ok(())
     }
 
-    /// Publishes the data this member put.
-    fn publish(&self) {
+    /// Publishes the `len` bytes this member put.
+    fn publish(&self, len: usize) {
         let node = &*self.node;
-        node.area
-            .seq(node.me, self.parity)
+        let area = &node.area;
+        area.length(node.me, self.parity)
+            .store(len as u64, Ordering::Relaxed);
+        area.seq(node.me, self.parity)
             .store(self.n, Ordering::Release);
+    }
+
+    /// Puts `src` and publishes it (after [`Op::gate`]).
+    fn put_all(&self, src: &[u8]) -> Result<()> {
+        let put = self.put(0, src);
+        // Published even if it did not fit: the readers then fail on the size.
+        self.publish(if put.is_ok() { src.len() } else { 0 });
+        put
     }
 
     /// Member `j`'s data `at..at + len` of this collective (after [`Op::wait`] for `j`).
@@ -195,11 +221,21 @@ impl Op {
     }
 
     /// `acc` = the reduction of members `from`'s data at `at` (as long as `acc`), in rank
-    /// order, each waited for.
-    fn fold(&self, red: &Reduction, acc: &mut [u8], from: Range<usize>, at: usize) -> Result<()> {
+    /// order, each waited for (each put `whole` bytes).
+    fn fold(
+        &self,
+        red: &Reduction,
+        acc: &mut [u8],
+        from: Range<usize>,
+        at: usize,
+        whole: usize,
+    ) -> Result<()> {
+        if at + acc.len() > whole {
+            return Err(mismatch(whole, at + acc.len()));
+        }
         for j in from.clone() {
             if j != self.me() {
-                self.wait(j)?;
+                self.wait(j, whole)?;
             }
             let x = self.get(j, at, acc.len());
             match j == from.start {
@@ -240,6 +276,13 @@ fn run(
     op.end(b, outcome)
 }
 
+/// A member's data is not the size this member's arguments say: the error every side gets.
+fn mismatch(put: usize, expected: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "collective size mismatch: {put} bytes arrived where {expected} were expected"
+    ))
+}
+
 pub(super) fn barrier(b: &mut Builder) -> bool {
     run(b, Some(Collective::Barrier), 0, |_, op| {
         op.wait_all_arrived()
@@ -251,11 +294,10 @@ pub(super) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
     run(b, Some(Collective::Bcast), buf.len(), |b, op| {
         if op.me() == root {
             op.gate()?;
-            op.put(0, bytes(b, buf));
-            op.publish();
+            op.put_all(bytes(b, buf))?;
             return Ok(());
         }
-        op.wait(root)?;
+        op.wait(root, buf.len())?;
         bytes(b, buf).copy_from_slice(op.get(root, 0, buf.len()));
         Ok(())
     })
@@ -278,10 +320,9 @@ fn reduce_among(
         .ok_or_else(|| Error::InvalidArgument("a reduction without an op".into()))?;
     let run = || {
         op.gate()?;
-        op.put(0, bytes(b, send));
-        op.publish();
+        op.put_all(bytes(b, send))?;
         match acc {
-            Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at),
+            Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at, send.len()),
             _ => Ok(()),
         }
     };
@@ -336,15 +377,16 @@ pub(super) fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) -> b
     }
     run(b, Some(Collective::Allgather), len, |b, op| {
         let me = op.me();
-        let own = blocks[me];
-        if let Some(mine) = mine {
-            b.copy(mine, own);
-        }
+        let own = mine.unwrap_or(blocks[me]);
         op.gate()?;
-        op.put(0, bytes(b, own));
-        op.publish();
+        if own.len() != len {
+            op.publish(0);
+            return Err(mismatch(own.len(), len));
+        }
+        op.put_all(bytes(b, own))?;
+        b.copy(own, blocks[me]);
         for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != me) {
-            op.wait(j)?;
+            op.wait(j, len)?;
             bytes(b, block).copy_from_slice(op.get(j, 0, len));
         }
         Ok(())
@@ -360,14 +402,21 @@ pub(super) fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: boo
     }
     run(b, Some(Collective::Alltoall), len * send.len(), |b, op| {
         op.gate()?;
-        for (j, &block) in send.iter().enumerate() {
-            op.put(j * len, bytes(b, block));
+        let mut at = 0;
+        for &block in send {
+            if op.put(at, bytes(b, block)).is_err() {
+                break;
+            }
+            at += block.len();
         }
-        op.publish();
+        op.publish(at);
+        if at != len * send.len() || recv.iter().any(|x| x.len() != len) {
+            return Err(mismatch(at, len * send.len()));
+        }
         let me = op.me();
         for (j, &block) in recv.iter().enumerate() {
             if j != me {
-                op.wait(j)?;
+                op.wait(j, len * send.len())?;
             }
             bytes(b, block).copy_from_slice(op.get(j, me * len, len));
         }
@@ -375,8 +424,7 @@ pub(super) fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: boo
     })
 }
 
-/// Gathers every member's `mine` into `blocks` at `root` (`mine` `None`: in place at the
-/// root), blocks of one size (`uniform`).
+/// Gathers every member's `mine` into `blocks` at `root`, blocks of one size (`uniform`).
 pub(super) fn gather(
     b: &mut Builder,
     mine: Buf,
@@ -391,13 +439,15 @@ pub(super) fn gather(
     run(b, Some(Collective::Gather), len, |b, op| {
         let Some(blocks) = blocks.filter(|_| op.me() == root as usize) else {
             op.gate()?;
-            op.put(0, bytes(b, mine));
-            op.publish();
+            op.put_all(bytes(b, mine))?;
             return Ok(());
         };
+        if blocks.iter().any(|x| x.len() != len) {
+            return Err(mismatch(len, blocks[0].len()));
+        }
         b.copy(mine, blocks[op.me()]);
         for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != op.me()) {
-            op.wait(j)?;
+            op.wait(j, len)?;
             bytes(b, block).copy_from_slice(op.get(j, 0, len));
         }
         Ok(())
@@ -416,23 +466,25 @@ pub(super) fn scatter(
     if !uniform {
         return false;
     }
-    run(
-        b,
-        Some(Collective::Gather),
-        len * b.size() as usize,
-        |b, op| {
-            let Some(blocks) = blocks.filter(|_| op.me() == root) else {
-                op.wait(root)?;
-                bytes(b, mine).copy_from_slice(op.get(root, op.me() * len, len));
-                return Ok(());
-            };
-            op.gate()?;
-            for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != root) {
-                op.put(j * len, bytes(b, block));
-            }
-            op.publish();
-            b.copy(blocks[root], mine);
-            Ok(())
-        },
-    )
+    let whole = len * b.size() as usize;
+    run(b, Some(Collective::Gather), whole, |b, op| {
+        let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+            op.wait(root, whole)?;
+            bytes(b, mine).copy_from_slice(op.get(root, op.me() * len, len));
+            return Ok(());
+        };
+        op.gate()?;
+        let equal = blocks.iter().all(|x| x.len() == len);
+        if !equal {
+            // The receivers fail on the size; so does the root.
+            op.publish(0);
+            return Err(mismatch(blocks[0].len(), len));
+        }
+        for (j, &block) in blocks.iter().enumerate() {
+            op.put(j * len, bytes(b, block))?;
+        }
+        op.publish(whole);
+        b.copy(blocks[root], mine);
+        Ok(())
+    })
 }
