@@ -124,7 +124,8 @@ impl Writer {
     }
 
     /// A writer of a plan, or (`now`, on an intra-communicator) of a collective done as it is
-    /// written.
+    /// written. Inlined, so that the builder is made where the caller keeps it (not moved).
+    #[inline(always)]
     pub(crate) fn new_for(c: &Communicator, now: bool) -> Writer {
         Writer {
             b: match now {
@@ -295,8 +296,21 @@ impl Writer {
         }
     }
 
-    /// The plan written, or the outcome of the collective done as it was written.
+    /// The plan written, or the outcome of the collective done as it was written. The usual
+    /// end, a collective done with nothing to unpack, is inlined (the writer is not moved).
+    #[inline(always)]
     pub(crate) fn written(mut self) -> CResult<Written> {
+        if self.tail.is_empty() && self.b.is_direct() {
+            return self
+                .b
+                .complete()
+                .map(|()| Written::Done)
+                .map_err(Into::into);
+        }
+        self.written_rest()
+    }
+
+    fn written_rest(mut self) -> CResult<Written> {
         if !self.tail.is_empty() {
             // Unpacking reads what the messages brought.
             self.b.wait();
