@@ -25,7 +25,8 @@
 //! (`x0 op x1 op ... op x(p-1)`): non-commutative ops are right, and every member gets the same
 //! bits.
 //!
-//! Only a blocking collective whose data a member puts fits the agreed size takes this path;
+//! Only a blocking collective whose data a member puts fits the agreed size (a quarter of it
+//! for blocks that only move: [`MOVE_SHARE`]) takes this path;
 //! the choice depends on what every member knows alike (sizes the standard makes equal on all
 //! members), so that all take it or none.
 
@@ -45,6 +46,12 @@ pub(crate) use setup::NodeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Blocks that only move (a broadcast's, a gather's) take this path up to a quarter of the
+/// agreed size: above, one copy through UCX (cma) beats the two through the area (2 ranks:
+/// 16-32 KiB broadcasts 0.3-0.5x Open MPI through the area, 1.2x as messages), while a
+/// reduction, which reads every operand anyway, gains up to the whole.
+const MOVE_SHARE: usize = 4;
 
 /// Spins of a wait between two progress calls.
 const POLL_SPINS: u32 = 256;
@@ -74,13 +81,14 @@ struct Op {
 
 impl Op {
     /// The next node collective of `b`'s communicator, if one where a member puts `puts`
-    /// bytes takes this path (not when an algorithm is forced for it).
-    fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize) -> Option<Op> {
+    /// bytes, in blocks of `block` bytes that only move (0: a reduction), takes this path (not
+    /// when an algorithm is forced for it).
+    fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize, block: usize) -> Option<Op> {
         if coll.is_some_and(select::forced) {
             return None;
         }
         let node = setup::node(b)?;
-        if puts > node.area.cap() {
+        if puts > node.area.cap() || block > node.area.cap() / MOVE_SHARE {
             return None;
         }
         // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
@@ -261,15 +269,15 @@ fn bytes(b: &mut Builder, buf: Buf) -> &mut [u8] {
     b.bytes_now(buf).unwrap_or_default()
 }
 
-/// Runs `body` as node collective of `puts` bytes per member in `b`; false if it does not take
-/// this path.
+/// Runs `body` as node collective of `puts` bytes per member, in blocks of `block` bytes that
+/// only move, in `b`; false if it does not take this path.
 fn run(
     b: &mut Builder,
     coll: Option<Collective>,
-    puts: usize,
+    (puts, block): (usize, usize),
     body: impl FnOnce(&mut Builder, &Op) -> Result<()>,
 ) -> bool {
-    let Some(op) = Op::begin(b, coll, puts) else {
+    let Some(op) = Op::begin(b, coll, puts, block) else {
         return false;
     };
     let outcome = op.check().and_then(|()| body(b, &op));
@@ -284,23 +292,28 @@ fn mismatch(put: usize, expected: usize) -> Error {
 }
 
 pub(super) fn barrier(b: &mut Builder) -> bool {
-    run(b, Some(Collective::Barrier), 0, |_, op| {
+    run(b, Some(Collective::Barrier), (0, 0), |_, op| {
         op.wait_all_arrived()
     })
 }
 
 pub(super) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
     let root = root as usize;
-    run(b, Some(Collective::Bcast), buf.len(), |b, op| {
-        if op.me() == root {
-            op.gate()?;
-            op.put_all(bytes(b, buf))?;
-            return Ok(());
-        }
-        op.wait(root, buf.len())?;
-        bytes(b, buf).copy_from_slice(op.get(root, 0, buf.len()));
-        Ok(())
-    })
+    run(
+        b,
+        Some(Collective::Bcast),
+        (buf.len(), buf.len()),
+        |b, op| {
+            if op.me() == root {
+                op.gate()?;
+                op.put_all(bytes(b, buf))?;
+                return Ok(());
+            }
+            op.wait(root, buf.len())?;
+            bytes(b, buf).copy_from_slice(op.get(root, 0, buf.len()));
+            Ok(())
+        },
+    )
 }
 
 /// Puts this member's operand, publishes, and leaves the reduction of members `from` in
@@ -333,7 +346,7 @@ fn reduce_among(
 
 /// Reduces every member's `send` into `recv` at `root` (see [`super::collectives::reduce`]).
 pub(super) fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) -> bool {
-    run(b, Some(Collective::Reduce), send.len(), |b, op| {
+    run(b, Some(Collective::Reduce), (send.len(), 0), |b, op| {
         let acc = recv.filter(|_| op.me() == root as usize);
         reduce_among(b, op, send, acc, 0..op.members(), 0)
     })
@@ -341,7 +354,7 @@ pub(super) fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) -
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
 pub(super) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
-    run(b, Some(Collective::Allreduce), buf.len(), |b, op| {
+    run(b, Some(Collective::Allreduce), (buf.len(), 0), |b, op| {
         reduce_among(b, op, send.unwrap_or(buf), Some(buf), 0..op.members(), 0)
     })
 }
@@ -349,7 +362,7 @@ pub(super) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
 /// Prefix reduction into `recv` (`exclusive`: of the members before this one; member 0's
 /// `recv` is then untouched).
 pub(super) fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) -> bool {
-    run(b, None, recv.len(), |b, op| {
+    run(b, None, (recv.len(), 0), |b, op| {
         let last = op.me() + usize::from(!exclusive);
         reduce_among(b, op, send.unwrap_or(recv), Some(recv), 0..last, 0)
     })
@@ -363,10 +376,15 @@ pub(super) fn reduce_scatter(
     recv: Buf,
     blocks: &[(usize, usize)],
 ) -> bool {
-    run(b, Some(Collective::ReduceScatter), send.len(), |b, op| {
-        let (at, _) = blocks[op.me()];
-        reduce_among(b, op, send, Some(recv), 0..op.members(), at)
-    })
+    run(
+        b,
+        Some(Collective::ReduceScatter),
+        (send.len(), 0),
+        |b, op| {
+            let (at, _) = blocks[op.me()];
+            reduce_among(b, op, send, Some(recv), 0..op.members(), at)
+        },
+    )
 }
 
 /// Every member's block into `blocks` (`mine` `None`: already in place), blocks of one size.
@@ -375,7 +393,7 @@ pub(super) fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) -> b
     if blocks.iter().any(|x| x.len() != len) {
         return false;
     }
-    run(b, Some(Collective::Allgather), len, |b, op| {
+    run(b, Some(Collective::Allgather), (len, len), |b, op| {
         let me = op.me();
         let own = mine.unwrap_or(blocks[me]);
         op.gate()?;
@@ -400,28 +418,33 @@ pub(super) fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: boo
     if !uniform {
         return false;
     }
-    run(b, Some(Collective::Alltoall), len * send.len(), |b, op| {
-        op.gate()?;
-        let mut at = 0;
-        for &block in send {
-            if op.put(at, bytes(b, block)).is_err() {
-                break;
+    run(
+        b,
+        Some(Collective::Alltoall),
+        (len * send.len(), len),
+        |b, op| {
+            op.gate()?;
+            let mut at = 0;
+            for &block in send {
+                if op.put(at, bytes(b, block)).is_err() {
+                    break;
+                }
+                at += block.len();
             }
-            at += block.len();
-        }
-        op.publish(at);
-        if at != len * send.len() || recv.iter().any(|x| x.len() != len) {
-            return Err(mismatch(at, len * send.len()));
-        }
-        let me = op.me();
-        for (j, &block) in recv.iter().enumerate() {
-            if j != me {
-                op.wait(j, len * send.len())?;
+            op.publish(at);
+            if at != len * send.len() || recv.iter().any(|x| x.len() != len) {
+                return Err(mismatch(at, len * send.len()));
             }
-            bytes(b, block).copy_from_slice(op.get(j, me * len, len));
-        }
-        Ok(())
-    })
+            let me = op.me();
+            for (j, &block) in recv.iter().enumerate() {
+                if j != me {
+                    op.wait(j, len * send.len())?;
+                }
+                bytes(b, block).copy_from_slice(op.get(j, me * len, len));
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Gathers every member's `mine` into `blocks` at `root`, blocks of one size (`uniform`).
@@ -436,7 +459,7 @@ pub(super) fn gather(
     if !uniform {
         return false;
     }
-    run(b, Some(Collective::Gather), len, |b, op| {
+    run(b, Some(Collective::Gather), (len, len), |b, op| {
         let Some(blocks) = blocks.filter(|_| op.me() == root as usize) else {
             op.gate()?;
             op.put_all(bytes(b, mine))?;
@@ -467,7 +490,7 @@ pub(super) fn scatter(
         return false;
     }
     let whole = len * b.size() as usize;
-    run(b, Some(Collective::Gather), whole, |b, op| {
+    run(b, Some(Collective::Gather), (whole, len), |b, op| {
         let Some(blocks) = blocks.filter(|_| op.me() == root) else {
             op.wait(root, whole)?;
             bytes(b, mine).copy_from_slice(op.get(root, op.me() * len, len));
