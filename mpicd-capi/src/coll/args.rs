@@ -5,7 +5,8 @@
 //! # Safety
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
-use super::plans::{self, Arg, Each, Layout};
+use super::plans;
+use super::writer::{Arg, Each, Layout};
 use super::{launch_written, Launch, Wide};
 use crate::abi::*;
 use crate::errors::{fail, CResult};

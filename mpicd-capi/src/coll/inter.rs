@@ -12,7 +12,8 @@
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
 use super::args::Side;
-use super::plans::{reduction, Arg, Each, Layout, Writer};
+use super::plans::reduction;
+use super::writer::{Arg, Each, Layout, Writer};
 use super::Wide;
 use crate::abi::*;
 use crate::blocks::in_place;

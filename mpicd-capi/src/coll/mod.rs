@@ -25,6 +25,7 @@ pub mod nonblocking;
 mod objects;
 pub mod persistent;
 mod plans;
+mod writer;
 
 use crate::abi::*;
 use crate::comms::{errh, run_on};

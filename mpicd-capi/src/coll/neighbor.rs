@@ -8,7 +8,7 @@
 //! # Safety
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
-use super::plans::{Arg, Each, Layout, Writer};
+use super::writer::{Arg, Each, Layout, Writer};
 use super::{launch, Launch, Wide};
 use crate::abi::*;
 use crate::errors::{fail, CResult};

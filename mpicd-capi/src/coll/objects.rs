@@ -7,7 +7,7 @@
 //! extent MPI_Type_create_resized gives the custom type (1 by default: displacements in
 //! bytes). Reductions over custom types do not exist (MPI_ERR_TYPE).
 
-use super::plans::{Arg, Layout};
+use super::writer::{Arg, Layout};
 use crate::abi::*;
 use crate::blocks::in_place;
 use crate::custom::{CustomType, Operation};

@@ -4,7 +4,7 @@
 
 use crate::abi::*;
 use crate::coll::args::{self, typed, uniform, varying_side};
-use crate::coll::plans::Arg;
+use crate::coll::writer::Arg;
 use crate::coll::{Launch, Wide};
 use std::ffi::{c_int, c_void};
 use std::ptr::null;
