@@ -88,6 +88,7 @@ pub mod schedule;
 #[cfg(feature = "serde")]
 pub mod serde_api;
 pub mod session;
+mod shm;
 pub mod status;
 mod tag;
 pub mod tool;

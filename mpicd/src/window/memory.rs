@@ -1,13 +1,13 @@
 //! The memory a window exposes and the memory it keeps for its own synchronization: the
 //! user's memory ([`Exposed::User`]), memory the window allocated ([`Exposed::Owned`]), a
-//! piece of a node's shared segment ([`SharedSegment`], a POSIX shared memory object that the
-//! first rank creates and the others map), and the [`Control`] block every rank registers so
+//! piece of a node's shared segment ([`SharedSegment`]: the first rank creates it, the others
+//! map it), and the [`Control`] block every rank registers so
 //! that the others can take its locks and count its PSCW epochs with remote atomics, and the
 //! [`Directory`] of the regions attached to a dynamic window.
 
 use crate::error::{Error, Result};
+use crate::shm::SharedSegment;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::ffi::CString;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Alignment of memory the window allocates (enough for any element and for atomics).
@@ -51,90 +51,6 @@ impl Drop for OwnedMemory {
                 Layout::from_size_align_unchecked(self.len.max(1), ALIGN),
             )
         }
-    }
-}
-
-/// A POSIX shared memory segment mapped into this process (`MPI_Win_allocate_shared`).
-pub(crate) struct SharedSegment {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: a mapping; access is the application's, as MPI says.
-unsafe impl Send for SharedSegment {}
-// SAFETY: as above.
-unsafe impl Sync for SharedSegment {}
-
-impl SharedSegment {
-    /// Creates (`create`) or opens the segment `name` of `len` bytes and maps it.
-    pub(crate) fn map(name: &str, len: usize, create: bool) -> Result<SharedSegment> {
-        let len = len.max(1);
-        let cname = CString::new(name).map_err(|_| Error::InvalidArgument(name.into()))?;
-        let flags = if create {
-            libc::O_CREAT | libc::O_EXCL | libc::O_RDWR
-        } else {
-            libc::O_RDWR
-        };
-        // SAFETY: cname is NUL-terminated; the flags and mode are plain values.
-        let fd = unsafe { libc::shm_open(cname.as_ptr(), flags, 0o600) };
-        if fd < 0 {
-            return Err(Error::Transport(format!(
-                "shm_open {name}: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: fd is an open descriptor of this process.
-        if create && unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: fd is open; the name was created here.
-            unsafe {
-                libc::close(fd);
-                libc::shm_unlink(cname.as_ptr());
-            }
-            return Err(Error::Transport(format!("ftruncate {name}: {e}")));
-        }
-        // SAFETY: a new shared read-write mapping of the descriptor; no address is imposed.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
-        // SAFETY: fd is open and no longer needed (the mapping keeps the object).
-        unsafe { libc::close(fd) };
-        if ptr == libc::MAP_FAILED {
-            return Err(Error::Transport(format!(
-                "mmap {name}: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        Ok(SharedSegment {
-            ptr: ptr as *mut u8,
-            len,
-        })
-    }
-
-    /// Removes the segment's name (the mappings stay).
-    pub(crate) fn unlink(name: &str) {
-        if let Ok(c) = CString::new(name) {
-            // SAFETY: c is NUL-terminated.
-            unsafe { libc::shm_unlink(c.as_ptr()) };
-        }
-    }
-
-    pub(crate) fn ptr(&self) -> *mut u8 {
-        self.ptr
-    }
-}
-
-impl Drop for SharedSegment {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was made in `map` with this length and is unmapped once.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
     }
 }
 

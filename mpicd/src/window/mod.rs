@@ -46,10 +46,11 @@ mod sync;
 use crate::comm::Communicator;
 use crate::error::{Error, Result, RmaError};
 use crate::group::Group;
+use crate::shm::SharedSegment;
 use crate::transport::{MemRegion, RemoteKey};
 use crate::TypedBuf;
 use access::{Record, TargetInfo};
-use memory::{Control, Directory, Exposed, OwnedMemory, SharedSegment};
+use memory::{Control, Directory, Exposed, OwnedMemory};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 

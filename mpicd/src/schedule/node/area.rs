@@ -1,19 +1,17 @@
-//! A communicator's shared-memory area on one node: a POSIX shared-memory object that every
-//! member maps, holding per member an arrival word (the last collective the member started)
-//! on a line of its own, then two slots. A slot is a sequence number (the last collective
-//! whose data its member put there) and that data's length, followed by the data. Member `j` writes only its own
-//! words and slots; the others read them once the numbers say so. Every `unsafe` of the node
-//! collectives is here: the mapping, and the reads and writes of the slots, whose ordering
-//! the numbers give (see [`super`]).
+//! A communicator's shared-memory area on one node: a shared segment ([`SharedSegment`]) that
+//! every member maps, holding per member an arrival word (the last collective the member
+//! started) on a line of its own, then two slots. A slot is a sequence number (the last
+//! collective whose data its member put there) and that data's length, followed by the data.
+//! Member `j` writes only its own words and slots; the others read them once the numbers say
+//! so. Every `unsafe` of the node collectives is here: the reads and writes of the slots, whose
+//! ordering the numbers give (see [`super`]).
 
-use std::ffi::CString;
-use std::io;
-use std::ptr::NonNull;
+use crate::error::Result;
+use crate::shm::SharedSegment;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Bytes before a slot's data: the sequence number and the length of the data, which aligns
-/// the data for any element type (16 bytes, a long double's or a double complex's). A short collective's
-/// data shares the sequence number's cache line, so a reader fetches one line.
+/// the data for any element type (16 bytes, a long double's or a double complex's).
 const HEADER: usize = 16;
 
 /// Slots start on their own pair of cache lines (the processor fetches lines in pairs).
@@ -24,23 +22,16 @@ static MADE: AtomicU32 = AtomicU32::new(0);
 
 /// A mapped area of `members` x (an arrival line and 2 slots of `cap` data bytes).
 pub(crate) struct Area {
-    base: NonNull<u8>,
-    len: usize,
+    segment: SharedSegment,
     members: usize,
     cap: usize,
     slot: usize,
 }
 
-// SAFETY: the area is plain shared memory; what its slots hold is ordered by their atomic
-// sequence numbers, and `Area` hands out raw pointers only (see the methods).
-unsafe impl Send for Area {}
-// SAFETY: as above.
-unsafe impl Sync for Area {}
-
 impl Area {
-    /// Makes the area for `members` members of slots of `cap` data bytes, mapped here, under a new
-    /// name (which [`Area::attach`] opens and [`unlink`] removes).
-    pub(crate) fn create(members: usize, cap: usize) -> io::Result<(Area, String)> {
+    /// Makes the area for `members` members of slots of `cap` data bytes, mapped here, under a
+    /// new name (which [`Area::attach`] opens and [`unlink`] removes).
+    pub(crate) fn create(members: usize, cap: usize) -> Result<(Area, String)> {
         let name = format!(
             "/mpicd-coll-{}-{}",
             std::process::id(),
@@ -51,72 +42,18 @@ impl Area {
     }
 
     /// Maps the area `name` that a member made for `members` members of `cap` bytes.
-    pub(crate) fn attach(name: &str, members: usize, cap: usize) -> io::Result<Area> {
+    pub(crate) fn attach(name: &str, members: usize, cap: usize) -> Result<Area> {
         Area::map(name, members, cap, false)
     }
 
-    fn map(name: &str, members: usize, cap: usize, create: bool) -> io::Result<Area> {
+    fn map(name: &str, members: usize, cap: usize, create: bool) -> Result<Area> {
         let slot = (HEADER + cap).div_ceil(ALIGN) * ALIGN;
         let len = members
             .checked_mul(ALIGN + 2 * slot)
             .filter(|&n| n > 0 && n <= isize::MAX as usize)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "area too large"))?;
-        let cname = CString::new(name)?;
-        let flags = match create {
-            true => libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
-            false => libc::O_RDWR,
-        };
-        // SAFETY: a valid C string; the flags and mode are plain integers.
-        let fd = unsafe { libc::shm_open(cname.as_ptr(), flags, 0o600) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mapped = (|| {
-            if create {
-                // The new object reads as zeros: every number starts at 0. Its pages are
-                // reserved now: a full /dev/shm fails here, not with SIGBUS at a later write.
-                // SAFETY: `fd` is ours and open for writing.
-                let rc = unsafe { libc::posix_fallocate(fd, 0, len as libc::off_t) };
-                if rc != 0 {
-                    return Err(io::Error::from_raw_os_error(rc));
-                }
-            } else {
-                let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-                // SAFETY: `fd` is open; `st` is writable.
-                if unsafe { libc::fstat(fd, st.as_mut_ptr()) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                // SAFETY: fstat succeeded and filled it.
-                if (unsafe { st.assume_init() }.st_size as usize) < len {
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, "area too short"));
-                }
-            }
-            // SAFETY: a new shared mapping of `len` bytes of the open object.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    fd,
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(p)
-        })();
-        // SAFETY: `fd` is ours; the mapping stays valid without it.
-        unsafe { libc::close(fd) };
-        if mapped.is_err() && create {
-            unlink(name);
-        }
-        let base =
-            NonNull::new(mapped? as *mut u8).ok_or_else(|| io::Error::other("mmap gave null"))?;
+            .ok_or_else(|| crate::error::Error::InvalidArgument("node area too large".into()))?;
         Ok(Area {
-            base,
-            len,
+            segment: SharedSegment::map(name, len, create)?,
             members,
             cap,
             slot,
@@ -136,7 +73,7 @@ impl Area {
             self.members
         );
         // SAFETY: within the mapping (`members` parts).
-        unsafe { self.base.as_ptr().add(j * (ALIGN + 2 * self.slot)) }
+        unsafe { self.segment.ptr().add(j * (ALIGN + 2 * self.slot)) }
     }
 
     /// The start of member `j`'s slot of parity `parity` (0 or 1).
@@ -209,19 +146,9 @@ impl Area {
     }
 }
 
-impl Drop for Area {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, unmapped once; nothing borrows it any more.
-        unsafe { libc::munmap(self.base.as_ptr() as *mut libc::c_void, self.len) };
-    }
-}
-
 /// Removes the name of an area (the members that mapped it keep it).
 pub(crate) fn unlink(name: &str) {
-    if let Ok(c) = CString::new(name) {
-        // SAFETY: a valid C string.
-        unsafe { libc::shm_unlink(c.as_ptr()) };
-    }
+    SharedSegment::unlink(name);
 }
 
 #[cfg(test)]
