@@ -14,8 +14,12 @@ use crate::errors::run;
 use crate::types;
 use mpicd::custom::{PackState, RawRegion, RawRegionMut, Shape, UnpackState};
 use mpicd::{Error, Result};
+use smallvec::{smallvec, SmallVec};
 use std::ffi::{c_int, c_void};
 use std::sync::{Arc, Mutex};
+
+/// Regions a callback's arrays hold without a heap allocation.
+const FEW: usize = 8;
 
 /// Creates the per-operation state from the buffer and count given to MPI.
 pub type MPI_Type_custom_state_function = Option<
@@ -217,9 +221,10 @@ impl Operation {
         let region_fn = self.ty.regionfn.ok_or_else(|| {
             Error::InvalidDatatype("regions announced but no region callback".into())
         })?;
-        let mut bases = vec![std::ptr::null_mut::<c_void>(); len];
-        let mut lens: Vec<MPI_Count> = vec![0; len];
-        let mut dtypes = vec![MPI_DATATYPE_NULL; len];
+        // The callback's arrays: on the stack for the usual few regions.
+        let mut bases: SmallVec<[*mut c_void; FEW]> = smallvec![std::ptr::null_mut(); len];
+        let mut lens: SmallVec<[MPI_Count; FEW]> = smallvec![0; len];
+        let mut dtypes: SmallVec<[MPI_Datatype; FEW]> = smallvec![MPI_DATATYPE_NULL; len];
         // SAFETY: application callback; each array has `n` entries.
         check("region", unsafe {
             region_fn(
@@ -332,8 +337,8 @@ unsafe impl UnpackState for Operation {
             return Ok(());
         };
         let n = shape.region_count();
-        let mut lens: Vec<MPI_Count> = Vec::new();
-        let mut dtypes: Vec<MPI_Datatype> = Vec::new();
+        let mut lens: SmallVec<[MPI_Count; FEW]> = SmallVec::new();
+        let mut dtypes: SmallVec<[MPI_Datatype; FEW]> = SmallVec::new();
         lens.try_reserve_exact(n).map_err(|_| Error::NoMemory)?;
         dtypes.try_reserve_exact(n).map_err(|_| Error::NoMemory)?;
         for r in shape.regions() {

@@ -21,7 +21,7 @@ use crate::custom::parts::{pack_borrowed, unpack_borrowed};
 use crate::custom::{CustomRecv, CustomSend};
 use crate::error::{Error, Result};
 use crate::plan::{PackState, UnpackState};
-use crate::schedule::{objects, Builder, MakePack, MakeUnpack, ObjId, Object};
+use crate::schedule::{objects, Builder, ObjId, Object};
 use std::sync::Arc;
 
 /// A value lent to a plan for the length of one blocking collective.
@@ -34,22 +34,13 @@ unsafe impl<T: ?Sized> Send for Lent<T> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized> Sync for Lent<T> {}
 
-type Pack<'a> = dyn Fn() -> Result<Box<dyn PackState>> + Send + Sync + 'a;
-type Unpack<'a> = dyn Fn() -> Result<Box<dyn UnpackState>> + Send + Sync + 'a;
-
-/// An object of the plan from makers that borrow the caller's values.
+/// An object of the plan that borrows the caller's value.
 ///
 /// # Safety
-/// The plan must run to completion before the borrows end (the blocking calls here wait).
-unsafe fn object<'a>(b: &mut Builder, send: Arc<Pack<'a>>, recv: Arc<Unpack<'a>>) -> ObjId {
-    // SAFETY: only the lifetime changes; the caller keeps the borrows alive long enough.
-    let (send, recv) = unsafe {
-        (
-            std::mem::transmute::<Arc<Pack<'a>>, Arc<MakePack>>(send),
-            std::mem::transmute::<Arc<Unpack<'a>>, Arc<MakeUnpack>>(recv),
-        )
-    };
-    b.object(Object { send, recv })
+/// The plan must run to completion before the borrow ends (the blocking calls here wait).
+unsafe fn object<'a>(b: &mut Builder, obj: Arc<dyn Object + 'a>) -> ObjId {
+    // SAFETY: only the lifetime changes; the caller keeps the borrow alive long enough.
+    b.object(unsafe { std::mem::transmute::<Arc<dyn Object + 'a>, Arc<dyn Object>>(obj) })
 }
 
 fn not_here() -> Error {
@@ -57,42 +48,65 @@ fn not_here() -> Error {
 }
 
 /// A value the plan sends.
-fn sent<S: CustomSend + ?Sized>(b: &mut Builder, value: &S) -> ObjId {
-    let lent = Lent(value as *const S as *mut S);
-    // SAFETY: `value` outlives the run (see `Lent`).
-    unsafe {
-        object(
-            b,
-            Arc::new(move || pack_borrowed(&*{ &lent }.0)),
-            Arc::new(|| Err(not_here())),
-        )
+struct Sent<S: ?Sized>(Lent<S>);
+
+/// A value the plan receives into.
+struct Received<R>(Lent<R>);
+
+/// A value the plan receives into, then sends on (a broadcast's): sent only after its receive
+/// completed.
+struct Relayed<T>(Lent<T>);
+
+impl<S: CustomSend + ?Sized> Object for Sent<S> {
+    fn pack(&self) -> Result<Box<dyn PackState>> {
+        // SAFETY: the value outlives the run (see `Lent`).
+        unsafe { pack_borrowed(&*self.0 .0) }
     }
+
+    fn unpack(&self) -> Result<Box<dyn UnpackState>> {
+        Err(not_here())
+    }
+}
+
+impl<R: CustomRecv> Object for Received<R> {
+    fn pack(&self) -> Result<Box<dyn PackState>> {
+        Err(not_here())
+    }
+
+    fn unpack(&self) -> Result<Box<dyn UnpackState>> {
+        // SAFETY: the value outlives the run, which receives into it once (see `Lent`).
+        Ok(unsafe { unpack_borrowed(&mut *self.0 .0) })
+    }
+}
+
+impl<T: CustomSend + CustomRecv> Object for Relayed<T> {
+    fn pack(&self) -> Result<Box<dyn PackState>> {
+        // SAFETY: as for `Sent`; the send starts after the receive into it completed.
+        unsafe { pack_borrowed(&*self.0 .0) }
+    }
+
+    fn unpack(&self) -> Result<Box<dyn UnpackState>> {
+        // SAFETY: as for `Received`.
+        Ok(unsafe { unpack_borrowed(&mut *self.0 .0) })
+    }
+}
+
+/// A value the plan sends.
+fn sent<S: CustomSend + ?Sized>(b: &mut Builder, value: &S) -> ObjId {
+    // SAFETY: `value` outlives the run (see `Lent`).
+    unsafe { object(b, Arc::new(Sent(Lent(value as *const S as *mut S)))) }
 }
 
 /// A value the plan receives into.
 fn received<R: CustomRecv>(b: &mut Builder, value: &mut R) -> ObjId {
-    let lent = Lent(value as *mut R);
     // SAFETY: `value` outlives the run and the plan receives into it once (see `Lent`).
-    unsafe {
-        object(
-            b,
-            Arc::new(|| Err(not_here())),
-            Arc::new(move || Ok(unpack_borrowed(&mut *{ &lent }.0))),
-        )
-    }
+    unsafe { object(b, Arc::new(Received(Lent(value as *mut R)))) }
 }
 
 /// A value the plan receives into, then sends on (a broadcast's).
 fn relayed<T: CustomSend + CustomRecv>(b: &mut Builder, value: &mut T) -> ObjId {
-    let (to, from) = (Lent(value as *mut T), Lent(value as *mut T));
     // SAFETY: `value` outlives the run; it is sent only after its receive completed.
-    unsafe {
-        object(
-            b,
-            Arc::new(move || pack_borrowed(&*{ &to }.0)),
-            Arc::new(move || Ok(unpack_borrowed(&mut *{ &from }.0))),
-        )
-    }
+    unsafe { object(b, Arc::new(Relayed(Lent(value as *mut T)))) }
 }
 
 fn check_root(comm: &Communicator, root: i32) -> Result<()> {

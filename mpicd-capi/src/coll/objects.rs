@@ -64,32 +64,40 @@ pub(crate) fn custom_of(
     Ok(own.or(first))
 }
 
-/// A pointer into the caller's memory, lent to the plan's state makers.
-#[derive(Clone, Copy)]
-struct Addr(*mut c_void);
+/// `count` objects of a custom type at an address of the caller's, lent to a plan: a send or
+/// receive of them starts the type's state callback anew at each run.
+struct Objects {
+    ty: Arc<CustomType>,
+    addr: *mut c_void,
+    count: MPI_Count,
+}
 
 // SAFETY: MPI's rules for the buffers of a collective keep the memory valid and reserved for
 // the operation while a run is in flight; the states made from it are used by one thread at a
 // time (the one progressing the engine).
-unsafe impl Send for Addr {}
+unsafe impl Send for Objects {}
 // SAFETY: as above; the address itself is only copied.
-unsafe impl Sync for Addr {}
+unsafe impl Sync for Objects {}
 
-/// `a`'s objects in the plan: a send or receive of them starts the type's state callback anew
-/// at each run.
+impl Object for Objects {
+    fn pack(&self) -> mpicd::Result<Box<dyn mpicd::custom::PackState>> {
+        let op = Operation::start(Arc::clone(&self.ty), self.addr, self.count)?;
+        Ok(Box::new(op))
+    }
+
+    fn unpack(&self) -> mpicd::Result<Box<dyn mpicd::custom::UnpackState>> {
+        let op = Operation::start(Arc::clone(&self.ty), self.addr, self.count)?;
+        Ok(Box::new(op))
+    }
+}
+
+/// `a`'s objects in the plan.
 fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
-    let (addr, count) = (Addr(a.p as *mut c_void), a.count);
-    let (ts, tr) = (Arc::clone(t), Arc::clone(t));
-    b.object(Object {
-        send: Arc::new(move || {
-            let op = Operation::start(Arc::clone(&ts), { addr }.0, count)?;
-            Ok(Box::new(op) as Box<dyn mpicd::custom::PackState>)
-        }),
-        recv: Arc::new(move || {
-            let op = Operation::start(Arc::clone(&tr), { addr }.0, count)?;
-            Ok(Box::new(op) as Box<dyn mpicd::custom::UnpackState>)
-        }),
-    })
+    b.object(Arc::new(Objects {
+        ty: Arc::clone(t),
+        addr: a.p as *mut c_void,
+        count: a.count,
+    }))
 }
 
 fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {

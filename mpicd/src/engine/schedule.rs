@@ -208,13 +208,13 @@ impl Engine {
                     .map(|p| (p, Some(buf.len())))
                 }),
                 Xfer::SendObject { to, obj } => plan.route.group.world_rank(to).and_then(|dest| {
-                    let state = (plan.object(obj).send)()?;
+                    let state = plan.object(obj).pack()?;
                     self.post_custom_send(&plan.route, dest, plan.tag, state, false)
                         .map(|op| (Posted::Pending(op), None))
                 }),
                 Xfer::RecvObject { from, obj } => {
                     plan.route.group.world_rank(from).and_then(|source| {
-                        let state = (plan.object(obj).recv)()?;
+                        let state = plan.object(obj).unpack()?;
                         self.post_custom_recv(&plan.route, Some(source), Some(plan.tag), state)
                             .map(|op| (Posted::Pending(op), None))
                     })

@@ -6,6 +6,7 @@
 use super::{PackState, UnpackState};
 use crate::error::{Error, Result};
 use crate::wire::{RegionShape, Shape};
+use smallvec::SmallVec;
 
 /// The most packed bytes held at once.
 const CHUNK: u64 = 64 << 10;
@@ -31,7 +32,8 @@ pub(crate) fn transfer(send: &mut dyn PackState, recv: &mut dyn UnpackState) -> 
             buffer_bytes: capacity,
         });
     }
-    let mut chunk = vec![0u8; packed.min(CHUNK) as usize];
+    // A small packed part (an object's header, say) goes through the stack.
+    let mut chunk: SmallVec<[u8; 256]> = SmallVec::from_elem(0, packed.min(CHUNK) as usize);
     let mut at = 0;
     while at < packed {
         let want = (packed - at).min(CHUNK) as usize;

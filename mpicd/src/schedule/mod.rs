@@ -47,18 +47,14 @@ use std::sync::Arc;
 /// Work a step does on the run's memory (packing or unpacking a derived type, say).
 pub type LocalFn = dyn Fn(&mut Frame) -> Result<()> + Send + Sync;
 
-/// Makes the state of a custom-typed send of an object, for one run.
-pub type MakePack = dyn Fn() -> Result<Box<dyn PackState>> + Send + Sync;
-
-/// Makes the state of a custom-typed receive into an object, for one run.
-pub type MakeUnpack = dyn Fn() -> Result<Box<dyn UnpackState>> + Send + Sync;
-
 /// An object of a custom datatype (the caller's buffer of it): a plan sends it, or receives
 /// into it, as one custom-typed message, whose receiver learns its shape from the message.
-#[derive(Clone)]
-pub struct Object {
-    pub send: Arc<MakePack>,
-    pub recv: Arc<MakeUnpack>,
+/// Each run makes the operation's state afresh.
+pub trait Object: Send + Sync {
+    /// The state of a send of the object.
+    fn pack(&self) -> Result<Box<dyn PackState>>;
+    /// The state of a receive into the object.
+    fn unpack(&self) -> Result<Box<dyn UnpackState>>;
 }
 
 /// An object a plan names.
@@ -188,14 +184,14 @@ pub struct Plan {
     /// The tag of every message of the plan (on the communicator's collective context).
     pub(crate) tag: i32,
     mems: Vec<Mem>,
-    objects: Vec<Object>,
+    objects: Vec<Arc<dyn Object>>,
     pub(crate) steps: Vec<Step>,
     reduction: Option<Reduction>,
 }
 
 impl Plan {
-    pub(crate) fn object(&self, id: ObjId) -> &Object {
-        &self.objects[id.0]
+    pub(crate) fn object(&self, id: ObjId) -> &dyn Object {
+        &*self.objects[id.0]
     }
 
     /// The memory of a new run: fresh temporaries, the caller's memory.
@@ -280,8 +276,8 @@ impl Frame {
             Step::Local(f) => f(self),
             Step::Transfer { from, to } => {
                 let plan = Arc::clone(&self.plan);
-                let mut send = (plan.object(*from).send)()?;
-                let mut recv = (plan.object(*to).recv)()?;
+                let mut send = plan.object(*from).pack()?;
+                let mut recv = plan.object(*to).unpack()?;
                 crate::plan::local::transfer(&mut *send, &mut *recv)
             }
             Step::Exchange(_) | Step::Post(_) => Err(Error::InvalidArgument(
@@ -345,7 +341,7 @@ pub struct Builder {
     tag: i32,
     /// Inline for the usual few (a collective run directly allocates none).
     mems: SmallVec<[Mem; 4]>,
-    objects: Vec<Object>,
+    objects: Vec<Arc<dyn Object>>,
     steps: Vec<Step>,
     reduction: Option<Reduction>,
     /// Set when the steps are done as they are written rather than kept ([`direct`]).
@@ -368,7 +364,7 @@ impl Builder {
     }
 
     /// An object the plan sends or receives whole.
-    pub fn object(&mut self, obj: Object) -> ObjId {
+    pub fn object(&mut self, obj: Arc<dyn Object>) -> ObjId {
         self.objects.push(obj);
         ObjId(self.objects.len() - 1)
     }

@@ -3,6 +3,7 @@
 //! regions, the receiver decodes it from the lead (see [`super::WirePlan`]).
 
 use crate::datatype::ElementType;
+use smallvec::SmallVec;
 
 /// The shape of an incoming custom-typed message, known before any buffer is provided:
 /// the packed size and the length and element type of each region.
@@ -16,8 +17,9 @@ pub struct Shape {
     /// Bytes in the packed part.
     pub packed_bytes: u64,
     /// Runs of equal regions, in the sender's order; never empty runs, never two equal
-    /// neighbours (so that equal shapes compare equal).
-    runs: Vec<ShapeRun>,
+    /// neighbours (so that equal shapes compare equal). The usual one run (an object's
+    /// regions all alike, or a single region) needs no allocation.
+    runs: SmallVec<[ShapeRun; 1]>,
     /// Number of regions.
     region_count: usize,
     /// Bytes of all regions (saturating).
