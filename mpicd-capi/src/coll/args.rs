@@ -5,9 +5,9 @@
 //! # Safety
 //! Every function here is `unsafe`: its pointers must be what MPI requires of the call.
 
-use super::plans;
 use super::writer::{Arg, Each, Layout};
-use super::{launch_written, Launch, Wide};
+use super::{launch_written, Launch, Wide, Written};
+use super::{node, plans};
 use crate::abi::*;
 use crate::errors::{fail, CResult};
 use mpicd::Communicator;
@@ -53,8 +53,21 @@ unsafe fn wide<T: Wide>(p: *const T, n: usize, what: &str) -> CResult<Each<i64>>
     Ok((0..n).map(|i| unsafe { *p.add(i) }.wide()).collect())
 }
 
+/// What a blocking collective (`now`) that went the node's short way ([`node`]) gave, if it did.
+fn short(now: bool, way: impl FnOnce() -> Option<CResult<()>>) -> Option<CResult<Written>> {
+    match now {
+        true => way().map(|r| r.map(|()| Written::Done)),
+        false => None,
+    }
+}
+
 pub(crate) fn barrier(name: &'static str, how: Launch, comm: MPI_Comm) -> c_int {
-    launch_written(name, comm, how, plans::barrier)
+    launch_written(name, comm, how, |c, now| {
+        if let Some(done) = short(now, || node::barrier(c)) {
+            return done;
+        }
+        plans::barrier(c, now)
+    })
 }
 
 pub(crate) unsafe fn bcast(
@@ -68,6 +81,9 @@ pub(crate) unsafe fn bcast(
 ) -> c_int {
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
+        if let Some(done) = short(now, || node::bcast(c, buffer, count, datatype, root)) {
+            return done;
+        }
         plans::bcast(c, Arg::new(buffer, count, datatype), root, now)
     })
 }
@@ -90,6 +106,10 @@ pub(crate) unsafe fn reduce(
     );
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
+        let way = || node::reduce(c, sendbuf, recvbuf, count, datatype, op, root);
+        if let Some(done) = short(now, way) {
+            return done;
+        }
         plans::reduce(c, send, recv, op, root, now)
     })
 }
@@ -114,8 +134,20 @@ pub(crate) unsafe fn allreduce(
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
         match scan {
-            None => plans::allreduce(c, send, recv, op, now),
-            Some(exclusive) => plans::scan(c, send, recv, op, exclusive, now),
+            None => {
+                let way = || node::allreduce(c, sendbuf, recvbuf, count, datatype, op);
+                if let Some(done) = short(now, way) {
+                    return done;
+                }
+                plans::allreduce(c, send, recv, op, now)
+            }
+            Some(exclusive) => {
+                let way = || node::scan(c, sendbuf, recvbuf, count, datatype, op, exclusive);
+                if let Some(done) = short(now, way) {
+                    return done;
+                }
+                plans::scan(c, send, recv, op, exclusive, now)
+            }
         }
     })
 }
@@ -135,6 +167,12 @@ pub(crate) unsafe fn reduce_scatter<C: Wide>(
 ) -> c_int {
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
+        if let Some(n) = block {
+            let way = || node::reduce_scatter_block(c, sendbuf, recvbuf, n, datatype, op);
+            if let Some(done) = short(now, way) {
+                return done;
+            }
+        }
         let counts = match block {
             Some(n) => Each::from_elem(n, members(c)),
             None => wide(counts, members(c), "counts")?,
@@ -228,6 +266,14 @@ pub(crate) unsafe fn allgather<C: Wide, D: Wide>(
                 .map(super::Written::Plan);
         }
         let equal = recvcounts.is_null() && displs.is_null();
+        let way = || {
+            node::allgather(
+                c, send.p, send.count, send.dtype, recvbuf, recvcount, recvtype,
+            )
+        };
+        if let Some(done) = short(now && equal, way) {
+            return done;
+        }
         if equal && !crate::blocks::in_place(send.p) && not_custom(&[send.dtype, recvtype]) {
             let recv = Arg::new(recvbuf, recvcount, recvtype);
             return plans::allgather_equal(c, send, recv, now);
@@ -293,6 +339,11 @@ pub(crate) unsafe fn alltoall<C: Wide, D: Wide>(
             return super::inter::alltoall(c, &send, &recv).map(super::Written::Plan);
         }
         if send.is_equal() && recv.is_equal() && !crate::blocks::in_place(send.buf) {
+            let (s, r) = (&send, &recv);
+            let way = || node::alltoall(c, s.buf, s.count, s.dtype, r.buf as _, r.count, r.dtype);
+            if let Some(done) = short(now, way) {
+                return done;
+            }
             if not_custom(&[send.dtype, recv.dtype]) {
                 let out = Arg::new(send.buf, send.count, send.dtype);
                 let inc = Arg::new(recv.buf, recv.count, recv.dtype);

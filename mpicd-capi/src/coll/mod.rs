@@ -7,6 +7,8 @@
 //!
 //! - [`args`]: one function per collective over C arguments widened to 64 bits;
 //! - [`plans`]: the plans, buffers named and MPI_IN_PLACE resolved;
+//! - [`node`]: the short way of blocking collectives of predefined types through the node's
+//!   memory, when a communicator has an area;
 //! - [`combine`]: the reduction a collective applies;
 //! - [`objects`]: the plans of collectives over custom datatypes;
 //! - [`inter`]: the plans on inter-communicators (one early `if` in `args` or `plans` per
@@ -21,6 +23,7 @@ mod inter;
 mod neighbor;
 pub mod neighbor_calls;
 pub mod neighbor_calls_c;
+mod node;
 pub mod nonblocking;
 mod objects;
 pub mod persistent;

@@ -1,6 +1,6 @@
 //! A communicator's shared-memory area on one node: a shared segment ([`SharedSegment`]) that
 //! every member maps, holding per member an arrival word (the last collective the member
-//! started) on a line of its own, then two slots. A slot is a sequence number (the last
+//! started) on a line of its own, then [`SLOTS`] slots. A slot is a sequence number (the last
 //! collective whose data its member put there) and that data's length, followed by the data.
 //! Member `j` writes only its own words and slots; the others read them once the numbers say
 //! so. Every `unsafe` of the node collectives is here: the reads and writes of the slots, whose
@@ -17,10 +17,15 @@ const HEADER: usize = 16;
 /// Slots start on their own pair of cache lines (the processor fetches lines in pairs).
 const ALIGN: usize = 128;
 
+/// Slots per member: collective `n` uses slot `n % SLOTS`, so a member may run up to
+/// `SLOTS - 1` collectives ahead of the slowest reader of its data (a broadcast's root, a
+/// reduction's non-roots) before it waits.
+pub(crate) const SLOTS: usize = 8;
+
 /// Names of the areas this process made, numbered.
 static MADE: AtomicU32 = AtomicU32::new(0);
 
-/// A mapped area of `members` x (an arrival line and 2 slots of `cap` data bytes).
+/// A mapped area of `members` x (an arrival line and [`SLOTS`] slots of `cap` data bytes).
 pub(crate) struct Area {
     segment: SharedSegment,
     members: usize,
@@ -49,7 +54,7 @@ impl Area {
     fn map(name: &str, members: usize, cap: usize, create: bool) -> Result<Area> {
         let slot = (HEADER + cap).div_ceil(ALIGN) * ALIGN;
         let len = members
-            .checked_mul(ALIGN + 2 * slot)
+            .checked_mul(ALIGN + SLOTS * slot)
             .filter(|&n| n > 0 && n <= isize::MAX as usize)
             .ok_or_else(|| crate::error::Error::InvalidArgument("node area too large".into()))?;
         Ok(Area {
@@ -65,7 +70,7 @@ impl Area {
         self.cap
     }
 
-    /// The start of member `j`'s part: its arrival line, then its two slots.
+    /// The start of member `j`'s part: its arrival line, then its slots.
     fn part(&self, j: usize) -> *mut u8 {
         assert!(
             j < self.members,
@@ -73,13 +78,13 @@ impl Area {
             self.members
         );
         // SAFETY: within the mapping (`members` parts).
-        unsafe { self.segment.ptr().add(j * (ALIGN + 2 * self.slot)) }
+        unsafe { self.segment.ptr().add(j * (ALIGN + SLOTS * self.slot)) }
     }
 
-    /// The start of member `j`'s slot of parity `parity` (0 or 1).
-    fn slot(&self, j: usize, parity: usize) -> *mut u8 {
+    /// The start of member `j`'s slot `k`.
+    fn slot(&self, j: usize, k: usize) -> *mut u8 {
         // SAFETY: within member `j`'s part.
-        unsafe { self.part(j).add(ALIGN + (parity & 1) * self.slot) }
+        unsafe { self.part(j).add(ALIGN + (k % SLOTS) * self.slot) }
     }
 
     /// The word at `p`.
@@ -98,27 +103,27 @@ impl Area {
         unsafe { self.word(self.part(j)) }
     }
 
-    /// The bytes member `j` put in its slot of `parity` for the collective its sequence number
+    /// The bytes member `j` put in its slot `k` for the collective its sequence number
     /// names (written before that number, read after it).
-    pub(crate) fn length(&self, j: usize, parity: usize) -> &AtomicU64 {
+    pub(crate) fn length(&self, j: usize, k: usize) -> &AtomicU64 {
         // SAFETY: 8 bytes after a slot's 128-byte aligned start, inside its header; only ever
         // accessed atomically.
-        unsafe { self.word(self.slot(j, parity).add(8)) }
+        unsafe { self.word(self.slot(j, k).add(8)) }
     }
 
-    /// The sequence number of member `j`'s slot of `parity`.
-    pub(crate) fn seq(&self, j: usize, parity: usize) -> &AtomicU64 {
+    /// The sequence number of member `j`'s slot `k`.
+    pub(crate) fn seq(&self, j: usize, k: usize) -> &AtomicU64 {
         // SAFETY: a slot starts 128-byte aligned; its sequence number is only accessed
         // atomically.
-        unsafe { self.word(self.slot(j, parity)) }
+        unsafe { self.word(self.slot(j, k)) }
     }
 
-    /// Copies `src` into this process's slot (member `me`) of `parity` at `at`.
+    /// Copies `src` into slot `k` of this process (member `me`) at `at`.
     ///
     /// # Safety
     /// No member may be reading those bytes: every other member has published a later
     /// collective than the last one that used this slot (see [`super`]).
-    pub(crate) unsafe fn put(&self, me: usize, parity: usize, at: usize, src: &[u8]) {
+    pub(crate) unsafe fn put(&self, me: usize, k: usize, at: usize, src: &[u8]) {
         assert!(
             at + src.len() <= self.cap,
             "a node collective overran its slot"
@@ -127,22 +132,22 @@ impl Area {
         unsafe {
             std::ptr::copy_nonoverlapping(
                 src.as_ptr(),
-                self.slot(me, parity).add(HEADER + at),
+                self.slot(me, k).add(HEADER + at),
                 src.len(),
             )
         };
     }
 
-    /// Member `j`'s data of `parity`, `at..at + len`.
+    /// Member `j`'s data in its slot `k`, `at..at + len`.
     ///
     /// # Safety
     /// Member `j` must have published the collective whose data is read there (its sequence
     /// number read with acquire ordering), and write the slot again only after this process
     /// has published a later collective; the slice must not be used after that.
-    pub(crate) unsafe fn get(&self, j: usize, parity: usize, at: usize, len: usize) -> &[u8] {
+    pub(crate) unsafe fn get(&self, j: usize, k: usize, at: usize, len: usize) -> &[u8] {
         assert!(at + len <= self.cap, "a node collective overran its slot");
         // SAFETY: within the slot's data; the caller's promise keeps it unchanged.
-        unsafe { std::slice::from_raw_parts(self.slot(j, parity).add(HEADER + at), len) }
+        unsafe { std::slice::from_raw_parts(self.slot(j, k).add(HEADER + at), len) }
     }
 }
 

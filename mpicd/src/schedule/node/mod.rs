@@ -7,12 +7,13 @@
 //! The protocol. A node collective is numbered as the collective itself is (the communicator's
 //! collective count, which every member takes alike, widened to 64 bits), so members that
 //! skip a collective (one that failed its arguments on some members only) still agree on the
-//! next. Collective `n` uses each member's slot of parity `n % 2`.
+//! next. Collective `n` uses each member's slot `n % SLOTS` ([`area::SLOTS`]).
 //! - Every member starts by storing `n` in its arrival word: it is done with every earlier
 //!   collective.
 //! - A member that puts data in its slot first waits until every other member has arrived
 //!   past the last collective that put data in that slot ([`Op::gate`]): none still reads it.
-//!   (Two slots: that is usually the collective before last, whose arrival was seen already.)
+//!   (That collective is [`area::SLOTS`] back, whose arrival was usually seen already: a
+//!   broadcast's root or a reduction's non-roots run that far ahead of their readers.)
 //! - It then writes the data and stores `n`, with release ordering, as the slot's sequence
 //!   number. A member reads another's data of `n` once it has read a sequence number of at
 //!   least `n` there, with acquire ordering.
@@ -31,6 +32,8 @@
 //! members), so that all take it or none.
 
 mod area;
+mod bodies;
+mod caller;
 mod setup;
 
 use super::direct::barred;
@@ -41,7 +44,9 @@ use crate::error::{Error, Result};
 use crate::reduction::Reduction;
 use crate::route::Route;
 use crate::tag::TAG_UB;
-use area::Area;
+use area::{Area, SLOTS};
+use bodies::{Span, Spans};
+pub use caller::NodeCollective;
 pub(crate) use setup::NodeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,50 +71,53 @@ pub(crate) struct Node {
     route: Route,
     /// The number of the last node collective this member started (0: none).
     last: AtomicU64,
-    /// By parity: the last collective that put this member's data in that slot (0: none).
-    wrote: [AtomicU64; 2],
+    /// By slot: the last collective that put this member's data there (0: none).
+    wrote: [AtomicU64; SLOTS],
     /// The latest arrival seen of each member, so that a gate need not look again.
     seen: Box<[AtomicU64]>,
+}
+
+/// Whether a collective where a member puts `puts` bytes, in blocks of `block` bytes that
+/// only move (0: a reduction), takes `node`'s path: it fits, and no algorithm is forced for it.
+fn fits(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> bool {
+    puts <= node.area.cap()
+        && block <= node.area.cap() / MOVE_SHARE
+        && !coll.is_some_and(select::forced)
 }
 
 /// Node collective number `n` on this member.
 struct Op {
     node: Arc<Node>,
     n: u64,
-    parity: usize,
+    /// This collective's slot of each member.
+    slot: usize,
 }
 
 impl Op {
-    /// The next node collective of `b`'s communicator, if one where a member puts `puts`
-    /// bytes, in blocks of `block` bytes that only move (0: a reduction), takes this path (not
-    /// when an algorithm is forced for it).
+    /// The next node collective of `b`'s communicator, if it takes this path ([`fits`]).
     fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize, block: usize) -> Option<Op> {
         if coll.is_some_and(select::forced) {
             return None;
         }
         let node = setup::node(b)?;
-        if puts > node.area.cap() || block > node.area.cap() / MOVE_SHARE {
-            return None;
-        }
+        fits(&node, coll, puts, block).then(|| Op::start(node, b.tag))
+    }
+
+    /// Starts the collective whose messages would have tag `tag` on `node`'s communicator.
+    fn start(node: Arc<Node>, tag: i32) -> Op {
         // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
         // one past the last that it counts to.
         let period = TAG_UB as u64 + 1;
         let last = node.last.load(Ordering::Relaxed);
-        let n = last + (b.tag as u64 + period - last % period) % period;
+        let n = last + (tag as u64 + period - last % period) % period;
         let n = if n == last { n + period } else { n };
         node.last.store(n, Ordering::Relaxed);
         node.area.arrival(node.me).store(n, Ordering::Release);
-        Some(Op {
+        Op {
             node,
             n,
-            parity: (n % 2) as usize,
-        })
-    }
-
-    /// Ends the collective in `b` with `outcome`.
-    fn end(self, b: &mut Builder, outcome: Result<()>) -> bool {
-        b.did_without_messages(outcome.err());
-        true
+            slot: (n % SLOTS as u64) as usize,
+        }
     }
 
     /// Fails if a member is known dead or the communicator revoked (as an exchange's start
@@ -156,7 +164,7 @@ impl Op {
     fn gate(&self) -> Result<()> {
         let node = &*self.node;
         // 0: this member never wrote the slot.
-        let wrote = node.wrote[self.parity].swap(self.n, Ordering::Relaxed);
+        let wrote = node.wrote[self.slot].swap(self.n, Ordering::Relaxed);
         for j in (0..node.members).filter(|&j| j != node.me && wrote > 0) {
             if node.seen[j].load(Ordering::Relaxed) <= wrote {
                 self.wait_word(j, node.area.arrival(j), wrote + 1)?;
@@ -169,13 +177,9 @@ impl Op {
     /// member's arguments say `j` puts): a member whose counts differ fails the collective on
     /// every member that reads it, as a message of the wrong size does.
     fn wait(&self, j: usize, whole: usize) -> Result<()> {
-        let seq = self.node.area.seq(j, self.parity);
+        let seq = self.node.area.seq(j, self.slot);
         self.wait_word(j, seq, self.n)?;
-        let put = self
-            .node
-            .area
-            .length(j, self.parity)
-            .load(Ordering::Relaxed);
+        let put = self.node.area.length(j, self.slot).load(Ordering::Relaxed);
         match put == whole as u64 {
             true => Ok(()),
             false => Err(mismatch(put as usize, whole)),
@@ -198,7 +202,7 @@ impl Op {
             return Err(mismatch(at + src.len(), node.area.cap()));
         }
         // SAFETY: the gate passed: no member reads this slot until it is published again.
-        unsafe { node.area.put(node.me, self.parity, at, src) };
+        unsafe { node.area.put(node.me, self.slot, at, src) };
         Ok(())
     }
 
@@ -206,9 +210,9 @@ impl Op {
     fn publish(&self, len: usize) {
         let node = &*self.node;
         let area = &node.area;
-        area.length(node.me, self.parity)
+        area.length(node.me, self.slot)
             .store(len as u64, Ordering::Relaxed);
-        area.seq(node.me, self.parity)
+        area.seq(node.me, self.slot)
             .store(self.n, Ordering::Release);
     }
 
@@ -225,7 +229,7 @@ impl Op {
         // SAFETY: `j` published this collective's data (waited for); it writes the slot again
         // only once this member has arrived at a later collective, after its last use of the
         // slice (the slice borrows `self`, which ends with this collective).
-        unsafe { self.node.area.get(j, self.parity, at, len) }
+        unsafe { self.node.area.get(j, self.slot, at, len) }
     }
 
     /// `acc` = the reduction of members `from`'s data at `at` (as long as `acc`), in rank
@@ -263,10 +267,19 @@ impl Op {
     }
 }
 
-/// The bytes of `buf` now (`b` does its steps as they are written and has not failed: a node
+/// The bytes of `buf` (`b` does its steps as they are written and has not failed: a node
 /// collective began).
-fn bytes(b: &mut Builder, buf: Buf) -> &mut [u8] {
-    b.bytes_now(buf).unwrap_or_default()
+fn span(b: &mut Builder, buf: Buf) -> Span {
+    let bytes = b.bytes_now(buf).unwrap_or_default();
+    // SAFETY: a builder's memory (the caller's, lent for the collective, or its temporaries)
+    // stays valid until the collective ends; the buffers of a collective that it writes
+    // share no byte with its others, but for a reduction's operand, read whole first (in
+    // place: the result buffer or a part of it).
+    unsafe { Span::new(bytes.as_mut_ptr(), bytes.len()) }
+}
+
+fn spans(b: &mut Builder, bufs: &[Buf]) -> Spans {
+    bufs.iter().map(|&x| span(b, x)).collect()
 }
 
 /// Runs `body` as node collective of `puts` bytes per member, in blocks of `block` bytes that
@@ -281,7 +294,8 @@ fn run(
         return false;
     };
     let outcome = op.check().and_then(|()| body(b, &op));
-    op.end(b, outcome)
+    b.did_without_messages(outcome.err());
+    true
 }
 
 /// A member's data is not the size this member's arguments say: the error every side gets.
@@ -291,71 +305,54 @@ fn mismatch(put: usize, expected: usize) -> Error {
     ))
 }
 
-pub(super) fn barrier(b: &mut Builder) -> bool {
-    run(b, Some(Collective::Barrier), (0, 0), |_, op| {
-        op.wait_all_arrived()
-    })
-}
-
-pub(super) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
-    let root = root as usize;
-    run(
-        b,
-        Some(Collective::Bcast),
-        (buf.len(), buf.len()),
-        |b, op| {
-            if op.me() == root {
-                op.gate()?;
-                op.put_all(bytes(b, buf))?;
-                return Ok(());
-            }
-            op.wait(root, buf.len())?;
-            bytes(b, buf).copy_from_slice(op.get(root, 0, buf.len()));
-            Ok(())
-        },
-    )
-}
-
-/// Puts this member's operand, publishes, and leaves the reduction of members `from` in
-/// `acc` (nothing for an empty range).
-fn reduce_among(
+/// The builder's reduction, lent to `body`.
+fn with_reduction(
     b: &mut Builder,
-    op: &Op,
-    send: Buf,
-    acc: Option<Buf>,
-    from: Range<usize>,
-    at: usize,
+    body: impl FnOnce(&mut Builder, &Reduction) -> Result<()>,
 ) -> Result<()> {
-    // Borrowed from the builder for the collective (not cloned: no count to raise and lower).
+    // Taken for the collective, not cloned: no count to raise and lower.
     let red = b
         .reduction
         .take()
         .ok_or_else(|| Error::InvalidArgument("a reduction without an op".into()))?;
-    let run = || {
-        op.gate()?;
-        op.put_all(bytes(b, send))?;
-        match acc {
-            Some(acc) if !from.is_empty() => op.fold(&red, bytes(b, acc), from, at, send.len()),
-            _ => Ok(()),
-        }
-    };
-    let outcome = run();
+    let outcome = body(b, &red);
     b.reduction = Some(red);
     outcome
+}
+
+pub(super) fn barrier(b: &mut Builder) -> bool {
+    run(b, Some(Collective::Barrier), (0, 0), |_, op| {
+        bodies::barrier(op)
+    })
+}
+
+pub(super) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
+    run(
+        b,
+        Some(Collective::Bcast),
+        (buf.len(), buf.len()),
+        |b, op| bodies::bcast(op, span(b, buf), root as usize),
+    )
 }
 
 /// Reduces every member's `send` into `recv` at `root` (see [`super::collectives::reduce`]).
 pub(super) fn reduce(b: &mut Builder, send: Buf, recv: Option<Buf>, root: i32) -> bool {
     run(b, Some(Collective::Reduce), (send.len(), 0), |b, op| {
         let acc = recv.filter(|_| op.me() == root as usize);
-        reduce_among(b, op, send, acc, 0..op.members(), 0)
+        with_reduction(b, |b, red| {
+            let (send, acc) = (span(b, send), acc.map(|x| span(b, x)));
+            bodies::reduce(op, red, send, acc, 0..op.members(), 0)
+        })
     })
 }
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
 pub(super) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
     run(b, Some(Collective::Allreduce), (buf.len(), 0), |b, op| {
-        reduce_among(b, op, send.unwrap_or(buf), Some(buf), 0..op.members(), 0)
+        with_reduction(b, |b, red| {
+            let (send, buf) = (span(b, send.unwrap_or(buf)), span(b, buf));
+            bodies::reduce(op, red, send, Some(buf), 0..op.members(), 0)
+        })
     })
 }
 
@@ -364,7 +361,10 @@ pub(super) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
 pub(super) fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) -> bool {
     run(b, None, (recv.len(), 0), |b, op| {
         let last = op.me() + usize::from(!exclusive);
-        reduce_among(b, op, send.unwrap_or(recv), Some(recv), 0..last, 0)
+        with_reduction(b, |b, red| {
+            let (send, recv) = (span(b, send.unwrap_or(recv)), span(b, recv));
+            bodies::reduce(op, red, send, Some(recv), 0..last, 0)
+        })
     })
 }
 
@@ -382,7 +382,10 @@ pub(super) fn reduce_scatter(
         (send.len(), 0),
         |b, op| {
             let (at, _) = blocks[op.me()];
-            reduce_among(b, op, send, Some(recv), 0..op.members(), at)
+            with_reduction(b, |b, red| {
+                let (send, recv) = (span(b, send), span(b, recv));
+                bodies::reduce(op, red, send, Some(recv), 0..op.members(), at)
+            })
         },
     )
 }
@@ -394,20 +397,8 @@ pub(super) fn allgather(b: &mut Builder, mine: Option<Buf>, blocks: &[Buf]) -> b
         return false;
     }
     run(b, Some(Collective::Allgather), (len, len), |b, op| {
-        let me = op.me();
-        let own = mine.unwrap_or(blocks[me]);
-        op.gate()?;
-        if own.len() != len {
-            op.publish(0);
-            return Err(mismatch(own.len(), len));
-        }
-        op.put_all(bytes(b, own))?;
-        b.copy(own, blocks[me]);
-        for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != me) {
-            op.wait(j, len)?;
-            bytes(b, block).copy_from_slice(op.get(j, 0, len));
-        }
-        Ok(())
+        let mine = mine.map(|x| span(b, x));
+        bodies::allgather(op, mine, &spans(b, blocks))
     })
 }
 
@@ -418,33 +409,10 @@ pub(super) fn alltoall(b: &mut Builder, send: &[Buf], recv: &[Buf], uniform: boo
     if !uniform {
         return false;
     }
-    run(
-        b,
-        Some(Collective::Alltoall),
-        (len * send.len(), len),
-        |b, op| {
-            op.gate()?;
-            let mut at = 0;
-            for &block in send {
-                if op.put(at, bytes(b, block)).is_err() {
-                    break;
-                }
-                at += block.len();
-            }
-            op.publish(at);
-            if at != len * send.len() || recv.iter().any(|x| x.len() != len) {
-                return Err(mismatch(at, len * send.len()));
-            }
-            let me = op.me();
-            for (j, &block) in recv.iter().enumerate() {
-                if j != me {
-                    op.wait(j, len * send.len())?;
-                }
-                bytes(b, block).copy_from_slice(op.get(j, me * len, len));
-            }
-            Ok(())
-        },
-    )
+    let puts = (len * send.len(), len);
+    run(b, Some(Collective::Alltoall), puts, |b, op| {
+        bodies::alltoall(op, &spans(b, send), &spans(b, recv), len)
+    })
 }
 
 /// Gathers every member's `mine` into `blocks` at `root`, blocks of one size (`uniform`).
@@ -460,20 +428,8 @@ pub(super) fn gather(
         return false;
     }
     run(b, Some(Collective::Gather), (len, len), |b, op| {
-        let Some(blocks) = blocks.filter(|_| op.me() == root as usize) else {
-            op.gate()?;
-            op.put_all(bytes(b, mine))?;
-            return Ok(());
-        };
-        if blocks.iter().any(|x| x.len() != len) {
-            return Err(mismatch(len, blocks[0].len()));
-        }
-        b.copy(mine, blocks[op.me()]);
-        for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != op.me()) {
-            op.wait(j, len)?;
-            bytes(b, block).copy_from_slice(op.get(j, 0, len));
-        }
-        Ok(())
+        let blocks = blocks.map(|x| spans(b, x));
+        bodies::gather(op, span(b, mine), blocks.as_deref(), root as usize)
     })
 }
 
@@ -485,29 +441,13 @@ pub(super) fn scatter(
     root: i32,
     uniform: bool,
 ) -> bool {
-    let (len, root) = (mine.len(), root as usize);
+    let len = mine.len();
     if !uniform {
         return false;
     }
     let whole = len * b.size() as usize;
     run(b, Some(Collective::Gather), (whole, len), |b, op| {
-        let Some(blocks) = blocks.filter(|_| op.me() == root) else {
-            op.wait(root, whole)?;
-            bytes(b, mine).copy_from_slice(op.get(root, op.me() * len, len));
-            return Ok(());
-        };
-        op.gate()?;
-        let equal = blocks.iter().all(|x| x.len() == len);
-        if !equal {
-            // The receivers fail on the size; so does the root.
-            op.publish(0);
-            return Err(mismatch(blocks[0].len(), len));
-        }
-        for (j, &block) in blocks.iter().enumerate() {
-            op.put(j * len, bytes(b, block))?;
-        }
-        op.publish(whole);
-        b.copy(blocks[root], mine);
-        Ok(())
+        let blocks = blocks.map(|x| spans(b, x));
+        bodies::scatter(op, blocks.as_deref(), span(b, mine), root as usize)
     })
 }

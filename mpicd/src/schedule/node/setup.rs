@@ -14,7 +14,7 @@
 //!
 //! [`Engine::node_offer`]: crate::engine::Engine::node_offer
 
-use super::area::{unlink, Area};
+use super::area::{unlink, Area, SLOTS};
 use super::Node;
 use crate::schedule::algorithms::bcast_binomial;
 use crate::schedule::{Buf, Builder, Xfer};
@@ -30,6 +30,11 @@ pub(crate) struct NodeCell(OnceLock<Option<Arc<Node>>>);
 impl NodeCell {
     pub(crate) fn new() -> NodeCell {
         NodeCell::default()
+    }
+
+    /// The area, if the members agreed on one already.
+    pub(super) fn agreed(&self) -> Option<&Arc<Node>> {
+        self.0.get()?.as_ref()
     }
 }
 
@@ -71,7 +76,7 @@ fn agree(b: &mut Builder) -> Option<Node> {
     let mut made = None;
     if me == 0 {
         let cap = (offers.iter().copied().min().unwrap_or(0) as usize)
-            .min(AREA_BUDGET / (2 * members))
+            .min(AREA_BUDGET / (SLOTS * members))
             / 64
             * 64;
         let (cap, name) = match Area::create(members, cap).ok().filter(|_| cap > 0) {
@@ -112,7 +117,7 @@ fn agree(b: &mut Builder) -> Option<Node> {
         shared,
         route,
         last: AtomicU64::new(0),
-        wrote: [AtomicU64::new(0), AtomicU64::new(0)],
+        wrote: std::array::from_fn(|_| AtomicU64::new(0)),
         seen: (0..members).map(|_| AtomicU64::new(0)).collect(),
     })
 }

@@ -1,0 +1,184 @@
+//! The node collectives themselves, as steps of one [`Op`] over [`Span`]s: the memory a
+//! collective reads and writes, whether a builder's buffers ([`super`]'s entries from a plan
+//! builder) or the caller's slices ([`super::NodeCollective`]). Each returns the collective's
+//! outcome on this member.
+
+use super::{mismatch, Op};
+use crate::error::Result;
+use crate::reduction::Reduction;
+use smallvec::SmallVec;
+use std::ops::Range;
+
+/// The spans of a collective's blocks, one per member (inline for up to 8).
+pub(super) type Spans = SmallVec<[Span; 8]>;
+
+/// Bytes a node collective reads or writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Span {
+    p: *mut u8,
+    len: usize,
+}
+
+impl Span {
+    /// The `len` bytes at `p`.
+    ///
+    /// # Safety
+    /// They stay valid until the collective returns, and nobody else touches them meanwhile.
+    /// A span the collective writes shares no byte with any other span of it, but for a
+    /// reduction's operand, which [`reduce`] reads whole before it writes (in place: the
+    /// result span itself, or one that contains it).
+    pub(super) unsafe fn new(p: *mut u8, len: usize) -> Span {
+        Span { p, len }
+    }
+
+    pub(super) fn len(self) -> usize {
+        self.len
+    }
+
+    /// The bytes, to read (no write of the span happens while they are borrowed: the steps
+    /// below read a span and write one in turn, never at once).
+    fn read<'a>(self) -> &'a [u8] {
+        match self.len {
+            0 => &[],
+            // SAFETY: valid and untouched by others (the promise of `new`).
+            _ => unsafe { std::slice::from_raw_parts(self.p, self.len) },
+        }
+    }
+
+    /// The bytes, to write (see [`Span::read`]).
+    fn write<'a>(self) -> &'a mut [u8] {
+        match self.len {
+            0 => &mut [],
+            // SAFETY: valid, and written by this collective alone (the promise of `new`).
+            _ => unsafe { std::slice::from_raw_parts_mut(self.p, self.len) },
+        }
+    }
+
+    /// Copies this span into `to`, unless they are the same bytes.
+    fn copy_to(self, to: Span) -> Result<()> {
+        if self.len != to.len {
+            return Err(mismatch(self.len, to.len));
+        }
+        if self != to {
+            to.write().copy_from_slice(self.read());
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn barrier(op: &Op) -> Result<()> {
+    op.wait_all_arrived()
+}
+
+pub(super) fn bcast(op: &Op, buf: Span, root: usize) -> Result<()> {
+    if op.me() == root {
+        op.gate()?;
+        return op.put_all(buf.read());
+    }
+    op.wait(root, buf.len())?;
+    buf.write().copy_from_slice(op.get(root, 0, buf.len()));
+    Ok(())
+}
+
+/// Puts this member's operand `send`, publishes it, and leaves the reduction of members
+/// `from` (each operand from `at`, as long as `acc`) in `acc`, which may be `send` itself.
+pub(super) fn reduce(
+    op: &Op,
+    red: &Reduction,
+    send: Span,
+    acc: Option<Span>,
+    from: Range<usize>,
+    at: usize,
+) -> Result<()> {
+    op.gate()?;
+    op.put_all(send.read())?;
+    match acc {
+        Some(acc) if !from.is_empty() => op.fold(red, acc.write(), from, at, send.len()),
+        _ => Ok(()),
+    }
+}
+
+/// Every member's block into `blocks` (`mine` `None`: already in place), blocks of one size.
+pub(super) fn allgather(op: &Op, mine: Option<Span>, blocks: &[Span]) -> Result<()> {
+    let me = op.me();
+    let len = blocks[me].len();
+    let own = mine.unwrap_or(blocks[me]);
+    op.gate()?;
+    if own.len() != len {
+        op.publish(0);
+        return Err(mismatch(own.len(), len));
+    }
+    op.put_all(own.read())?;
+    own.copy_to(blocks[me])?;
+    for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != me) {
+        op.wait(j, len)?;
+        block.write().copy_from_slice(op.get(j, 0, len));
+    }
+    Ok(())
+}
+
+/// `send[j]` to member j, `recv[j]` from member j, every block `len` bytes on every member.
+pub(super) fn alltoall(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Result<()> {
+    op.gate()?;
+    let mut at = 0;
+    for &block in send {
+        if op.put(at, block.read()).is_err() {
+            break;
+        }
+        at += block.len();
+    }
+    op.publish(at);
+    let whole = len * send.len();
+    if at != whole || recv.iter().any(|x| x.len() != len) {
+        return Err(mismatch(at, whole));
+    }
+    let me = op.me();
+    for (j, &block) in recv.iter().enumerate() {
+        if j != me {
+            op.wait(j, whole)?;
+        }
+        block.write().copy_from_slice(op.get(j, me * len, len));
+    }
+    Ok(())
+}
+
+/// Every member's `mine` into `blocks` at `root` (`None` elsewhere), blocks of one size.
+pub(super) fn gather(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) -> Result<()> {
+    let len = mine.len();
+    let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+        op.gate()?;
+        return op.put_all(mine.read());
+    };
+    if blocks.iter().any(|x| x.len() != len) {
+        return Err(mismatch(len, blocks[0].len()));
+    }
+    mine.copy_to(blocks[op.me()])?;
+    for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != op.me()) {
+        op.wait(j, len)?;
+        block.write().copy_from_slice(op.get(j, 0, len));
+    }
+    Ok(())
+}
+
+/// The root's `blocks` (`None` elsewhere) into every member's `mine`, blocks of one size.
+pub(super) fn scatter(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize) -> Result<()> {
+    let len = mine.len();
+    let whole = len * op.members();
+    let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+        op.wait(root, whole)?;
+        mine.write()
+            .copy_from_slice(op.get(root, op.me() * len, len));
+        return Ok(());
+    };
+    op.gate()?;
+    if blocks.iter().any(|x| x.len() != len) {
+        // The receivers fail on the size; so does the root.
+        op.publish(0);
+        return Err(mismatch(blocks[0].len(), len));
+    }
+    for (j, &block) in blocks.iter().enumerate() {
+        op.put(j * len, block.read())?;
+    }
+    op.publish(whole);
+    blocks[root].copy_to(mine)
+}

@@ -1,0 +1,181 @@
+//! Node collectives on the caller's bytes, without a plan builder: the short way for a blocking
+//! collective whose buffers are plain bytes (a predefined datatype's, contiguous) on a
+//! communicator whose members agreed on an area already, at an earlier collective that went
+//! through a builder ([`Communicator::direct`]). The steps are the same ([`super::bodies`]);
+//! what is saved is the builder and the C layer's writer around it, most of an 8-byte
+//! collective's cost.
+//!
+//! ```no_run
+//! # use mpicd::schedule::select::Collective;
+//! # let mpi = mpicd::init()?;
+//! # let world = mpi.world();
+//! let mut value = [0u8; 8];
+//! match world.node_collective(Some(Collective::Bcast), 8, 8) {
+//!     Some(op) => op.bcast(&mut value, 0)?,
+//!     None => { /* the builder's way: world.direct() ... */ }
+//! }
+//! # Ok::<(), mpicd::Error>(())
+//! ```
+
+use super::bodies::{self, Span, Spans};
+use super::{fits, Op};
+use crate::comm::Communicator;
+use crate::error::{Error, Result};
+use crate::reduction::Reduction;
+use crate::schedule::select::Collective;
+use std::sync::Arc;
+
+/// This member's turn in a blocking collective through the node's memory
+/// ([`Communicator::node_collective`]): one of its methods does the collective.
+pub struct NodeCollective(Op);
+
+impl Communicator {
+    /// The next blocking collective of this communicator through the node's memory, if its
+    /// members agreed on an area, and a collective where a member puts `puts` bytes, in blocks
+    /// of `block` bytes that only move (0 for a reduction), takes that path. Only then does
+    /// it take the collective's turn (as [`Communicator::direct`] does), so with `None` the
+    /// caller goes the builder's way. Every member must decide alike: `puts` and `block` are
+    /// sizes the collective's rules make equal on every member.
+    pub fn node_collective(
+        &self,
+        coll: Option<Collective>,
+        puts: usize,
+        block: usize,
+    ) -> Option<NodeCollective> {
+        let node = self.node.agreed()?;
+        fits(node, coll, puts, block)
+            .then(|| NodeCollective(Op::start(Arc::clone(node), self.next_coll_tag())))
+    }
+}
+
+/// The span of bytes the caller lends.
+fn lent(bytes: &[u8]) -> Span {
+    // SAFETY: borrowed for the whole collective (the methods below hold the borrow), and only
+    // read: a shared borrow aliases no exclusive one.
+    unsafe { Span::new(bytes.as_ptr() as *mut u8, bytes.len()) }
+}
+
+/// The span of bytes the caller lends to be written.
+fn lent_mut(bytes: &mut [u8]) -> Span {
+    // SAFETY: exclusively borrowed for the whole collective: no other span shares its bytes.
+    unsafe { Span::new(bytes.as_mut_ptr(), bytes.len()) }
+}
+
+/// `all` cut into one block per member.
+fn blocks(all: &mut [u8], members: usize) -> Result<Spans> {
+    if all.len() % members != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{} bytes do not split into {members} equal blocks",
+            all.len()
+        )));
+    }
+    let len = all.len() / members;
+    // SAFETY: the blocks are disjoint parts of an exclusive borrow held for the collective.
+    Ok((0..members)
+        .map(|j| unsafe { Span::new(all.as_mut_ptr().add(j * len), len) })
+        .collect())
+}
+
+impl NodeCollective {
+    fn run(self, body: impl FnOnce(&Op) -> Result<()>) -> Result<()> {
+        self.0.check().and_then(|()| body(&self.0))
+    }
+
+    pub fn barrier(self) -> Result<()> {
+        self.run(bodies::barrier)
+    }
+
+    /// The root's `buf` into every member's.
+    pub fn bcast(self, buf: &mut [u8], root: usize) -> Result<()> {
+        self.run(|op| bodies::bcast(op, lent_mut(buf), root))
+    }
+
+    /// The reduction of every member's operand (`send`; `None`: in `recv`, in place) into the
+    /// root's `recv` (`None` elsewhere), in rank order.
+    pub fn reduce(
+        self,
+        red: &Reduction,
+        send: Option<&[u8]>,
+        recv: Option<&mut [u8]>,
+        root: usize,
+    ) -> Result<()> {
+        self.run(|op| {
+            let acc = recv.filter(|_| op.me() == root).map(lent_mut);
+            let operand = send
+                .map(lent)
+                .or(acc)
+                .ok_or_else(|| Error::InvalidArgument("a reduction without an operand".into()))?;
+            bodies::reduce(op, red, operand, acc, 0..op.members(), 0)
+        })
+    }
+
+    /// The reduction of every member's operand (`send`; `None`: in `recv`, in place) into
+    /// every member's `recv`, in rank order.
+    pub fn allreduce(self, red: &Reduction, send: Option<&[u8]>, recv: &mut [u8]) -> Result<()> {
+        self.run(|op| {
+            let acc = lent_mut(recv);
+            bodies::reduce(
+                op,
+                red,
+                send.map_or(acc, lent),
+                Some(acc),
+                0..op.members(),
+                0,
+            )
+        })
+    }
+
+    /// Prefix reduction of the operands (`send`; `None`: in `recv`, in place) into `recv`:
+    /// of the members up to this one, or before it (`exclusive`; member 0's `recv` is then
+    /// untouched).
+    pub fn scan(
+        self,
+        red: &Reduction,
+        send: Option<&[u8]>,
+        recv: &mut [u8],
+        exclusive: bool,
+    ) -> Result<()> {
+        self.run(|op| {
+            let acc = lent_mut(recv);
+            let last = op.me() + usize::from(!exclusive);
+            bodies::reduce(op, red, send.map_or(acc, lent), Some(acc), 0..last, 0)
+        })
+    }
+
+    /// The reduction of every member's `send`, block j of it (as long as `recv`) into member
+    /// j's `recv`.
+    pub fn reduce_scatter_block(self, red: &Reduction, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        self.run(|op| {
+            let (members, len) = (op.members(), recv.len());
+            if send.len() != len * members {
+                return Err(super::mismatch(send.len(), len * members));
+            }
+            let at = op.me() * len;
+            bodies::reduce(op, red, lent(send), Some(lent_mut(recv)), 0..members, at)
+        })
+    }
+
+    /// Every member's `mine` (`None`: already in its block of `all`) into `all`, in rank
+    /// order, on every member.
+    pub fn allgather(self, mine: Option<&[u8]>, all: &mut [u8]) -> Result<()> {
+        self.run(|op| bodies::allgather(op, mine.map(lent), &blocks(all, op.members())?))
+    }
+
+    /// Block j of `send` to member j, block j of `recv` from member j (blocks of one size).
+    pub fn alltoall(self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        self.run(|op| {
+            if send.len() != recv.len() {
+                return Err(super::mismatch(send.len(), recv.len()));
+            }
+            let members = op.members();
+            let inc = blocks(recv, members)?;
+            let len = inc[0].len();
+            // SAFETY: parts of a shared borrow held for the collective (as long as `recv`,
+            // checked), only read.
+            let out: Spans = (0..members)
+                .map(|j| unsafe { Span::new(send.as_ptr().add(j * len) as *mut u8, len) })
+                .collect();
+            bodies::alltoall(op, &out, &inc, len)
+        })
+    }
+}
