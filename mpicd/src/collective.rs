@@ -16,6 +16,7 @@ use crate::engine::{Matched, Posted};
 use crate::error::{Error, Result};
 pub use crate::reduction::{reduce_local, CombineFn, Order, ReduceOp, Reduction};
 use crate::request::{scope, wait_all, wait_posted, Request, Scope};
+use crate::schedule::select::Collective;
 use crate::schedule::{collectives, Builder, Plan};
 use crate::tag::TAG_UB;
 use std::sync::atomic::Ordering;
@@ -253,6 +254,10 @@ fn isend<'s, 'a>(
 /// long buffers). Every member passes a buffer of the same length.
 pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
     check_root(comm, root)?;
+    let len = buf.len();
+    if let Some(op) = comm.node_collective(Some(Collective::Bcast), len, len) {
+        return op.bcast(buf, root as usize);
+    }
     let mut b = comm.direct();
     // SAFETY: `buf` is borrowed until the run completes.
     let buf = unsafe { b.raw(buf.as_mut_ptr(), buf.len()) };
@@ -290,6 +295,9 @@ pub fn reduce_by(
             "reduce: the root's receive buffer does not fit the send buffer".into(),
         ));
     }
+    if let Some(op) = comm.node_collective(Some(Collective::Reduce), send.len(), 0) {
+        return op.reduce(&reduction, Some(send), recv, root as usize);
+    }
     let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: the buffers are borrowed until the run completes; the plan only reads `send`.
@@ -314,6 +322,9 @@ pub fn allreduce(
 /// [`allreduce`] with any [`Reduction`] (see [`reduce_by`]).
 pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -> Result<()> {
     comm.require_intra("allreduce")?;
+    if let Some(op) = comm.node_collective(Some(Collective::Allreduce), buf.len(), 0) {
+        return op.allreduce(&reduction, None, buf);
+    }
     let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.
@@ -334,6 +345,9 @@ pub fn scan_by(
     scan: Scan,
 ) -> Result<()> {
     comm.require_intra("scan")?;
+    if let Some(op) = comm.node_collective(None, buf.len(), 0) {
+        return op.scan(&reduction, None, buf, scan == Scan::Exclusive);
+    }
     let mut b = comm.direct();
     b.reduce_with(reduction);
     // SAFETY: `buf` is borrowed until the run completes.

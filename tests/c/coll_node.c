@@ -5,7 +5,8 @@
  * reader is done with it. MPICD_WAIT=spin is set before MPI_Init, so that 3-4 ranks on 2 cores
  * take that path too (the run's shm mode; its tcp mode sets MPICD_COLL_NODE=0: messages). The
  * sizes straddle MPICD_COLL_NODE (32 KiB): both paths alternate on one communicator. Also:
- * MPI_IN_PLACE, a non-commutative user op in rank order, a collective whose arguments fail on
+ * MPI_IN_PLACE, a non-commutative user op in rank order, derived and predefined types meeting
+ * in one collective, a collective whose arguments fail on
  * one member only (the next ones still match), a dup'd communicator beside WORLD, and counts
  * that differ between members (an error where the data arrives). */
 #include "check.h"
@@ -78,6 +79,17 @@ static void round_of(MPI_Comm comm, int k, int n, MPI_Op mat, MPI_Datatype m2) {
     OK(MPI_Reduce_scatter_block(c, b, blk, MPI_LONG, MPI_SUM, comm));
     for (int i = 0; i < blk; i++)
         CHECK(b[i] == (long)size * (rank * blk + i) + (long)size * (size - 1) / 2);
+    /* The same bytes as a derived type on odd ranks and as MPI_LONG on even ones: a plan
+     * builder's node collective and the short way from the C arguments meet in one call. */
+    long q[8], g[8 * 4];
+    for (int i = 0; i < 8; i++) q[i] = rank == from ? k * 5 + i : -1;
+    OK(rank % 2 ? MPI_Bcast(q, 2, m2, from, comm) : MPI_Bcast(q, 8, MPI_LONG, from, comm));
+    for (int i = 0; i < 8; i++) CHECK(q[i] == k * 5 + i);
+    for (int i = 0; i < 4; i++) q[i] = rank * 10 + i;
+    OK(rank % 2 ? MPI_Allgather(q, 1, m2, g, 1, m2, comm)
+                : MPI_Allgather(q, 4, MPI_LONG, g, 4, MPI_LONG, comm));
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < 4; i++) CHECK(g[r * 4 + i] == r * 10 + i);
     OK(MPI_Barrier(comm));
 }
 
