@@ -65,18 +65,19 @@ pub const NODE_LOCAL: Knob = Knob {
 
 pub const LOCAL_STREAM: Knob = Knob {
     name: "MPICD_LOCAL_STREAM",
-    default: "65536",
+    default: "2097152",
     layer: Layer::Engine,
     kind: Kind::Bytes { min: 0, max: ANY },
     doc: "Contiguous messages of this many bytes and more to a process on this node travel \
           through UCX's shared-memory segments, the sender copying the next while the receiver \
-          copies the last out (1.4-2.5x cma's bandwidth and half its latency from 64 KiB; 65536 \
-          is where UCX's rendezvous begins); shorter ones, and all of them where the node has \
-          more processes than cores (MPICD_WAIT not resolved to spin: such a message moves only \
-          while both processes run), go by UCX's cma rendezvous (the receiver copies alone). 0: \
-          always cma. When the host puts the two cores far apart, a cache line takes ~170 ns \
-          instead of ~40 and the segments' copies slow down: the sender then switches to \
-          non-temporal stores (5-11 GB/s; cma 6-10).",
+          copies the last out; shorter ones, and all of them where the node has more processes \
+          than cores (MPICD_WAIT not resolved to spin: such a message moves only while both \
+          processes run), go by UCX's cma rendezvous (the receiver copies once, alone). From 2 \
+          MiB the two copies in a pipeline beat cma's one (osu_bw 2-8 MiB: 10.9-11.5 GB/s \
+          against 8.9-9.0); below, cma's wins (64-512 KiB: osu_latency 4.7-26 us against \
+          12-46). 0: always cma. When the host puts the two cores far apart, a cache line \
+          takes ~170 ns instead of ~40 and the segments' copies slow down: the sender then \
+          switches to non-temporal stores (5-11 GB/s; cma 6-10).",
 };
 
 pub const COLL_NODE: Knob = Knob {
