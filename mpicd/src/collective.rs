@@ -245,7 +245,7 @@ fn isend<'s, 'a>(
     // SAFETY: `bytes` is borrowed for the scope's 'a, and the scope completes the operation
     // before it returns.
     let posted = comm.shared.with(|e| unsafe {
-        e.post_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
+        e.post_coll_send(&comm.coll, dest, tag, bytes.as_ptr(), bytes.len(), false)
     })?;
     Ok(scope.request(&comm.shared, posted))
 }

@@ -68,11 +68,12 @@ pub const LOCAL_STREAM: Knob = Knob {
     default: "2097152",
     layer: Layer::Engine,
     kind: Kind::Bytes { min: 0, max: ANY },
-    doc: "Contiguous messages of this many bytes and more to a process on this node travel \
-          through UCX's shared-memory segments, the sender copying the next while the receiver \
-          copies the last out; shorter ones, and all of them where the node has more processes \
-          than cores (MPICD_WAIT not resolved to spin: such a message moves only while both \
-          processes run), go by UCX's cma rendezvous (the receiver copies once, alone). From 2 \
+    doc: "Contiguous point-to-point messages of this many bytes and more to a process on this \
+          node travel through UCX's shared-memory segments, the sender copying the next while \
+          the receiver copies the last out; shorter ones, all of them where the node has more \
+          processes than cores (MPICD_WAIT not resolved to spin: such a message moves only while \
+          both processes run), and a collective's (its members send and receive at once) go by \
+          UCX's cma rendezvous (the receiver copies once, alone). From 2 \
           MiB the two copies in a pipeline beat cma's one (osu_bw 2-8 MiB: 10.9-11.5 GB/s \
           against 8.9-9.0); below, cma's wins (64-512 KiB: osu_latency 4.7-26 us against \
           12-46). 0: always cma. When the host puts the two cores far apart, a cache line \

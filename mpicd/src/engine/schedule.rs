@@ -196,7 +196,7 @@ impl Engine {
                     let p = run.frame.ptr(buf);
                     // SAFETY: the run's memory lives until the run completes, which waits for
                     // this message; raw memory is the caller's, lent for the run.
-                    unsafe { self.post_send(&plan.route, dest, plan.tag, p, buf.len(), false) }
+                    unsafe { self.post_coll_send(&plan.route, dest, plan.tag, p, buf.len(), false) }
                         .map(|p| (p, None))
                 }),
                 Xfer::Recv { from, buf } => plan.route.group.world_rank(from).and_then(|source| {

@@ -392,7 +392,7 @@ fn post(
             let p = addr(temps, mems, buf);
             // SAFETY: the memory lives until the collective completes, which waits for this
             // message; raw memory is the caller's, lent for the collective.
-            unsafe { e.post_send(route, dest, tag, p, buf.len(), false) }.map(|p| (p, None))
+            unsafe { e.post_coll_send(route, dest, tag, p, buf.len(), false) }.map(|p| (p, None))
         }
         Xfer::Recv { from, buf } => {
             let source = route.group.world_rank(from)?;
