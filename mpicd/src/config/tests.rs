@@ -34,7 +34,7 @@ fn defaults() {
             zcopy_threshold: 256 << 10,
             zcopy_depth: 16,
             node_local: true,
-            local_stream: 65536,
+            local_stream: 2 << 20,
             coll_node: 32768,
             peer_errors: true,
             wait: Wait::Auto,
