@@ -100,6 +100,12 @@ impl ShrinkRun {
         let agreed = self.agreement.run(1, self.proposal.value())?;
         self.proposal.assign(agreed.proposal)?;
         let side = self.agreement.side();
+        // The members left out are failed here too, even those only another member saw fail
+        // (the old communicator's MPIX_Comm_get_failed names every one of them).
+        side.shared.with(|e| {
+            e.learn_failures(agreed.failed.iter().copied());
+            Ok(())
+        })?;
         let live: Vec<u32> = side
             .route
             .group

@@ -80,6 +80,17 @@ impl Engine {
         }
     }
 
+    /// Takes `ranks`, which an agreement found failed (another member saw them fail), as
+    /// failed here too: every operation on them fails, and `MPIX_Comm_get_failed` names them.
+    pub(crate) fn learn_failures(&mut self, ranks: impl IntoIterator<Item = u32>) {
+        for rank in ranks {
+            if !self.net.has_failed(rank) {
+                self.net.worker.failures.report(rank);
+            }
+        }
+        self.handle_failures();
+    }
+
     /// Completes operations that depend on peers whose endpoint failed.
     pub(super) fn handle_failures(&mut self) {
         for rank in self.net.worker.failures.take() {
