@@ -204,6 +204,13 @@ pub(crate) unsafe fn gather<C: Wide, D: Wide>(
             return super::inter::gather(c, send, r, n, recvcounts, displs, recvtype, root)
                 .map(super::Written::Plan);
         }
+        if uniform {
+            let (s, r) = (&send, (recvbuf, recvcount, recvtype));
+            let way = || node::gather(c, s.p, s.count, s.dtype, r.0, r.1, r.2, root);
+            if let Some(done) = short(now, way) {
+                return done;
+            }
+        }
         let recv = match (c.rank() == root, uniform) {
             (false, _) => None,
             (true, true) => Some(Layout::uniform(recvbuf, members(c), recvcount, recvtype)?),
@@ -235,6 +242,13 @@ pub(crate) unsafe fn scatter<C: Wide, D: Wide>(
             let (s, n) = (sendbuf, sendcount);
             return super::inter::scatter(c, s, n, sendcounts, displs, sendtype, recv, root)
                 .map(super::Written::Plan);
+        }
+        if uniform {
+            let (s, r) = ((sendbuf, sendcount, sendtype), &recv);
+            let way = || node::scatter(c, s.0, s.1, s.2, r.p as _, r.count, r.dtype, root);
+            if let Some(done) = short(now, way) {
+                return done;
+            }
         }
         let send = match (c.rank() == root, uniform) {
             (false, _) => None,

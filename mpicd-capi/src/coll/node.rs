@@ -217,6 +217,94 @@ pub(super) unsafe fn allgather(
     Some(node.allgather(mine, recv).map_err(Into::into))
 }
 
+/// Gather of equal blocks (`MPI_IN_PLACE` at the root: its block is in place already).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn gather(
+    c: &Communicator,
+    send: *const c_void,
+    scount: i64,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: i64,
+    rtype: MPI_Datatype,
+    root: c_int,
+) -> Option<CResult<()>> {
+    let root = valid_root(c, root)?;
+    let here = c.rank() as usize == root;
+    let (mine, all) = match here {
+        true => {
+            let len = bytes_of(rcount, rtype)?;
+            // SAFETY: forwarded; the blocks are significant at the root only.
+            let all = unsafe { output(recv, len.checked_mul(c.size() as usize)?) }?;
+            let mine = match in_place(send) {
+                true => None,
+                // SAFETY: forwarded.
+                false => Some(unsafe { input(send, bytes_of(scount, stype)?) }?),
+            };
+            if mine.is_some_and(|m| m.len() != len || !apart(m, all)) {
+                return None;
+            }
+            (mine, Some(all))
+        }
+        // SAFETY: forwarded.
+        false => (
+            Some(unsafe { input(send, bytes_of(scount, stype)?) }?),
+            None,
+        ),
+    };
+    let len = mine.map_or_else(
+        || all.as_ref().map_or(0, |a| a.len() / c.size() as usize),
+        <[u8]>::len,
+    );
+    let node = c.node_collective(Some(Collective::Gather), len, len)?;
+    Some(node.gather(mine, all, root).map_err(Into::into))
+}
+
+/// Scatter of equal blocks (`MPI_IN_PLACE` at the root: its block stays in place).
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn scatter(
+    c: &Communicator,
+    send: *const c_void,
+    scount: i64,
+    stype: MPI_Datatype,
+    recv: *mut c_void,
+    rcount: i64,
+    rtype: MPI_Datatype,
+    root: c_int,
+) -> Option<CResult<()>> {
+    let root = valid_root(c, root)?;
+    let members = c.size() as usize;
+    let (all, mine) = match c.rank() as usize == root {
+        true => {
+            let len = bytes_of(scount, stype)?;
+            // SAFETY: forwarded; the blocks are significant at the root only.
+            let all = unsafe { input(send, len.checked_mul(members)?) }?;
+            let mine = match in_place(recv) {
+                true => None,
+                // SAFETY: forwarded.
+                false => Some(unsafe { output(recv, bytes_of(rcount, rtype)?) }?),
+            };
+            if mine
+                .as_deref()
+                .is_some_and(|m| m.len() != len || !apart(m, all))
+            {
+                return None;
+            }
+            (Some(all), mine)
+        }
+        // SAFETY: forwarded.
+        false => (
+            None,
+            Some(unsafe { output(recv, bytes_of(rcount, rtype)?) }?),
+        ),
+    };
+    let len = mine
+        .as_deref()
+        .map_or_else(|| all.map_or(0, |a| a.len() / members), <[u8]>::len);
+    let node = c.node_collective(Some(Collective::Gather), len * members, len)?;
+    Some(node.scatter(all, mine, root).map_err(Into::into))
+}
+
 /// Alltoall of equal blocks, not in place.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn alltoall(

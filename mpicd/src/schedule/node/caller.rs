@@ -76,6 +76,18 @@ fn blocks(all: &mut [u8], members: usize) -> Result<Spans> {
         .collect())
 }
 
+/// `all` cut into `members` blocks of `len` bytes, to be read.
+fn parts(all: &[u8], members: usize, len: usize) -> Result<Spans> {
+    if all.len() != len * members {
+        return Err(super::mismatch(all.len(), len * members));
+    }
+    // SAFETY: parts of a shared borrow held for the collective (checked long enough), only
+    // read.
+    Ok((0..members)
+        .map(|j| unsafe { Span::new(all.as_ptr().add(j * len) as *mut u8, len) })
+        .collect())
+}
+
 impl NodeCollective {
     fn run(self, body: impl FnOnce(&Op) -> Result<()>) -> Result<()> {
         self.0.check().and_then(|()| body(&self.0))
@@ -161,6 +173,41 @@ impl NodeCollective {
         self.run(|op| bodies::allgather(op, mine.map(lent), &blocks(all, op.members())?))
     }
 
+    /// Every member's `mine` into block j of the root's `all` (`None` elsewhere); `mine`
+    /// `None` at the root: its block is in `all` already.
+    pub fn gather(self, mine: Option<&[u8]>, all: Option<&mut [u8]>, root: usize) -> Result<()> {
+        self.run(|op| {
+            let blocks = match all.filter(|_| op.me() == root) {
+                Some(all) => Some(blocks(all, op.members())?),
+                None => None,
+            };
+            let mine = match (mine, &blocks) {
+                (Some(m), _) => lent(m),
+                (None, Some(b)) => b[root],
+                (None, None) => return Err(no_block()),
+            };
+            bodies::gather(op, mine, blocks.as_deref(), root)
+        })
+    }
+
+    /// Block j of the root's `all` (`None` elsewhere) into member j's `mine`; `mine` `None`
+    /// at the root: its block stays in `all`.
+    pub fn scatter(self, all: Option<&[u8]>, mine: Option<&mut [u8]>, root: usize) -> Result<()> {
+        self.run(|op| {
+            let members = op.members();
+            let blocks = match all.filter(|_| op.me() == root) {
+                Some(all) => Some(parts(all, members, all.len() / members)?),
+                None => None,
+            };
+            let mine = match (mine, &blocks) {
+                (Some(m), _) => lent_mut(m),
+                (None, Some(b)) => b[root],
+                (None, None) => return Err(no_block()),
+            };
+            bodies::scatter(op, blocks.as_deref(), mine, root)
+        })
+    }
+
     /// Block j of `send` to member j, block j of `recv` from member j (blocks of one size).
     pub fn alltoall(self, send: &[u8], recv: &mut [u8]) -> Result<()> {
         self.run(|op| {
@@ -170,12 +217,11 @@ impl NodeCollective {
             let members = op.members();
             let inc = blocks(recv, members)?;
             let len = inc[0].len();
-            // SAFETY: parts of a shared borrow held for the collective (as long as `recv`,
-            // checked), only read.
-            let out: Spans = (0..members)
-                .map(|j| unsafe { Span::new(send.as_ptr().add(j * len) as *mut u8, len) })
-                .collect();
-            bodies::alltoall(op, &out, &inc, len)
+            bodies::alltoall(op, &parts(send, members, len)?, &inc, len)
         })
     }
+}
+
+fn no_block() -> Error {
+    Error::InvalidArgument("a gather or scatter without this member's block".into())
 }
