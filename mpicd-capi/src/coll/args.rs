@@ -133,21 +133,13 @@ pub(crate) unsafe fn allreduce(
     );
     // SAFETY: forwarded.
     launch_written(name, comm, how, |c, now| unsafe {
+        let way = || node::allreduce(c, sendbuf, recvbuf, count, datatype, op, scan);
+        if let Some(done) = short(now, way) {
+            return done;
+        }
         match scan {
-            None => {
-                let way = || node::allreduce(c, sendbuf, recvbuf, count, datatype, op);
-                if let Some(done) = short(now, way) {
-                    return done;
-                }
-                plans::allreduce(c, send, recv, op, now)
-            }
-            Some(exclusive) => {
-                let way = || node::scan(c, sendbuf, recvbuf, count, datatype, op, exclusive);
-                if let Some(done) = short(now, way) {
-                    return done;
-                }
-                plans::scan(c, send, recv, op, exclusive, now)
-            }
+            None => plans::allreduce(c, send, recv, op, now),
+            Some(exclusive) => plans::scan(c, send, recv, op, exclusive, now),
         }
     })
 }

@@ -129,6 +129,7 @@ pub(super) unsafe fn reduce(
     Some(node.reduce(&red, send, recv, root).map_err(Into::into))
 }
 
+/// Allreduce, Scan (`scan` Some(false)) and Exscan (Some(true)).
 pub(super) unsafe fn allreduce(
     c: &Communicator,
     send: *const c_void,
@@ -136,31 +137,21 @@ pub(super) unsafe fn allreduce(
     count: i64,
     dtype: MPI_Datatype,
     op: MPI_Op,
+    scan: Option<bool>,
 ) -> Option<CResult<()>> {
     let len = bytes_of(count, dtype)?;
     let red = reduction(op, dtype).ok()?;
     // SAFETY: forwarded.
     let (send, recv) = unsafe { operands(send, recv, len, true) }?;
-    let node = c.node_collective(Some(Collective::Allreduce), len, 0)?;
-    Some(node.allreduce(&red, send, recv).map_err(Into::into))
-}
-
-/// Scan, or Exscan (`exclusive`).
-pub(super) unsafe fn scan(
-    c: &Communicator,
-    send: *const c_void,
-    recv: *mut c_void,
-    count: i64,
-    dtype: MPI_Datatype,
-    op: MPI_Op,
-    exclusive: bool,
-) -> Option<CResult<()>> {
-    let len = bytes_of(count, dtype)?;
-    let red = reduction(op, dtype).ok()?;
-    // SAFETY: forwarded.
-    let (send, recv) = unsafe { operands(send, recv, len, true) }?;
-    let node = c.node_collective(None, len, 0)?;
-    Some(node.scan(&red, send, recv, exclusive).map_err(Into::into))
+    let done = match scan {
+        None => c
+            .node_collective(Some(Collective::Allreduce), len, 0)?
+            .allreduce(&red, send, recv),
+        Some(exclusive) => c
+            .node_collective(None, len, 0)?
+            .scan(&red, send, recv, exclusive),
+    };
+    Some(done.map_err(Into::into))
 }
 
 /// Reduce_scatter_block, not in place.
