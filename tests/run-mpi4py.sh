@@ -3,7 +3,8 @@
 # against its sha256), builds it with our bin/mpicc into a venv (target/mpi4py/venv; rebuilt when
 # include/mpi.h changes, since mpi4py's build probes which MPI functions exist), and runs mpi4py's
 # own test suite (test/main.py) under the launcher at 1, 2 and 3 ranks over shared memory and tcp.
-# One line per run; a run passes when the suite reports no failure and no error.
+# One line per run; a run passes when the suite reports no failure and no error. When at most
+# three tests fail, they run once more alone (see below) and are named either way.
 #
 # Not run: testIShrink and testIAgree, which test mpi4py's own stand-ins: mpi4py calls the
 # MPIX_ ULFM functions on MPICH and Open MPI only (src/lib-mpi/mpiulfm.h), elsewhere its Iagree
@@ -197,12 +198,38 @@ for run in $RUNS; do
     rc=$?
     secs=$(($(date +%s) - start))
     # Every rank prints unittest's summary; the worst line is the run's result.
-    ran=$(grep -o "^Ran [0-9]* tests" "$log" | head -1)
+    ran=$(grep -oE "^Ran [0-9]+ tests?" "$log" | head -1)
     result=$(grep -E "^(OK|FAILED)" "$log" | sort | tail -1)
     if [[ $rc -eq 0 && $result == OK* ]]; then
         echo "ok   mpi4py $VERSION$label ($n ranks, $mode): ${ran:-?}, $result (${secs}s)"
+        continue
+    fi
+    echo "FAIL mpi4py $VERSION$label ($n ranks, $mode): ${ran:-?}, ${result:-no summary} (exit $rc, ${secs}s; log: $log)"
+    # What failed, where CI's output shows it: the tests' names and unittest's report of them.
+    names=$(grep -oE '^(FAIL|ERROR): [A-Za-z0-9_]+ \([A-Za-z0-9_.]+\)' "$log" | sed -E 's/.*\((.*)\)/\1/' | sort -u)
+    sed -n '/^======/,/^Ran [0-9]* tests/p' "$log" | head -60 | sed 's/^/     | /'
+    count=$(printf '%s' "$names" | grep -c .)
+    if [[ $count -eq 0 || $count -gt 3 ]]; then
+        failed=1
+        continue
+    fi
+    # A few failed tests run once more on their own, same ranks and mode: several of mpi4py's
+    # tests assert wall-clock bounds (test_util_pool, test_util_sync) that a loaded host can
+    # miss. A test that fails again fails the run; one that passes is named, never hidden.
+    rerun_log=$DIR/test-$n-$mode-rerun.log
+    patterns=()
+    for name in $names; do patterns+=(-k "$name"); done
+    timeout "$TIMEOUT" "${env_mode[@]}" "${MPIRUN_CMD[@]}" -n "$n" \
+        env "${run_env[@]}" MPI4PY_TEST_SPAWN=$SPAWN "$VENV/bin/python" "$SRC/test/main.py" --no-builddir \
+        "${EXCLUDE[@]}" "${patterns[@]}" "$@" >"$rerun_log" 2>&1
+    rc=$?
+    result=$(grep -E "^(OK|FAILED)" "$rerun_log" | sort | tail -1)
+    rerun_ran=$(grep -oE "^Ran [0-9]+ tests?" "$rerun_log" | head -1)
+    if [[ $rc -eq 0 && $result == OK* && $rerun_ran != "Ran 0 tests" ]]; then
+        echo "ok   mpi4py $VERSION$label ($n ranks, $mode): failed once, passed when run again alone:" \
+            "$(echo $names) (${rerun_ran:-?}; log: $rerun_log)"
     else
-        echo "FAIL mpi4py $VERSION$label ($n ranks, $mode): ${ran:-?}, ${result:-no summary} (exit $rc, ${secs}s; log: $log)"
+        echo "FAIL mpi4py $VERSION$label ($n ranks, $mode): failed again alone: $(echo $names) (log: $rerun_log)"
         failed=1
     fi
 done
