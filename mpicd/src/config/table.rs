@@ -89,13 +89,13 @@ pub const COLL_NODE: Knob = Knob {
         min: 0,
         max: 1 << 20,
     },
-    doc: "Blocking collectives whose members all run on this node, each with a core of its own \
-          (MPICD_WAIT resolved to spin), go through a shared-memory area of the communicator \
-          when a member puts at most this many bytes in it (its operand, its block, or all its \
-          blocks for an all-to-all): every member writes its part once and reads the others' \
-          where they lie, with no message. The members agree on the smallest value at a \
-          communicator's first blocking collective, at most 4 MiB / (2 x members). 0: always \
-          messages.",
+    doc: "Blocking collectives whose members all run on this node go through a shared-memory \
+          area of the communicator when a member puts at most this many bytes in it (its \
+          operand, its block, or all its blocks for an all-to-all): every member writes its \
+          part once and reads the others' where they lie, with no message. The members agree \
+          on the smallest value at a communicator's first blocking collective, at most 4 MiB / \
+          (8 x members). Their waits spin, or yield the core where processes outnumber cores \
+          (MPICD_WAIT). 0: always messages.",
 };
 
 pub const PEER_ERRORS: Knob = Knob {

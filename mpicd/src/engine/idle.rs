@@ -24,7 +24,7 @@ pub(crate) enum WaitPolicy {
 
 /// Time without events after which a blocking wait sleeps (policy [`WaitPolicy::Sleep`]): a
 /// reply that comes sooner is met by polling, one that comes later wakes the sleeper.
-const SLEEP_AFTER: Duration = Duration::from_micros(100);
+pub(crate) const SLEEP_AFTER: Duration = Duration::from_micros(100);
 
 /// Longest sleep: a waiter wakes at least this often for what the transport does not signal
 /// (another thread's completion of a generalized request, the liveness checks of local peers).

@@ -39,7 +39,7 @@ mod table;
 pub(crate) use crate::route::Route;
 pub(crate) use helper::Enlisted;
 pub use idle::Idle;
-use idle::WaitPolicy;
+pub(crate) use idle::{WaitPolicy, SLEEP_AFTER};
 pub(crate) use table::OpId;
 use table::{Op, Table};
 
@@ -115,7 +115,7 @@ struct Net {
     /// 0: none do).
     local_stream: usize,
     /// Most bytes a member puts in a blocking collective through the node's shared memory
-    /// (`MPICD_COLL_NODE`; 0 where processes outnumber cores).
+    /// (`MPICD_COLL_NODE`; 0: none do).
     coll_node: usize,
     contexts: crate::route::ContextIds,
     /// Which runtime of this process this is (see [`launch_key`]).
@@ -188,11 +188,6 @@ impl Engine {
             WaitPolicy::Spin => config.local_stream,
             WaitPolicy::Yield | WaitPolicy::Sleep => 0,
         };
-        // Members waiting for each other in shared memory spin: only where each has a core.
-        let coll_node = match wait {
-            WaitPolicy::Spin => config.coll_node,
-            WaitPolicy::Yield | WaitPolicy::Sleep => 0,
-        };
         let worker = Worker::new(WorkerSettings {
             peer_errors,
             wakeup: wait == WaitPolicy::Sleep,
@@ -242,7 +237,7 @@ impl Engine {
                 next_seq: 0,
                 custom,
                 local_stream,
-                coll_node,
+                coll_node: config.coll_node,
                 contexts: crate::route::ContextIds::default(),
                 generation,
                 identity: Identity::current(),
@@ -325,7 +320,7 @@ impl Engine {
 
     /// What this process offers for the blocking collectives of a communicator of `members`
     /// (world ranks) through the node's shared memory: the most bytes a member may put there,
-    /// or 0 if some member runs on another node or processes outnumber cores here.
+    /// or 0 if some member runs on another node.
     pub(crate) fn node_offer(&mut self, members: &[u32]) -> usize {
         if self.net.coll_node == 0 {
             return 0;
@@ -343,6 +338,11 @@ impl Engine {
             true => self.net.coll_node,
             false => 0,
         }
+    }
+
+    /// What a blocking wait does when it finds nothing to do (`MPICD_WAIT`, resolved).
+    pub(crate) fn wait_policy(&self) -> WaitPolicy {
+        self.wait
     }
 
     /// True when no launcher started this process.

@@ -18,7 +18,7 @@
 //! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours;
 //! - `direct`: a blocking collective's steps done as its algorithm writes them, without a plan;
 //! - `node`: blocking collectives through the node's shared memory, when every member runs on
-//!   this node with a core of its own.
+//!   this node.
 
 pub mod algorithms;
 pub mod collectives;

@@ -3,8 +3,7 @@
 //! collective's tag (one-time; every member takes part, so all of them end up agreeing):
 //!
 //! 1. every member tells member 0 what it offers ([`Engine::node_offer`]: the most bytes a
-//!    member may put in the area, 0 if a member runs elsewhere or this node has more
-//!    processes than cores);
+//!    member may put in the area, 0 if a member runs elsewhere);
 //! 2. member 0 makes an area for the smallest offer (at most [`AREA_BUDGET`] in all) and
 //!    broadcasts its size and name (size 0: none; the collectives of this communicator then
 //!    always go by messages);
@@ -16,6 +15,7 @@
 
 use super::area::{unlink, Area, SLOTS};
 use super::Node;
+use crate::engine::WaitPolicy;
 use crate::schedule::algorithms::bcast_binomial;
 use crate::schedule::{Buf, Builder, Xfer};
 use smallvec::SmallVec;
@@ -68,7 +68,9 @@ fn agree(b: &mut Builder) -> Option<Node> {
     let (shared, route) = b.direct.as_ref()?.engine();
     let (shared, route) = (Arc::clone(shared), route.clone());
     let group = route.group.members();
-    let offer = shared.with(|e| Ok(e.node_offer(&group))).unwrap_or(0);
+    let (offer, wait) = shared
+        .with(|e| Ok((e.node_offer(&group), e.wait_policy())))
+        .unwrap_or((0, WaitPolicy::Spin));
 
     let words = b.temp(8 * members);
     let offers = gather_words(b, words, offer as u64)?;
@@ -115,6 +117,7 @@ fn agree(b: &mut Builder) -> Option<Node> {
         me,
         members,
         shared,
+        wait,
         route,
         last: AtomicU64::new(0),
         wrote: std::array::from_fn(|_| AtomicU64::new(0)),
