@@ -181,6 +181,12 @@ fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check numpy cffi dill pyyaml \
     >>"$DIR/build.log" 2>&1 || echo "run-mpi4py: numpy/cffi/dill/pyyaml not installed: their tests skip" >&2
 
+# The run's result from unittest's last lines, one per rank: FAILED if any rank failed. Ranks
+# share the output, so a line may run into another rank's ("OK-----"): only its start counts.
+summary() {
+    grep -oE "^(OK|FAILED)( \([^)]*\))?" "$1" | awk '/^FAILED/ { f = $0 } /^OK/ { o = $0 } END { print (f != "" ? f : o) }'
+}
+
 cd "$DIR" || exit 1
 label=""
 [[ $ABI == 1 ]] && label=" (standard ABI)"
@@ -199,7 +205,7 @@ for run in $RUNS; do
     secs=$(($(date +%s) - start))
     # Every rank prints unittest's summary; the worst line is the run's result.
     ran=$(grep -oE "^Ran [0-9]+ tests?" "$log" | head -1)
-    result=$(grep -E "^(OK|FAILED)" "$log" | sort | tail -1)
+    result=$(summary "$log")
     if [[ $rc -eq 0 && $result == OK* ]]; then
         echo "ok   mpi4py $VERSION$label ($n ranks, $mode): ${ran:-?}, $result (${secs}s)"
         continue
@@ -223,7 +229,7 @@ for run in $RUNS; do
         env "${run_env[@]}" MPI4PY_TEST_SPAWN=$SPAWN "$VENV/bin/python" "$SRC/test/main.py" --no-builddir \
         "${EXCLUDE[@]}" "${patterns[@]}" "$@" >"$rerun_log" 2>&1
     rc=$?
-    result=$(grep -E "^(OK|FAILED)" "$rerun_log" | sort | tail -1)
+    result=$(summary "$rerun_log")
     rerun_ran=$(grep -oE "^Ran [0-9]+ tests?" "$rerun_log" | head -1)
     if [[ $rc -eq 0 && $result == OK* && $rerun_ran != "Ran 0 tests" ]]; then
         echo "ok   mpi4py $VERSION$label ($n ranks, $mode): failed once, passed when run again alone:" \
