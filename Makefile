@@ -161,7 +161,8 @@ bench-coll: build
 # bench-fairness: progress when ranks outnumber cores (bench/fairness/run.py, about 3 minutes):
 # a randomized message rate (0 B-1 MiB, wildcard receives, data checked) of mpicd and Open MPI
 # at 2 ranks over shm and tcp and 3 and 4 ranks on the cores, 3 interleaved rounds, medians and
-# ratios; and the CPU a rank blocked 10 s in MPI_Recv uses: bench/results/fairness.{csv,md}.
+# ratios; and the CPU a rank blocked 10 s in MPI_Recv, then in MPI_Barrier, uses:
+# bench/results/fairness.{csv,md}.
 bench-fairness: build
 	python3 bench/fairness/run.py $(BENCH_FAIRNESS_ARGS)
 

@@ -1,10 +1,13 @@
 /* idle.c: how much CPU a rank burns while blocked. Rank 0 sleeps SECONDS (default 10) and then
- * sends one message to every other rank, which waits for it in MPI_Recv. Each waiting rank's
+ * sends one message to every other rank, which waits for it in MPI_Recv (WAIT "recv", the
+ * default), or enters an MPI_Barrier where the others wait (WAIT "barrier"). Each waiting rank's
  * CPU time (user + system) over that wait is gathered, and rank 0 prints
- * "RESULT idle ranks=N seconds=S cpu_max=C cpu_mean=M". Plain MPI: built with either mpicc. */
+ * "RESULT idle ranks=N seconds=S cpu_max=C cpu_mean=M". Plain MPI: built with either mpicc.
+ * Usage: idle [SECONDS [recv|barrier]] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -21,10 +24,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int seconds = argc > 1 ? atoi(argv[1]) : 10;
+    int barrier = argc > 2 && strcmp(argv[2], "barrier") == 0;
     MPI_Barrier(MPI_COMM_WORLD);
     double c0 = cpu_seconds(), t0 = MPI_Wtime();
-    if (rank == 0) {
+    if (rank == 0)
         sleep((unsigned)seconds);
+    if (barrier) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (rank == 0) {
         for (int r = 1; r < size; r++) MPI_Send(&x, 1, MPI_INT, r, 0, MPI_COMM_WORLD);
     } else {
         MPI_Recv(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -7,7 +7,8 @@
    ranks on this machine's cores (oversubscribed on 2 cores). ROUNDS rounds, the two builds
    alternating in each; the median rate of each counts.
 2. A blocked rank's CPU (bench/fairness/idle.c): 3 ranks, rank 0 sleeps 10 s before it sends;
-   the CPU time of the ranks waiting in MPI_Recv, for mpicd (MPICD_WAIT=auto) and Open MPI.
+   the CPU time of the ranks waiting in MPI_Recv, for mpicd (MPICD_WAIT=auto) and Open MPI;
+   then the same with the ranks waiting in MPI_Barrier (mpicd: through the node's memory).
 
 Writes bench/results/fairness.md and fairness.csv; binaries and logs in
 bench/results/tmp/fairness/. ratio = mpicd's rate / Open MPI's (above 1, mpicd is faster).
@@ -32,6 +33,8 @@ MPIRUN = shlex.split(os.environ.get(
     "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe"))
 TMP = os.path.join(ROOT, "bench", "results", "tmp", "fairness")
 RATE = re.compile(r"^RESULT msgrate ranks=(\d+) msgs=(\d+) seconds=([0-9.]+) rate=([0-9.]+)")
+# What the blocked ranks wait in (idle.c's second argument).
+IDLE_WAITS = ("recv", "barrier")
 IDLE = re.compile(r"^RESULT idle ranks=(\d+) seconds=([0-9.]+) cpu_max=([0-9.]+) cpu_mean=([0-9.]+)")
 # (label, ranks, transport)
 CASES = [("2 ranks, shm", 2, "shm"), ("2 ranks, tcp", 2, "tcp"),
@@ -95,15 +98,16 @@ def main():
                 log(f"  round {rnd + 1} {label:20} {b:8} {float(m.group(4)):10.0f} msg/s")
 
     idle = {}
-    for b in BUILDS:
-        out, err = launch(b, 3, "shm", [os.path.join(TMP, "idle-" + b), str(args.idle_seconds)],
-                          args.idle_seconds + 120)
-        m = out and next((IDLE.match(l) for l in out.splitlines() if IDLE.match(l)), None)
-        if not m:
-            failures.append(f"idle {b}: {err.strip()}")
-            continue
-        idle[b] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
-        log(f"  idle {b}: {m.group(3)} s CPU at most in {m.group(2)} s blocked")
+    for wait in IDLE_WAITS:
+        for b in BUILDS:
+            prog = [os.path.join(TMP, "idle-" + b), str(args.idle_seconds), wait]
+            out, err = launch(b, 3, "shm", prog, args.idle_seconds + 120)
+            m = out and next((IDLE.match(l) for l in out.splitlines() if IDLE.match(l)), None)
+            if not m:
+                failures.append(f"idle {wait} {b}: {err.strip()}")
+                continue
+            idle[(wait, b)] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+            log(f"  idle {b}: {m.group(3)} s CPU at most in {m.group(2)} s blocked in {wait}")
 
     os.makedirs(args.out, exist_ok=True)
     rows = []
@@ -118,8 +122,9 @@ def main():
                     "ratio"])
         for r in rows:
             w.writerow([r[0], r[1], r[2]] + ["" if v is None else f"{v:.3f}" for v in r[3:]])
-        for b, (wall, cpu_max, cpu_mean) in idle.items():
-            w.writerow([f"idle {b}", 3, "shm", f"{wall:.2f}", f"{cpu_max:.3f}", f"{cpu_mean:.3f}"])
+        for (wait, b), (wall, cpu_max, cpu_mean) in idle.items():
+            case = f"idle {b}" if wait == "recv" else f"idle {wait} {b}"
+            w.writerow([case, 3, "shm", f"{wall:.2f}", f"{cpu_max:.3f}", f"{cpu_mean:.3f}"])
     fmt = lambda v, spec: "-" if v is None else format(v, spec)
     lines = ["# Progress when ranks outnumber cores",
              "",
@@ -132,10 +137,12 @@ def main():
              "|---|---:|---:|---:|"]
     for label, _, _, a, b, ratio in rows:
         lines.append(f"| {label} | {fmt(a, '.0f')} | {fmt(b, '.0f')} | {fmt(ratio, '.2f')} |")
-    lines += ["", f"## CPU of a rank blocked in MPI_Recv ({args.idle_seconds} s, 3 ranks)", "",
-              "| build | blocked s | CPU s (max) | CPU s (mean) |", "|---|---:|---:|---:|"]
-    for b, (wall, cpu_max, cpu_mean) in idle.items():
-        lines.append(f"| {b} | {wall:.2f} | {cpu_max:.3f} | {cpu_mean:.3f} |")
+    lines += ["", f"## CPU of a blocked rank ({args.idle_seconds} s, 3 ranks)", "",
+              "| build | blocked in | blocked s | CPU s (max) | CPU s (mean) |",
+              "|---|---|---:|---:|---:|"]
+    for (wait, b), (wall, cpu_max, cpu_mean) in idle.items():
+        call = {"recv": "MPI_Recv", "barrier": "MPI_Barrier"}[wait]
+        lines.append(f"| {b} | {call} | {wall:.2f} | {cpu_max:.3f} | {cpu_mean:.3f} |")
     if failures:
         lines += ["", "## Failures", ""] + [f"- {f}" for f in failures]
     with open(os.path.join(args.out, "fairness.md"), "w") as f:
