@@ -2,8 +2,9 @@
  * ahead of each other: a member that leaves a rooted collective early (a reduce's non-root, a
  * broadcast's root) starts the next one while the others still read the last. Through the
  * node's shared memory (mpicd/src/schedule/node) a slot must not be overwritten before every
- * reader is done with it. MPICD_WAIT=spin is set before MPI_Init, so that 3-4 ranks on 2 cores
- * take that path too (the run's shm mode; its tcp mode sets MPICD_COLL_NODE=0: messages). The
+ * reader is done with it. At 3-4 ranks on 2 cores the members' waits there yield the core and,
+ * past 100 us, nap (MPICD_WAIT resolved to sleep); at 1-2 they spin (the run's shm mode; its
+ * tcp mode sets MPICD_COLL_NODE=0: messages). The
  * sizes straddle MPICD_COLL_NODE (32 KiB): both paths alternate on one communicator. Also:
  * MPI_IN_PLACE, a non-commutative user op in rank order, derived and predefined types meeting
  * in one collective, a collective whose arguments fail on
@@ -94,7 +95,6 @@ static void round_of(MPI_Comm comm, int k, int n, MPI_Op mat, MPI_Datatype m2) {
 }
 
 int main(int argc, char **argv) {
-    setenv("MPICD_WAIT", "spin", 0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
