@@ -115,7 +115,8 @@ pub const WAIT: Knob = Knob {
     layer: Layer::Engine,
     kind: Kind::Text,
     doc: "What a process does when progress finds nothing to do: spin (poll again at once), \
-          yield (give the core to another process first, as Open MPI's mpi_yield_when_idle), \
+          yield (give the core to another process once 16 progress calls in a row found \
+          nothing, as Open MPI's mpi_yield_when_idle does at every one), \
           sleep (yield, and a blocking wait that saw no event for 100 us sleeps on the UCX \
           worker's event descriptor, 2 ms at most at a time), or auto: sleep when this node \
           runs more of the job's processes than it has cores, else spin.",

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 pub(crate) enum WaitPolicy {
     /// Poll again at once: the process has a core of its own.
     Spin,
-    /// Give the core away (`sched_yield`), then poll again.
+    /// Give the core away (`sched_yield`) when progress keeps finding nothing (16 calls in a
+    /// row), then poll again.
     Yield,
     /// Yield, and once a wait has seen no event for [`SLEEP_AFTER`], sleep on the worker's
     /// event file descriptor.

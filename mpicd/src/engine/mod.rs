@@ -88,6 +88,8 @@ pub(crate) struct Engine {
     wait: WaitPolicy,
     /// Progress calls, for the periodic poll of every custom op.
     progress_calls: u32,
+    /// Progress calls in a row that found nothing to do (see `progress::YIELD_AFTER`).
+    idle_streak: u32,
     /// `progress_calls` as the background helper reads it without the lock (see [`helper`]).
     beat: Arc<AtomicU32>,
     /// The background helper found the transport active since the last progress call.
@@ -215,6 +217,7 @@ impl Engine {
             agreements: Vec::new(),
             wait,
             progress_calls: 0,
+            idle_streak: 0,
             beat: Arc::default(),
             background_active: false,
             acked: std::collections::HashMap::new(),
