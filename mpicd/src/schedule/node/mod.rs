@@ -177,22 +177,29 @@ impl Op {
             spins += 1;
             if spins % every == 0 {
                 self.poll()?;
-                if self.node.wait != WaitPolicy::Spin {
-                    // A progress call gives the core away only after many idle ones in a
-                    // row; a member waited for here is one that does not run.
-                    std::thread::yield_now();
-                }
-                let waited = match self.node.wait {
-                    WaitPolicy::Sleep => since.get_or_insert_with(Instant::now).elapsed(),
-                    WaitPolicy::Spin | WaitPolicy::Yield => Duration::ZERO,
-                };
-                if waited >= SLEEP_AFTER {
-                    std::thread::sleep((waited / 8).clamp(NAP_MIN, NAP_MAX));
-                }
+                self.pause(&mut since);
             }
         };
         self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// What a wait does after each progress call, by this process's wait policy (`since`: when
+    /// the wait began, set at the first pause that needs it).
+    fn pause(&self, since: &mut Option<Instant>) {
+        match self.node.wait {
+            WaitPolicy::Spin => {}
+            // A progress call gives the core away only after many idle ones in a row; a
+            // member waited for here is one that does not run.
+            WaitPolicy::Yield => std::thread::yield_now(),
+            WaitPolicy::Sleep => {
+                std::thread::yield_now();
+                let waited = since.get_or_insert_with(Instant::now).elapsed();
+                if waited >= SLEEP_AFTER {
+                    std::thread::sleep((waited / 8).clamp(NAP_MIN, NAP_MAX));
+                }
+            }
+        }
     }
 
     /// Waits until every other member has arrived past the last collective that put this
