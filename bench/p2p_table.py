@@ -4,6 +4,7 @@
 Input lines (any other line is ignored):
     RESULT <impl> latency <bytes> <usec>
     RESULT <impl> bandwidth <bytes> <MBps>      (MB = 1e6 bytes)
+    RESULT <impl> rate <bytes> <MBps>           (the small-message windows: 64 in flight)
 
 Each implementation ran several times; the best run counts (lowest latency, highest bandwidth),
 because the machine is shared and noise only ever makes a run slower. Before taking the best, a run
@@ -29,7 +30,7 @@ def parse(lines):
     results, seen = {}, []
     for line in lines:
         fields = line.split()
-        if len(fields) != 5 or fields[0] != "RESULT" or fields[2] not in ("latency", "bandwidth"):
+        if len(fields) != 5 or fields[0] != "RESULT" or fields[2] not in ("latency", "bandwidth", "rate"):
             continue
         impl, metric = fields[1], fields[2]
         try:
@@ -89,19 +90,22 @@ def main():
     impls = [i for i in ORDER if i in seen] + [i for i in seen if i not in ORDER]
     lat_bytes = next((e["bytes"] for (i, m), e in results.items() if m == "latency"), None)
     bw_bytes = next((e["bytes"] for (i, m), e in results.items() if m == "bandwidth"), None)
+    rate_bytes = next((e["bytes"] for (i, m), e in results.items() if m == "rate"), None)
 
     rows = []
     for impl in impls:
         lat, lat_n = best(results.get((impl, "latency")), "latency")
         bw, bw_n = best(results.get((impl, "bandwidth")), "bandwidth")
-        rows.append({"impl": impl, "lat": lat, "bw": bw, "runs": max(lat_n, bw_n)})
+        rate, rate_n = best(results.get((impl, "rate")), "rate")
+        rows.append({"impl": impl, "lat": lat, "bw": bw, "rate": rate, "runs": max(lat_n, bw_n, rate_n)})
 
     lat_head = f"latency {size_label(lat_bytes)} (us)"
     bw_head = f"bandwidth {size_label(bw_bytes)} (MB/s)"
+    rate_head = f"windowed {size_label(rate_bytes)} (MB/s)"
     print(f"{args.title} (best of {args.runs})")
-    print(f"{'impl':<14} {lat_head:<18} {bw_head}")
+    print(f"{'impl':<14} {lat_head:<18} {bw_head:<24} {rate_head}")
     for r in rows:
-        print(f"{r['impl']:<14} {fmt(r['lat'], 3):<18} {fmt(r['bw'], 0)}")
+        print(f"{r['impl']:<14} {fmt(r['lat'], 3):<18} {fmt(r['bw'], 0):<24} {fmt(r['rate'], 1)}")
 
     by = {r["impl"]: r for r in rows}
     mpicd, ucx = by.get("mpicd"), by.get("ucx_perftest")
@@ -118,15 +122,21 @@ def main():
         for peer in ("openmpi", "openmpi-ucx"):
             if peer in by:
                 rl, rb = ratio(mpicd["lat"], by[peer]["lat"]), ratio(mpicd["bw"], by[peer]["bw"])
-                parts.append(f"vs {peer}: latency {fmt(rl, 2)}x, bandwidth {fmt(rb, 2)}x")
+                rr = ratio(mpicd["rate"], by[peer]["rate"])
+                parts.append(f"vs {peer}: latency {fmt(rl, 2)}x, bandwidth {fmt(rb, 2)}x, "
+                             f"windowed {fmt(rr, 2)}x")
+        if ucx is not None:
+            parts.append(f"mpicd/ucx windowed {fmt(ratio(mpicd['rate'], ucx['rate']), 2)}x")
         print("ratios: " + ", ".join(parts))
 
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
-            w.writerow(["impl", "latency_bytes", "latency_us", "bandwidth_bytes", "bandwidth_MBps", "runs"])
+            w.writerow(["impl", "latency_bytes", "latency_us", "bandwidth_bytes", "bandwidth_MBps",
+                        "rate_bytes", "rate_MBps", "runs"])
             for r in rows:
-                w.writerow([r["impl"], lat_bytes, fmt(r["lat"], 3), bw_bytes, fmt(r["bw"], 1), r["runs"]])
+                w.writerow([r["impl"], lat_bytes, fmt(r["lat"], 3), bw_bytes, fmt(r["bw"], 1),
+                            rate_bytes, fmt(r["rate"], 2), r["runs"]])
     return 0
 
 

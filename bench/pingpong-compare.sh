@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pingpong-compare.sh: mpicd's p2p ping-pong beside raw UCX and Open MPI, in one run, on this machine.
 #
-# Measures latency at 8 B (one-way, half the round trip) and bandwidth at 4 MiB (MB = 1e6 bytes) for
+# Measures latency at 8 B (one-way, half the round trip), bandwidth at 4 MiB and the small-message
+# rate (8 B, 64 in flight per window: MB/s of payload) (MB = 1e6 bytes) for
 #   ucx_perftest  raw UCX tag matching (ucx-utils): the limit mpicd can reach over UCX
 #   openmpi       Open MPI, pml ob1 + btl vader (its default shared-memory path)
 #   openmpi-ucx   Open MPI over its UCX pml (Debian disables it by default in openmpi-mca-params.conf;
@@ -35,6 +36,10 @@ BW_SIZE=4194304
 BW_ITERS=20     # windows
 BW_WARMUP=2     # windows
 BW_WINDOW=64    # messages in flight per window (fixed in ompi_pingpong.c)
+# The small-message rate: the same windows at 8 B (osu_mbw_mr-style), reported as `rate` lines.
+RATE_SIZE=8
+RATE_ITERS=4000 # windows
+RATE_WARMUP=200 # windows
 
 OUT_DIR=bench/results
 TMP_DIR=$OUT_DIR/tmp
@@ -45,13 +50,14 @@ mkdir -p "$TMP_DIR"
 note() { echo "note: $*" >&2; }
 
 # run_logged LOG CMD...: runs CMD with a time limit, keeps its output in LOG and its RESULT lines
-# in $RAW. Fails when CMD fails or printed no RESULT line.
+# in $RAW (through the command named by $RESULTS_FILTER, if set). Fails when CMD fails or printed
+# no RESULT line.
 run_logged() {
     local log=$1 rc
     shift
     timeout --kill-after=10 "$TIMEOUT" "$@" >"$log" 2>&1 </dev/null
     rc=$?
-    grep '^RESULT ' "$log" >>"$RAW"
+    grep '^RESULT ' "$log" | ${RESULTS_FILTER:-cat} >>"$RAW"
     if ((rc != 0)) || ! grep -q '^RESULT ' "$log"; then
         note "$(basename "$log" .log) failed (exit $rc); last lines of $log:"
         tail -n 5 "$log" | sed 's/^/    /' >&2
@@ -125,7 +131,19 @@ run_ucx_perftest() {
         awk -v size="$BW_SIZE" '{ printf "RESULT ucx_perftest bandwidth %d %.1f\n", size, $7 * 1.048576 }' \
             <<<"$final" >>"$RAW"
     fi
+    if final=$(ucx_perftest_once "$run" tag_bw -s "$RATE_SIZE" -n $((RATE_ITERS * BW_WINDOW)) \
+        -w $((RATE_WARMUP * BW_WINDOW)) -O "$BW_WINDOW"); then
+        awk -v size="$RATE_SIZE" '{ printf "RESULT ucx_perftest rate %d %.1f\n", size, $7 * 1.048576 }' \
+            <<<"$final" >>"$RAW"
+    fi
 }
+
+# as_rate: keeps only the bandwidth line of a small-message run, as a `rate` line.
+as_rate() {
+    sed -n "s/^RESULT \([^ ]*\) bandwidth $RATE_SIZE /RESULT \1 rate $RATE_SIZE /p"
+}
+# The small-message rate run's arguments (its one-round-trip latency line is dropped).
+RATE_ARGS=(-l "$LAT_SIZE" -L 2 -w 1 -b "$RATE_SIZE" -B "$RATE_ITERS" -W "$RATE_WARMUP")
 
 # --- Open MPI ------------------------------------------------------------------------------------
 OMPI_ARGS=(-l "$LAT_SIZE" -L "$LAT_ITERS" -w "$LAT_WARMUP" -b "$BW_SIZE" -B "$BW_ITERS" -W "$BW_WARMUP")
@@ -133,6 +151,8 @@ OMPI_ARGS=(-l "$LAT_SIZE" -L "$LAT_ITERS" -w "$LAT_WARMUP" -b "$BW_SIZE" -B "$BW
 run_openmpi() {
     run_logged "$TMP_DIR/openmpi-run$1.log" "${MPIRUN_CMD[@]}" -n 2 \
         --mca pml ob1 --mca btl self,vader "$OMPI_PINGPONG" -n openmpi "${OMPI_ARGS[@]}"
+    RESULTS_FILTER=as_rate run_logged "$TMP_DIR/openmpi-rate-run$1.log" "${MPIRUN_CMD[@]}" -n 2 \
+        --mca pml ob1 --mca btl self,vader "$OMPI_PINGPONG" -n openmpi "${RATE_ARGS[@]}"
 }
 
 run_openmpi_ucx() {
@@ -146,6 +166,8 @@ mpicd_failed=0
 run_mpicd() {
     run_logged "$TMP_DIR/mpicd-run$1.log" "${MPIRUN_CMD[@]}" -n 2 "$MPICD_PINGPONG" \
         "${MPICD_ARGS[@]}" || mpicd_failed=$((mpicd_failed + 1))
+    RESULTS_FILTER=as_rate run_logged "$TMP_DIR/mpicd-rate-run$1.log" "${MPIRUN_CMD[@]}" -n 2 \
+        "$MPICD_PINGPONG" "${RATE_ARGS[@]}" || mpicd_failed=$((mpicd_failed + 1))
 }
 
 # --- the rounds ----------------------------------------------------------------------------------
@@ -175,7 +197,7 @@ UCX_TRANSPORTS=$(cat "$TMP_DIR"/ucx_perftest-tag_lat-run*.log 2>/dev/null |
 [[ -n $UCX_TRANSPORTS ]] && echo "ucx_perftest transports: $UCX_TRANSPORTS (UCX_TLS=${UCX_TLS:-default})"
 echo "csv: $OUT_DIR/p2p.csv   raw runs: $RAW"
 
-if ((have_mpicd && mpicd_failed == RUNS)); then
+if ((have_mpicd && mpicd_failed == 2 * RUNS)); then
     echo "p2p: every mpicd run failed" >&2
     exit 1
 fi
