@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scoreboard: the per-message speed targets (issue 20) and the one-sided ones (issue 18) in one table, from the CSVs of the last
+"""scoreboard: the per-message speed targets (issue 20), the collectives' benchmark targets (issue 16) and the one-sided ones (issue 18) in one table, from the CSVs of the last
 benchmark runs in bench/results (and python/bench/results), each target with its ratio, met or
 missed, and the file it comes from with that file's date, so a stale row shows as stale.
 
@@ -12,7 +12,9 @@ missed, and the file it comes from with that file's date, so a stale row shows a
   ddtbench.csv     make bench: mpicd's contiguous reference against Open MPI's
   fairness.csv     make bench-fairness (make bench runs it): randomized message rate at 2-4
                    ranks, a blocked rank's CPU
-  collectives.csv  make bench-coll (make bench runs it): collectives at 3 and 4 ranks
+  collectives.csv  make bench-coll (make bench runs it): collectives at 3 and 4 ranks (geomean),
+                   and every size and rank count (issue 16)
+  gather-shapes.csv  make bench-coll: the custom-typed gather against Probe + Recv (issue 16)
   rma.csv          make bench-rma (make bench runs it): one-sided latency and bandwidth against
                    ucx_perftest and Open MPI (osc sm,ucx)
   python/bench/results/pingpong.csv   make bench-python: objects of 1-16 KiB against pkl5
@@ -191,6 +193,30 @@ def main():
             b.add(f"collectives at {ranks} ranks on 2 cores no slower than Open MPI (geomean)",
                   "-", None, src)
 
+    # Issue 16's benchmark targets: every size and rank count, and the gather of shapes.
+    pairs = [(f"{r['op']} {human(int(r['bytes']))} {r['ranks']}r", float(r["ratio"]))
+             for r in coll or [] if r["ratio"]]
+    if pairs:
+        below = [p for p in pairs if p[1] < 1.0]
+        where, worst = min(pairs, key=lambda p: p[1])
+        b.add("collectives >= 1.0x Open MPI at every size and rank count (issue 16)",
+              f"{worst:.2f} at {where} (worst); {len(below)} of {len(pairs)} below 1",
+              not below, src, ", ".join(f"{w} {v:.2f}" for w, v in below))
+    else:
+        b.add("collectives >= 1.0x Open MPI at every size and rank count (issue 16)", "-", None, src)
+    shapes, src = read(os.path.join(args.results, "gather-shapes.csv"))
+    by_ranks = defaultdict(list)
+    for r in shapes or []:
+        by_ranks[r["ranks"]].append(float(r["probe_us"]) / float(r["collective_us"]))
+    if by_ranks:
+        geo = {k: math.exp(sum(map(math.log, v)) / len(v)) for k, v in sorted(by_ranks.items())}
+        b.add("custom-typed gather of differently shaped objects >= 2x Probe + Recv (issue 16, "
+              "geomean over sizes)", " / ".join(f"{v:.2f} at {k}r" for k, v in geo.items()),
+              all(v >= 2.0 for v in geo.values()), src)
+    else:
+        b.add("custom-typed gather of differently shaped objects >= 2x Probe + Recv (issue 16)",
+              "-", None, src)
+
     py, src = read(os.path.join(args.python_results, "pingpong.csv"))
     ours, pkl5 = {}, {}
     for r in py or []:
@@ -231,7 +257,7 @@ def main():
     b.worst("one-sided bandwidth >= 0.9x ucx_perftest", bw_ucx, 0.9, src)
     b.worst("one-sided bandwidth >= 1.0x Open MPI (osc sm,ucx)", bw_ompi, 1.0, src)
 
-    lines = ["# Scoreboard: per-message speed (issue 20) and one-sided communication (issue 18)", "",
+    lines = ["# Scoreboard: per-message speed (issue 20), the collectives (issue 16) and one-sided communication (issue 18)", "",
              "Made by `bench/scoreboard.py` from the last runs' CSVs (the source column gives "
              "each file's date). A ratio compares mpicd with the peer in the same run.", ""]
     machine, msrc = read(os.path.join(args.results, "machine.csv"))
