@@ -20,14 +20,16 @@
 #   5. collectives (full run only, not --smoke): bench/coll/run.py, mpicd's Allreduce, Bcast,
 #      Allgather, Alltoall (and Reduce_scatter_block once libmpi has it) against Open MPI's at 2, 3
 #      and 4 ranks, interleaved rounds: collectives.csv, collectives.md, plots/collectives-*.png
-#      (make bench-coll runs it alone);
+#      (make bench-coll runs it alone); then bench/coll/gather_shapes.sh, the custom-typed gather
+#      of differently shaped objects against Probe + Recv (gather-shapes.csv, .md);
 #   5b. (full run only) the p2p comparison with ucx_perftest and Open MPI (bench/pingpong-compare.sh:
 #      p2p.csv) and progress fairness at 2-4 ranks (bench/fairness/run.py: fairness.csv, .md);
 #   5c. (full run only) one-sided latency and bandwidth (bench/rma/run.sh: rma.md, rma.csv);
 #   6. bench/report.py: CSVs, plots (matplotlib, installed with pip when missing) and summary.md
 #      (with the collectives' geomeans when collectives.md is there);
-#   7. (full run only) bench/scoreboard.py: every per-message target of issue 20 and the one-sided
-#      targets of issue 18 with their ratios, met or missed: scoreboard.md (the Python row comes
+#   7. (full run only) bench/scoreboard.py: every per-message target of issue 20, the collectives'
+#      benchmark targets of issue 16 and the one-sided targets of issue 18 with their ratios, met
+#      or missed: scoreboard.md (the Python row comes
 #      from make bench-python's last run).
 # Every benchmark checks the data it received; a failed check fails the run.
 #
@@ -77,7 +79,7 @@ else
 fi
 
 KINDS=(double-vec struct-vec struct-simple struct-simple-no-gap)
-TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 4)))
+TOTAL=$((1 + ${#KINDS[@]} * 5 + 2 + 1 + 1 + (SMOKE ? 0 : 5)))
 
 elapsed() { echo $(($(date +%s) - $1)); }
 
@@ -204,6 +206,9 @@ fi
 if ((!SMOKE)); then
     STEP_TIMEOUT=3600 step collectives "$LOGS/collectives.log" python3 bench/coll/run.py --out "$OUT"
     sed -n '/^collectives: geomean/,$p' "$LOGS/collectives.log" >&2
+    # The custom-typed gather of differently shaped objects against Probe + Recv (about 30 s:
+    # gather-shapes.csv, read by the scoreboard).
+    step gather-shapes "$LOGS/gather-shapes.log" bash bench/coll/gather_shapes.sh
 fi
 
 # ----- 5b. point-to-point and progress fairness against Open MPI ---------------------------------
