@@ -9,7 +9,10 @@
 //! inactive request: nothing is pending). The two sides may split the message differently;
 //! their totals must agree. The message travels as a point-to-point message on (communicator,
 //! rank, tag), so a program must not post ordinary receives that could match it. Any datatype
-//! works, custom ones included.
+//! works, custom ones included. Several operations active at once on one (communicator, peer,
+//! tag) therefore pair up in the order their messages are sent and their receives posted, not
+//! in the order of their init calls as MPI-4 specifies: that needs a per-pair channel agreed at
+//! init, which point-to-point messages on the user's tag cannot give.
 //!
 //! A request's [`Parts`] is shared by its handle's entry and a table of weak references by
 //! handle value, so MPI_Pready and MPI_Parrived reach it even while another thread waits on
