@@ -81,12 +81,23 @@ fn agree(b: &mut Builder) -> Option<Node> {
             .min(AREA_BUDGET / (SLOTS * members))
             / 64
             * 64;
-        let (cap, name) = match Area::create(members, cap).ok().filter(|_| cap > 0) {
+        // No area where some member offers none (it runs elsewhere, or node collectives are
+        // off there): making one anyway left its name behind in /dev/shm, one per
+        // communicator, since only a shared area's name is removed below.
+        let created = match cap {
+            0 => None,
+            _ => Area::create(members, cap).ok(),
+        };
+        let (cap, name) = match created {
             Some((area, name)) if name.len() < NOTICE - 8 => {
                 made = Some(area);
                 (cap, name)
             }
-            _ => (0, String::new()),
+            Some((_, name)) => {
+                unlink(&name);
+                (0, String::new())
+            }
+            None => (0, String::new()),
         };
         let text = b.bytes_now(notice)?;
         text[..8].copy_from_slice(&(cap as u64).to_le_bytes());
