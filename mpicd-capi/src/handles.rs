@@ -191,6 +191,26 @@ impl<T> Table<T> {
         }
     }
 
+    /// Runs `f` on the object of each of `handles` that names one, with its position, in one
+    /// look at the table. `f` must not call into the tables.
+    pub(crate) fn with_each(
+        &self,
+        handles: impl IntoIterator<Item = usize>,
+        mut f: impl FnMut(usize, &mut T),
+    ) {
+        let mut slots = self.lock();
+        for (i, handle) in handles.into_iter().enumerate() {
+            match slots.live(self.base, handle) {
+                Some(value) => f(i, value),
+                None => {
+                    if let Some(value) = slots.fixed_mut(handle) {
+                        f(i, value);
+                    }
+                }
+            }
+        }
+    }
+
     /// Takes the object of `handle` out, keeping its handle for [`Table::insert_at`] to put
     /// it back (or [`Table::release`] to free). Meanwhile the handle names no object.
     pub(crate) fn lend(&self, handle: usize) -> Option<T> {

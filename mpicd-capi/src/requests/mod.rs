@@ -35,6 +35,9 @@ use partitioned::Parts;
 use std::ffi::c_int;
 use std::sync::Arc;
 
+/// How a request is tested: [`Request::test`] (progress first) or [`Request::check`].
+type Look = fn(&mut Request<'static>) -> mpicd::Result<Option<mpicd::Status>>;
+
 /// A completed request's C status (MPI_ERROR set) and its failure, if any.
 pub(crate) type Finished = (MPI_Status, Option<Fail>);
 
@@ -76,8 +79,18 @@ impl Work {
     /// A failure that leaves the request pending (ULFM's MPIX_ERR_PROC_FAILED_PENDING) is an
     /// outcome too: [`ReqEntry::poll`] keeps the request active.
     fn test(&mut self, custom_count: Option<i64>) -> Option<Finished> {
+        self.test_with(custom_count, Request::test)
+    }
+
+    /// [`Work::test`], a core operation only checked, not progressed (after one progress call
+    /// made for many requests).
+    fn check(&mut self, custom_count: Option<i64>) -> Option<Finished> {
+        self.test_with(custom_count, Request::check)
+    }
+
+    fn test_with(&mut self, custom_count: Option<i64>, look: Look) -> Option<Finished> {
         match self {
-            Work::Core(r) => match r.test() {
+            Work::Core(r) => match r.test_with(look) {
                 Ok(None) => None,
                 Ok(Some(s)) => Some(outcome_to_c(Ok(s), custom_count)),
                 Err(e) => Some(outcome_to_c(Err(e), custom_count)),
@@ -164,10 +177,15 @@ impl Owned {
 
     /// Tests for completion; once complete, nothing is left to detach.
     pub(crate) fn test(&mut self) -> mpicd::Result<Option<mpicd::Status>> {
+        self.test_with(Request::test)
+    }
+
+    /// [`Owned::test`] through `look` ([`Request::test`] or [`Request::check`]).
+    fn test_with(&mut self, look: Look) -> mpicd::Result<Option<mpicd::Status>> {
         let Some(request) = self.0.as_mut() else {
             return Ok(Some(mpicd::Status::empty()));
         };
-        let polled = request.test();
+        let polled = look(request);
         if !matches!(
             polled,
             Ok(None) | Err(mpicd::Error::ProcFailedPending { .. })
@@ -291,10 +309,25 @@ pub(crate) fn insert_persistent_work(
 impl ReqEntry {
     /// One non-blocking check; true once the outcome is known.
     fn poll(&mut self) -> bool {
+        self.poll_with(Work::test)
+    }
+
+    /// Whether [`ReqEntry::check`] runs no application callback (a generalized request's
+    /// query does), so that it may run where the request table is held.
+    pub(crate) fn checks_quietly(&self) -> bool {
+        !matches!(&self.slot, Slot::Active(work) if !matches!(work, Work::Core(_)))
+    }
+
+    /// [`ReqEntry::poll`] without a progress call of its own (see [`Work::check`]).
+    pub(crate) fn check(&mut self) -> bool {
+        self.poll_with(Work::check)
+    }
+
+    fn poll_with(&mut self, test: fn(&mut Work, Option<i64>) -> Option<Finished>) -> bool {
         let Slot::Active(work) = &mut self.slot else {
             return true;
         };
-        match work.test(self.custom_count) {
+        match test(work, self.custom_count) {
             None => false,
             Some(done) if is_blocked(&done) => {
                 self.blocked = Some(Box::new(done));
