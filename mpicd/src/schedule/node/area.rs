@@ -42,6 +42,9 @@ impl Area {
             std::process::id(),
             MADE.fetch_add(1, Ordering::Relaxed)
         );
+        // This process never made this name before, so one that exists was left by a process
+        // killed before it could remove it, whose pid this one now has: it goes.
+        unlink(&name);
         let area = Area::map(&name, members, cap, true)?;
         Ok((area, name))
     }
@@ -176,6 +179,20 @@ mod tests {
         // SAFETY: published above, and not written again.
         assert_eq!(unsafe { b.get(1, 1, 3, 4) }, b"node");
         assert!(Area::attach(&name, 2, 100).is_err(), "the name was removed");
+    }
+
+    #[test]
+    fn a_name_left_by_a_killed_process_with_this_pid_is_replaced() {
+        // What a process killed between making its area and removing the name leaves behind,
+        // under the name this process makes next.
+        let stale = format!(
+            "/mpicd-coll-{}-{}",
+            std::process::id(),
+            MADE.load(Ordering::Relaxed)
+        );
+        drop(SharedSegment::map(&stale, 64, true).unwrap());
+        let (_a, name) = Area::create(2, 100).unwrap();
+        unlink(&name);
     }
 
     #[test]
