@@ -183,6 +183,9 @@ impl Window {
             let n = std::str::from_utf8(&name)
                 .unwrap_or("")
                 .trim_end_matches('\0');
+            // A name this process never made that exists already was left by a killed
+            // process whose pid this one reuses.
+            SharedSegment::unlink(n);
             Some(SharedSegment::map(n, total, true))
         } else {
             None
@@ -191,11 +194,17 @@ impl Window {
         let mut msg = [0u8; 65];
         msg[..64].copy_from_slice(&name);
         msg[64] = ok[0];
-        crate::collective::bcast(comm, &mut msg, 0)?;
+        let told = crate::collective::bcast(comm, &mut msg, 0);
         let n = std::str::from_utf8(&msg[..64])
             .unwrap_or("")
             .trim_end_matches('\0')
             .to_string();
+        if let Err(e) = told {
+            if comm.rank() == 0 {
+                SharedSegment::unlink(&n);
+            }
+            return Err(e);
+        }
         let segment = match created {
             Some(s) => s,
             None if msg[64] == 1 => SharedSegment::map(&n, total, false),
