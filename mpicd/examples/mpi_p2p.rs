@@ -229,6 +229,44 @@ fn completion_calls(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
+/// Receives completed by `test_some` alone, called in a loop: each call must make progress
+/// (MPI_Testsome does), or the loop never sees the messages arrive.
+fn test_some_alone(w: &Communicator) -> CaseResult {
+    let (rank, size) = (w.rank(), w.size());
+    let peers: Vec<i32> = (0..size).filter(|r| *r != rank).collect();
+    let mut inc = vec![[0u32; 4]; peers.len()];
+    let out = [rank as u32 + 7; 4];
+    mpicd::scope(|s| -> CaseResult {
+        let mut recvs = Vec::new();
+        for (p, buf) in peers.iter().zip(inc.iter_mut()) {
+            recvs.push(w.irecv(s, buf, *p, 21)?);
+        }
+        let mut sends = Vec::new();
+        for p in &peers {
+            sends.push(w.isend(s, &out, *p, 21)?);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut got = 0;
+        while got < peers.len() {
+            for (_, r) in mpicd::test_some(&mut recvs)? {
+                r?;
+                got += 1;
+            }
+            check!(
+                std::time::Instant::now() < deadline,
+                "test_some saw {got} of {} messages in 10 s",
+                peers.len()
+            );
+        }
+        while mpicd::test_all(&mut sends)?.is_none() {}
+        Ok(())
+    })?;
+    for (p, b) in peers.iter().zip(&inc) {
+        check!(*b == [*p as u32 + 7; 4]);
+    }
+    Ok(())
+}
+
 fn cancel_receive(w: &Communicator) -> CaseResult {
     let mut b = [0u8; 8];
     let st = mpicd::scope(|s| {
@@ -372,6 +410,7 @@ fn main() {
             &synchronous_and_zero_bytes,
         ),
         ("waitany / waitsome / testall", &completion_calls),
+        ("testsome alone, in a loop", &test_some_alone),
         ("cancel a receive", &cancel_receive),
         ("argument errors", &argument_errors),
         ("dup / split / free", &communicators),

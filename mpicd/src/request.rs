@@ -578,7 +578,7 @@ fn test_any_once(requests: &mut [Request<'_>]) -> Result<Option<AnyOutcome>> {
 pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Status>)>> {
     let mut idle = Idle::default();
     loop {
-        let done = test_some(requests)?;
+        let done = completed(requests)?;
         if !done.is_empty() || requests.iter().all(Request::is_inactive) {
             return Ok(done);
         }
@@ -586,8 +586,15 @@ pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Stat
     }
 }
 
-/// Returns every active request that has completed, without blocking.
+/// Returns every active request that has completed, without blocking. It progresses the
+/// runtime once, as MPI_Testsome does: a loop of these calls alone sees its messages arrive.
 pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Status>)>> {
+    progress(requests)?;
+    completed(requests)
+}
+
+/// The active requests that have completed, by what earlier progress calls did.
+fn completed(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Result<Status>)>> {
     let mut done = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if r.is_inactive() {
