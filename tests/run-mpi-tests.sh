@@ -143,9 +143,10 @@ run_one() {
     fi
 }
 
-# The node collectives' shared-memory areas (/dev/shm/mpicd-coll-PID-N) that exist now: every
-# one a run makes must be gone by its end (its maker removes the name once the members mapped it).
-areas_before=$(ls /dev/shm 2>/dev/null | grep '^mpicd-coll-' | sort)
+# The shared-memory segments of node collectives and shared windows (/dev/shm/mpicd-KIND-PID-N)
+# that exist now: every one a run makes must be gone by its end (its maker removes the name once
+# the members mapped it).
+areas_before=$(ls /dev/shm 2>/dev/null | grep -E '^mpicd-(coll|win)-' | sort)
 
 for name in "${programs[@]}"; do
     if [[ ! -x $BIN_DIR/$name ]]; then
@@ -169,18 +170,18 @@ for name in "${programs[@]}"; do
     done
 done
 
-# An area name whose maker has exited was left behind (a leak in /dev/shm).
+# A segment name whose maker has exited was left behind (a leak in /dev/shm).
 left=()
 while read -r area; do
     [[ -z $area ]] && continue
-    pid=${area#mpicd-coll-}
+    pid=${area#mpicd-*-}
     pid=${pid%%-*}
     kill -0 "$pid" 2>/dev/null || left+=("$area")
-done < <(comm -13 <(echo "$areas_before") <(ls /dev/shm 2>/dev/null | grep '^mpicd-coll-' | sort))
+done < <(comm -13 <(echo "$areas_before") <(ls /dev/shm 2>/dev/null | grep -E '^mpicd-(coll|win)-' | sort))
 if ((${#left[@]} > 0)); then
     failed=$((failed + 1))
-    failures+=("${#left[@]} node-collective areas left in /dev/shm by exited runs: ${left[*]:0:5}")
-    echo "[FAIL] ${#left[@]} node-collective areas left in /dev/shm by exited runs"
+    failures+=("${#left[@]} shared-memory names left in /dev/shm by exited runs: ${left[*]:0:5}")
+    echo "[FAIL] ${#left[@]} shared-memory names left in /dev/shm by exited runs"
 fi
 
 echo

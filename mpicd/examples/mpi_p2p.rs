@@ -192,20 +192,34 @@ fn synchronous_and_zero_bytes(w: &Communicator) -> CaseResult {
     Ok(())
 }
 
+/// Starts a receive into `inc[i]` from each of `peers[i]` and a send of `out` to each, with
+/// `tag`: the requests, receives first.
+fn exchange_with_peers<'s, 'a>(
+    w: &Communicator,
+    s: &'s mpicd::Scope<'a>,
+    peers: &[i32],
+    inc: &'a mut [[u32; 4]],
+    out: &'a [u32; 4],
+    tag: i32,
+) -> Result<(Vec<mpicd::Request<'s>>, Vec<mpicd::Request<'s>>), Error> {
+    let mut recvs = Vec::new();
+    for (p, buf) in peers.iter().zip(inc.iter_mut()) {
+        recvs.push(w.irecv(s, buf, *p, tag)?);
+    }
+    let mut sends = Vec::new();
+    for p in peers {
+        sends.push(w.isend(s, out, *p, tag)?);
+    }
+    Ok((recvs, sends))
+}
+
 fn completion_calls(w: &Communicator) -> CaseResult {
     let (rank, size) = (w.rank(), w.size());
     let peers: Vec<i32> = (0..size).filter(|r| *r != rank).collect();
     let mut inc = vec![[0u32; 4]; peers.len()];
     let out = [rank as u32; 4];
     mpicd::scope(|s| -> CaseResult {
-        let mut recvs = Vec::new();
-        for (p, buf) in peers.iter().zip(inc.iter_mut()) {
-            recvs.push(w.irecv(s, buf, *p, 20)?);
-        }
-        let mut sends = Vec::new();
-        for p in &peers {
-            sends.push(w.isend(s, &out, *p, 20)?);
-        }
+        let (mut recvs, mut sends) = exchange_with_peers(w, s, &peers, &mut inc, &out, 20)?;
         let mut got = 0;
         while got < peers.len() {
             if got % 2 == 0 {
@@ -237,14 +251,7 @@ fn test_some_alone(w: &Communicator) -> CaseResult {
     let mut inc = vec![[0u32; 4]; peers.len()];
     let out = [rank as u32 + 7; 4];
     mpicd::scope(|s| -> CaseResult {
-        let mut recvs = Vec::new();
-        for (p, buf) in peers.iter().zip(inc.iter_mut()) {
-            recvs.push(w.irecv(s, buf, *p, 21)?);
-        }
-        let mut sends = Vec::new();
-        for p in &peers {
-            sends.push(w.isend(s, &out, *p, 21)?);
-        }
+        let (mut recvs, mut sends) = exchange_with_peers(w, s, &peers, &mut inc, &out, 21)?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut got = 0;
         while got < peers.len() {

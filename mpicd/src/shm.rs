@@ -5,6 +5,10 @@
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Segment names this process handed out, numbered.
+static NAMED: AtomicU64 = AtomicU64::new(0);
 
 /// A POSIX shared memory segment mapped into this process, read and write.
 pub(crate) struct SharedSegment {
@@ -19,6 +23,20 @@ unsafe impl Send for SharedSegment {}
 unsafe impl Sync for SharedSegment {}
 
 impl SharedSegment {
+    /// A name for a segment this process is about to make: `/mpicd-KIND-PID-N`, with an `N`
+    /// this process never used. A segment already under it can only have been left by a
+    /// process killed before it removed the name, whose pid this one reuses: it is removed,
+    /// so that making the new one does not fail.
+    pub(crate) fn fresh_name(kind: &str) -> String {
+        let name = format!(
+            "/mpicd-{kind}-{}-{}",
+            std::process::id(),
+            NAMED.fetch_add(1, Ordering::Relaxed)
+        );
+        SharedSegment::unlink(&name);
+        name
+    }
+
     /// Makes (`create`) or opens the segment `name` of `len` bytes and maps it. A new segment
     /// reads as zeros and has its pages reserved, so that a full /dev/shm fails here, not with
     /// SIGBUS at a later write; an opened one must be at least `len` bytes.
@@ -112,5 +130,31 @@ impl Drop for SharedSegment {
     fn drop(&mut self) {
         // SAFETY: the mapping was made in `map` with this length and is unmapped once.
         unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_left_by_a_killed_process_with_this_pid_is_replaced() {
+        loop {
+            // What a process killed between making a segment and removing its name leaves
+            // behind, under the name this process hands out next.
+            let next = NAMED.load(Ordering::Relaxed);
+            let stale = format!("/mpicd-test-{}-{next}", std::process::id());
+            drop(SharedSegment::map(&stale, 64, true).unwrap());
+            let name = SharedSegment::fresh_name("test");
+            if name != stale {
+                // Another test took that number meanwhile: again.
+                SharedSegment::unlink(&stale);
+                continue;
+            }
+            let made = SharedSegment::map(&name, 64, true);
+            SharedSegment::unlink(&name);
+            assert!(made.is_ok(), "{:?}", made.err());
+            break;
+        }
     }
 }

@@ -51,7 +51,7 @@ use crate::transport::{MemRegion, RemoteKey};
 use crate::TypedBuf;
 use access::{Record, TargetInfo};
 use memory::{Control, Directory, Exposed, OwnedMemory};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::sync::{Mutex, MutexGuard};
 
 pub use crate::reduction::CombineFn;
@@ -68,9 +68,6 @@ pub enum Flavor {
     Dynamic,
     Shared,
 }
-
-/// Windows created in this process (names shared memory segments uniquely).
-static CREATED: AtomicU64 = AtomicU64::new(0);
 
 /// A window: memory of every member of a communicator that the others may access.
 pub struct Window {
@@ -170,23 +167,11 @@ impl Window {
             total += s.div_ceil(64) * 64;
         }
         let mut name = [0u8; 64];
-        if comm.rank() == 0 {
-            let n = format!(
-                "/mpicd-win-{}-{}",
-                std::process::id(),
-                CREATED.fetch_add(1, Ordering::Relaxed)
-            );
-            name[..n.len()].copy_from_slice(n.as_bytes());
-        }
         // The creator makes the segment before it tells the name.
         let created = if comm.rank() == 0 {
-            let n = std::str::from_utf8(&name)
-                .unwrap_or("")
-                .trim_end_matches('\0');
-            // A name this process never made that exists already was left by a killed
-            // process whose pid this one reuses.
-            SharedSegment::unlink(n);
-            Some(SharedSegment::map(n, total, true))
+            let n = SharedSegment::fresh_name("win");
+            name[..n.len()].copy_from_slice(n.as_bytes());
+            Some(SharedSegment::map(&n, total, true))
         } else {
             None
         };

@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 use crate::shm::SharedSegment;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// Bytes before a slot's data: the sequence number and the length of the data, which aligns
 /// the data for any element type (16 bytes, a long double's or a double complex's).
@@ -22,9 +22,6 @@ const ALIGN: usize = 128;
 /// reduction's non-roots) before it waits.
 pub(crate) const SLOTS: usize = 8;
 
-/// Names of the areas this process made, numbered.
-static MADE: AtomicU32 = AtomicU32::new(0);
-
 /// A mapped area of `members` x (an arrival line and [`SLOTS`] slots of `cap` data bytes).
 pub(crate) struct Area {
     segment: SharedSegment,
@@ -37,14 +34,7 @@ impl Area {
     /// Makes the area for `members` members of slots of `cap` data bytes, mapped here, under a
     /// new name (which [`Area::attach`] opens and [`unlink`] removes).
     pub(crate) fn create(members: usize, cap: usize) -> Result<(Area, String)> {
-        let name = format!(
-            "/mpicd-coll-{}-{}",
-            std::process::id(),
-            MADE.fetch_add(1, Ordering::Relaxed)
-        );
-        // This process never made this name before, so one that exists was left by a process
-        // killed before it could remove it, whose pid this one now has: it goes.
-        unlink(&name);
+        let name = SharedSegment::fresh_name("coll");
         let area = Area::map(&name, members, cap, true)?;
         Ok((area, name))
     }
@@ -162,6 +152,7 @@ pub(crate) fn unlink(name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn two_mappings_share_their_slots() {
@@ -179,20 +170,6 @@ mod tests {
         // SAFETY: published above, and not written again.
         assert_eq!(unsafe { b.get(1, 1, 3, 4) }, b"node");
         assert!(Area::attach(&name, 2, 100).is_err(), "the name was removed");
-    }
-
-    #[test]
-    fn a_name_left_by_a_killed_process_with_this_pid_is_replaced() {
-        // What a process killed between making its area and removing the name leaves behind,
-        // under the name this process makes next.
-        let stale = format!(
-            "/mpicd-coll-{}-{}",
-            std::process::id(),
-            MADE.load(Ordering::Relaxed)
-        );
-        drop(SharedSegment::map(&stale, 64, true).unwrap());
-        let (_a, name) = Area::create(2, 100).unwrap();
-        unlink(&name);
     }
 
     #[test]
