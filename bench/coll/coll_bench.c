@@ -20,8 +20,8 @@
  *   2. two warm-up calls, each after an MPI_Barrier; their wall time gives the cost of one
  *      iteration, the largest over the ranks is agreed on;
  *   3. iters = clamp(2^20 / bytes, 10, --max-iters), lowered (never below --min-iters) so that
- *      the timed loop takes about --budget seconds; more warm-up calls up to iters/10 (within a
- *      quarter of the budget);
+ *      the timed loop takes about --budget seconds; more warm-up calls up to iters/10, at least
+ *      WARMUP_MIN (within a quarter of the budget);
  *   4. timed loop: iters times { MPI_Barrier; t0 = MPI_Wtime(); the call; sum += MPI_Wtime() - t0 }:
  *      only the call is timed, every call starts from a barrier (no pipelining of calls);
  *   5. the output of the last timed call is checked again;
@@ -325,6 +325,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+/* Fewest warm-up calls per size (within a quarter of the budget). A transport's buffers are
+ * touched for the first time by the first messages of a new size: UCX's shared-memory FIFO
+ * holds 64 receive buffers per peer, and the first 64 messages over 8 KiB each fault in the
+ * pages of a buffer not used that far before (about 10 us more per message on this VM, 1 ms
+ * once per size class and peer). Timing starts after them, as for Open MPI. */
+#define WARMUP_MIN 100
+
 /* Runs OP at BYTES; prints its line on rank 0. Returns 0, or 1 after a wrong result. */
 static int bench_one(int op, size_t bytes, const struct opts *o)
 {
@@ -355,7 +362,7 @@ static int bench_one(int op, size_t bytes, const struct opts *o)
     est = agree_max((MPI_Wtime() - t0) / 2.0);
 
     /* 3. iterations scaled by size, within the budget; the rest of the warm-up (a tenth of
-     * them, within a quarter of the budget) */
+     * them, at least WARMUP_MIN, within a quarter of the budget) */
     iters = (long)((1u << 20) / bytes);
     if (iters < 10)
         iters = 10;
@@ -365,7 +372,7 @@ static int bench_one(int op, size_t bytes, const struct opts *o)
         iters = (long)(o->budget / est);
     if (iters < o->min_iters)
         iters = o->min_iters;
-    warmup = iters / 10;
+    warmup = iters / 10 < WARMUP_MIN ? WARMUP_MIN : iters / 10;
     if (est > 0 && (double)warmup * est > o->budget / 4)
         warmup = (long)(o->budget / 4 / est);
     for (k = 2; k < warmup; k++) {
