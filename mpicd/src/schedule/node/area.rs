@@ -96,6 +96,14 @@ impl Area {
         unsafe { self.word(self.part(j)) }
     }
 
+    /// Member `j`'s done word: twice the last collective whose lent blocks it finished
+    /// reading, plus one if a read failed (on the second line of its arrival pair).
+    pub(crate) fn done(&self, j: usize) -> &AtomicU64 {
+        // SAFETY: 64 bytes into a part's 128-byte aligned arrival pair; the done word is only
+        // accessed atomically.
+        unsafe { self.word(self.part(j).add(64)) }
+    }
+
     /// The bytes member `j` put in its slot `k` for the collective its sequence number
     /// names (written before that number, read after it).
     pub(crate) fn length(&self, j: usize, k: usize) -> &AtomicU64 {

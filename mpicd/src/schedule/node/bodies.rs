@@ -71,6 +71,9 @@ pub(super) fn barrier(op: &Op) -> Result<()> {
 }
 
 pub(super) fn bcast(op: &Op, buf: Span, root: usize) -> Result<()> {
+    if op.single_copy() {
+        return bcast_single_copy(op, buf, root);
+    }
     if op.me() == root {
         op.gate()?;
         return op.put_all(buf.read());
@@ -106,7 +109,13 @@ pub(super) fn allgather(op: &Op, mine: Option<Span>, blocks: &[Span]) -> Result<
     op.gate()?;
     if own.len() != len {
         op.publish(0);
+        if op.single_copy() {
+            op.done_reading(false);
+        }
         return Err(mismatch(own.len(), len));
+    }
+    if op.single_copy() {
+        return allgather_single_copy(op, own, blocks);
     }
     op.put_all(own.read())?;
     own.copy_to(blocks[me])?;
@@ -119,6 +128,9 @@ pub(super) fn allgather(op: &Op, mine: Option<Span>, blocks: &[Span]) -> Result<
 
 /// `send[j]` to member j, `recv[j]` from member j, every block `len` bytes on every member.
 pub(super) fn alltoall(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Result<()> {
+    if op.single_copy() {
+        return alltoall_single_copy(op, send, recv, len);
+    }
     op.gate()?;
     let mut at = 0;
     for &block in send {
@@ -181,4 +193,61 @@ pub(super) fn scatter(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize)
     }
     op.publish(whole);
     blocks[root].copy_to(mine)
+}
+
+/// A broadcast whose readers copy the root's buffer straight from its memory (one copy, no
+/// message): the root lends it and returns once every reader is done with it.
+fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
+    if op.me() == root {
+        op.gate()?;
+        op.lend(std::iter::once(buf.read().as_ptr()), buf.len())?;
+        return op.wait_returned(buf.len());
+    }
+    let read = op.read_lent(root, 0, buf.write());
+    op.done_reading(read.is_ok());
+    read
+}
+
+/// An allgather where every member lends its block (`own`, this member's already checked
+/// to be as long as the others') and copies the others' straight from their memory.
+fn allgather_single_copy(op: &Op, own: Span, blocks: &[Span]) -> Result<()> {
+    let (me, len) = (op.me(), own.len());
+    let lent = op.lend(std::iter::once(own.read().as_ptr()), len);
+    let read = lent.and_then(|()| {
+        blocks
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != me)
+            .try_for_each(|(j, &block)| op.read_lent(j, 0, block.write()))
+    });
+    op.done_reading(read.is_ok());
+    // This member's own block last: in place, the others may still be reading it.
+    let returned = op.wait_returned(len * (blocks.len() - 1));
+    read.and(returned).and_then(|()| own.copy_to(blocks[me]))
+}
+
+/// An all-to-all where every member lends its blocks for the others (`send`) and copies its
+/// block of each straight from the others' memory.
+fn alltoall_single_copy(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Result<()> {
+    let me = op.me();
+    op.gate()?;
+    let sizes = send.iter().chain(recv).all(|x| x.len() == len);
+    let lent = op.lend(
+        send.iter().map(|x| x.read().as_ptr()),
+        if sizes { len } else { 0 },
+    );
+    let read = lent
+        .and_then(|()| match sizes {
+            true => Ok(()),
+            false => Err(mismatch(0, len)),
+        })
+        .and_then(|()| {
+            recv.iter()
+                .enumerate()
+                .filter(|&(j, _)| j != me)
+                .try_for_each(|(j, &block)| op.read_lent(j, me, block.write()))
+        });
+    op.done_reading(read.is_ok());
+    let returned = op.wait_returned(len * (send.len() - 1));
+    read.and(returned).and_then(|()| send[me].copy_to(recv[me]))
 }

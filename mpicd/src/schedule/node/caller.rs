@@ -18,7 +18,7 @@
 //! ```
 
 use super::bodies::{self, Span, Spans};
-use super::{fits, Op};
+use super::{way, Op};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
 use crate::reduction::Reduction;
@@ -43,8 +43,12 @@ impl Communicator {
         block: usize,
     ) -> Option<NodeCollective> {
         let node = self.node.agreed()?;
-        fits(node, coll, puts, block)
-            .then(|| NodeCollective(Op::start(Arc::clone(node), self.next_coll_tag())))
+        let way = way(node, coll, puts, block)?;
+        Some(NodeCollective(Op::start(
+            Arc::clone(node),
+            self.next_coll_tag(),
+            way,
+        )))
     }
 }
 

@@ -30,13 +30,17 @@
 //! bits.
 //!
 //! Only a blocking collective whose data a member puts fits the agreed size (a quarter of it
-//! for blocks that only move: [`MOVE_SHARE`]) takes this path;
+//! for blocks that only move: [`MOVE_SHARE`]) takes this path, or a broadcast, allgather or
+//! all-to-all of longer blocks, which the members then copy straight from each other's
+//! buffers where they may ([`Way::SingleCopy`], [`lend`]);
 //! the choice depends on what every member knows alike (sizes the standard makes equal on all
 //! members), so that all take it or none.
 
 mod area;
 mod bodies;
 mod caller;
+mod cma;
+mod lend;
 mod setup;
 
 use super::direct::barred;
@@ -56,10 +60,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Blocks that only move (a broadcast's, a gather's) take this path up to a quarter of the
-/// agreed size: above, one copy through UCX (cma) beats the two through the area (2 ranks:
-/// 16-32 KiB broadcasts 0.3-0.5x Open MPI through the area, 1.2x as messages), while a
-/// reduction, which reads every operand anyway, gains up to the whole.
+/// Blocks that only move (a broadcast's, a gather's) go through the area up to a quarter of
+/// the agreed size: above, one copy beats the two through the area (2 ranks: 16-32 KiB
+/// broadcasts 0.3-0.5x Open MPI through the area, 1.2x as messages), which
+/// [`Way::SingleCopy`] makes without a message; a reduction, which reads every operand
+/// anyway, gains up to the whole.
 const MOVE_SHARE: usize = 4;
 
 /// Checks of a word between two progress calls where this process has a core of its own.
@@ -81,6 +86,9 @@ const NAP_MAX: Duration = Duration::from_millis(1);
 /// A communicator's area and what this member knows of it.
 pub(crate) struct Node {
     area: Area,
+    /// Which collectives read long blocks in place ([`Way::SingleCopy`]), as the members
+    /// agreed.
+    single_copy: SingleCopy,
     me: usize,
     members: usize,
     shared: Arc<Shared>,
@@ -96,12 +104,54 @@ pub(crate) struct Node {
     seen: Box<[AtomicU64]>,
 }
 
-/// Whether a collective where a member puts `puts` bytes, in blocks of `block` bytes that
-/// only move (0: a reduction), takes `node`'s path: it fits, and no algorithm is forced for it.
-fn fits(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> bool {
-    puts <= node.area.cap()
-        && block <= node.area.cap() / MOVE_SHARE
-        && !coll.is_some_and(select::forced)
+/// How a node collective moves its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// Through the area's slots: every member writes its part once, the others read it there.
+    Area,
+    /// Blocks that only move, too long for the area's share ([`MOVE_SHARE`]), where every
+    /// member may read the others' memory ([`cma`]): each member lends its buffers, and the
+    /// others copy their blocks straight out of them (one copy, as UCX's cma rendezvous, but
+    /// with no message). Broadcast, allgather and all-to-all.
+    SingleCopy,
+}
+
+/// Which collectives may take [`Way::SingleCopy`] on a communicator, as its members agreed
+/// at its area's setup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SingleCopy {
+    /// Some member may not read the others' memory ([`cma::available`]).
+    Never,
+    /// Broadcasts only: processes outnumber cores somewhere, where an allgather's or
+    /// all-to-all's members would all read at once, each yielding to the others while it
+    /// waits (3-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.25x the time by messages).
+    Bcast,
+    /// Broadcasts, allgathers and all-to-alls: every member has a core of its own.
+    Moves,
+}
+
+/// The way a collective where a member puts `puts` bytes, in blocks of `block` bytes that
+/// only move (0: a reduction), takes through `node`, if any: it fits the area, or its blocks
+/// can be read in place; and no algorithm is forced for it.
+fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Option<Way> {
+    let cap = node.area.cap();
+    if coll.is_some_and(select::forced) {
+        None
+    } else if puts <= cap && block <= cap / MOVE_SHARE {
+        Some(Way::Area)
+    } else if block > 0
+        && lend::NOTE_WORD * (node.members + 1) <= cap
+        && match (coll, node.single_copy) {
+            (_, SingleCopy::Never) => false,
+            (Some(Collective::Bcast), _) => true,
+            (Some(Collective::Allgather | Collective::Alltoall), SingleCopy::Moves) => true,
+            _ => false,
+        }
+    {
+        Some(Way::SingleCopy)
+    } else {
+        None
+    }
 }
 
 /// Node collective number `n` on this member.
@@ -110,20 +160,22 @@ struct Op {
     n: u64,
     /// This collective's slot of each member.
     slot: usize,
+    way: Way,
 }
 
 impl Op {
-    /// The next node collective of `b`'s communicator, if it takes this path ([`fits`]).
+    /// The next node collective of `b`'s communicator, if it takes this path ([`way`]).
     fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize, block: usize) -> Option<Op> {
         if coll.is_some_and(select::forced) {
             return None;
         }
         let node = setup::node(b)?;
-        fits(&node, coll, puts, block).then(|| Op::start(node, b.tag))
+        let way = way(&node, coll, puts, block)?;
+        Some(Op::start(node, b.tag, way))
     }
 
     /// Starts the collective whose messages would have tag `tag` on `node`'s communicator.
-    fn start(node: Arc<Node>, tag: i32) -> Op {
+    fn start(node: Arc<Node>, tag: i32, way: Way) -> Op {
         // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
         // one past the last that it counts to.
         let period = TAG_UB as u64 + 1;
@@ -136,6 +188,7 @@ impl Op {
             node,
             n,
             slot: (n % SLOTS as u64) as usize,
+            way,
         }
     }
 
@@ -160,18 +213,26 @@ impl Op {
         })
     }
 
-    /// Waits until `word` (of member `j`) holds `n` or more; notes what member `j` reached.
+    /// Waits until `word` (of member `j`: its arrival or a sequence number) holds `n` or
+    /// more; notes what member `j` reached.
     fn wait_word(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
+        let reached = self.wait_until(word, n)?;
+        self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits until `word` holds `n` or more; the value it then holds.
+    fn wait_until(&self, word: &AtomicU64, n: u64) -> Result<u64> {
         let every = match self.node.wait {
             WaitPolicy::Spin => POLL_SPINS,
             WaitPolicy::Yield | WaitPolicy::Sleep => SHARED_POLL_SPINS,
         };
         let mut spins = 0u32;
         let mut since = None;
-        let reached = loop {
+        loop {
             let s = word.load(Ordering::Acquire);
             if s >= n {
-                break s;
+                return Ok(s);
             }
             std::hint::spin_loop();
             spins += 1;
@@ -179,9 +240,7 @@ impl Op {
                 self.poll()?;
                 self.pause(&mut since);
             }
-        };
-        self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
-        Ok(())
+        }
     }
 
     /// What a wait does after each progress call, by this process's wait policy (`since`: when

@@ -7,14 +7,15 @@
 //! 2. member 0 makes an area for the smallest offer (at most [`AREA_BUDGET`] in all) and
 //!    broadcasts its size and name (size 0: none; the collectives of this communicator then
 //!    always go by messages);
-//! 3. the others map it and tell member 0 whether they could;
+//! 3. the others map it and tell member 0 whether they could, whether they may read the
+//!    others' memory ([`cma::available`]), and whether their waits spin;
 //! 4. member 0 removes the name (every member has mapped it or given up) and broadcasts
-//!    whether all could.
+//!    whether all could, and whether all may (and whether all waits spin: [`SingleCopy`]).
 //!
 //! [`Engine::node_offer`]: crate::engine::Engine::node_offer
 
 use super::area::{unlink, Area, SLOTS};
-use super::Node;
+use super::{cma, Node, SingleCopy};
 use crate::engine::WaitPolicy;
 use crate::schedule::algorithms::bcast_binomial;
 use crate::schedule::{Buf, Builder, Xfer};
@@ -113,18 +114,37 @@ fn agree(b: &mut Builder) -> Option<Node> {
         0 => made,
         _ => Area::attach(&name, members, cap).ok(),
     };
-    let mapped = gather_words(b, words, area.is_some() as u64);
+    // 0: not mapped; MAPPED, with READS if this member may read the others' memory, and
+    // SPINS if its waits spin (it has a core of its own).
+    const MAPPED: u64 = 1;
+    const READS: u64 = 2;
+    const SPINS: u64 = 4;
+    let mine = match area {
+        Some(_) => {
+            MAPPED
+                | if cma::available() { READS } else { 0 }
+                | if wait == WaitPolicy::Spin { SPINS } else { 0 }
+        }
+        None => 0,
+    };
+    let mapped = gather_words(b, words, mine);
     let verdict = b.temp(8);
     if me == 0 {
         unlink(&name);
-        let all = mapped.is_some_and(|m| m.iter().all(|&w| w == 1));
-        b.bytes_now(verdict)?
-            .copy_from_slice(&(all as u64).to_le_bytes());
+        let all = mapped.map_or(0, |m| {
+            m.iter().fold(MAPPED | READS | SPINS, |all, &w| all & w)
+        });
+        b.bytes_now(verdict)?.copy_from_slice(&all.to_le_bytes());
     }
     bcast_binomial(b, verdict, 0);
-    let all = word(b.bytes_now(verdict)?) == 1;
+    let all = word(b.bytes_now(verdict)?);
     Some(Node {
-        area: area.filter(|_| all)?,
+        area: area.filter(|_| all & MAPPED != 0)?,
+        single_copy: match (all & READS != 0, all & SPINS != 0) {
+            (false, _) => SingleCopy::Never,
+            (true, false) => SingleCopy::Bcast,
+            (true, true) => SingleCopy::Moves,
+        },
         me,
         members,
         shared,
