@@ -11,7 +11,8 @@
  *   send     rank 2 dies; rank 0 sends 4 MiB, 8 B, and a synchronous 8 B to it
  *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
  *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
- *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce
+ *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce, then a
+ *            64 KiB MPI_Bcast and MPI_Allgather
  *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
  *            others compute (sleep) for 2 minutes: the launcher is killed meanwhile
  *
@@ -204,6 +205,14 @@ int main(int argc, char **argv) {
         start = now();
         rc = MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         report("Allreduce", rc, start);
+        /* Blocks long enough for the node's single-copy way (mpicd/src/schedule/node/lend.rs) */
+        static char block[64 << 10], all[3 * (64 << 10)];
+        start = now();
+        rc = MPI_Bcast(block, sizeof block, MPI_BYTE, 0, MPI_COMM_WORLD);
+        report("Bcast-64KiB", rc, start);
+        start = now();
+        rc = MPI_Allgather(block, sizeof block, MPI_BYTE, all, sizeof block, MPI_BYTE, MPI_COMM_WORLD);
+        report("Allgather-64KiB", rc, start);
     } else if (!strcmp(scenario, "orphan")) {
         /* The launcher is killed meanwhile: rank 0 waits in MPI, the others compute. */
         printf("READY rank=%d pid=%d\n", rank, (int)getpid());
