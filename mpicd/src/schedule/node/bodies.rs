@@ -156,6 +156,9 @@ pub(super) fn alltoall(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Res
 
 /// Every member's `mine` into `blocks` at `root` (`None` elsewhere), blocks of one size.
 pub(super) fn gather(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) -> Result<()> {
+    if op.single_copy() {
+        return gather_single_copy(op, mine, blocks, root);
+    }
     let len = mine.len();
     let Some(blocks) = blocks.filter(|_| op.me() == root) else {
         op.gate()?;
@@ -174,6 +177,9 @@ pub(super) fn gather(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) 
 
 /// The root's `blocks` (`None` elsewhere) into every member's `mine`, blocks of one size.
 pub(super) fn scatter(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize) -> Result<()> {
+    if op.single_copy() {
+        return scatter_single_copy(op, blocks, mine, root);
+    }
     let len = mine.len();
     let whole = len * op.members();
     let Some(blocks) = blocks.filter(|_| op.me() == root) else {
@@ -220,10 +226,11 @@ fn allgather_single_copy(op: &Op, own: Span, blocks: &[Span]) -> Result<()> {
             .filter(|&(j, _)| j != me)
             .try_for_each(|(j, &block)| op.read_lent(j, 0, block.write()))
     });
-    op.done_reading(read.is_ok());
-    // This member's own block last: in place, the others may still be reading it.
+    // While the others may still read it: in place, `own` is `blocks[me]` and nothing moves.
+    let copied = read.and_then(|()| own.copy_to(blocks[me]));
+    op.done_reading(copied.is_ok());
     let returned = op.wait_returned(len * (blocks.len() - 1));
-    read.and(returned).and_then(|()| own.copy_to(blocks[me]))
+    copied.and(returned)
 }
 
 /// An all-to-all where every member lends its blocks for the others (`send`) and copies its
@@ -247,7 +254,53 @@ fn alltoall_single_copy(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Re
                 .filter(|&(j, _)| j != me)
                 .try_for_each(|(j, &block)| op.read_lent(j, me, block.write()))
         });
-    op.done_reading(read.is_ok());
+    let copied = read.and_then(|()| send[me].copy_to(recv[me]));
+    op.done_reading(copied.is_ok());
     let returned = op.wait_returned(len * (send.len() - 1));
-    read.and(returned).and_then(|()| send[me].copy_to(recv[me]))
+    copied.and(returned)
+}
+
+/// A gather where every member lends its block and the root copies each straight from its
+/// owner's memory.
+fn gather_single_copy(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) -> Result<()> {
+    let len = mine.len();
+    let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+        op.gate()?;
+        op.lend(std::iter::once(mine.read().as_ptr()), len)?;
+        return op.wait_returned_by(std::iter::once(root), len);
+    };
+    let read = match blocks.iter().any(|x| x.len() != len) {
+        true => Err(mismatch(len, blocks[0].len())),
+        false => blocks
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != root)
+            .try_for_each(|(j, &block)| op.read_lent(j, 0, block.write())),
+    };
+    op.done_reading(read.is_ok());
+    read.and_then(|()| mine.copy_to(blocks[root]))
+}
+
+/// A scatter where the root lends its blocks and every member copies its own straight from
+/// the root's memory.
+fn scatter_single_copy(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize) -> Result<()> {
+    let len = mine.len();
+    let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+        let read = op.read_lent(root, op.me(), mine.write());
+        op.done_reading(read.is_ok());
+        return read;
+    };
+    op.gate()?;
+    let sizes = blocks.iter().all(|x| x.len() == len);
+    // Wrong sizes: lent as 0 bytes, on which the readers fail.
+    op.lend(
+        blocks.iter().map(|x| x.read().as_ptr()),
+        if sizes { len } else { 0 },
+    )?;
+    // The root's own block while the others read theirs.
+    let copied = match sizes {
+        true => blocks[root].copy_to(mine),
+        false => Err(mismatch(blocks[0].len(), len)),
+    };
+    copied.and(op.wait_returned(len))
 }

@@ -77,12 +77,22 @@ impl Op {
     /// Waits until every other member is done reading what this member lent (see
     /// [`LEND_NAP_FROM`] for `lent`, the bytes lent); an error if one could not read it.
     pub(super) fn wait_returned(&self, lent: usize) -> Result<()> {
+        let me = self.node.me;
+        self.wait_returned_by((0..self.node.members).filter(|&j| j != me), lent)
+    }
+
+    /// [`Op::wait_returned`] for the members `readers` only (a gather's root).
+    pub(super) fn wait_returned_by(
+        &self,
+        readers: impl Iterator<Item = usize>,
+        lent: usize,
+    ) -> Result<()> {
         let node = &*self.node;
         if node.wait == WaitPolicy::Sleep && lent >= LEND_NAP_FROM {
             // The readers need the cores more than this wait does (see LEND_NAP_FROM).
             std::thread::sleep(Duration::from_micros((lent / LEND_NAP_BYTES_PER_US) as u64));
         }
-        for j in (0..node.members).filter(|&j| j != node.me) {
+        for j in readers {
             // (Not noted as j's arrival: the done word counts twice as fast.) A later
             // collective's word: that member went on, so it was done with this one.
             if self.wait_until(node.area.done(j), 2 * self.n)? == 2 * self.n + 1 {

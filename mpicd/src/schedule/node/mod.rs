@@ -112,7 +112,7 @@ enum Way {
     /// Blocks that only move, too long for the area's share ([`MOVE_SHARE`]), where every
     /// member may read the others' memory ([`cma`]): each member lends its buffers, and the
     /// others copy their blocks straight out of them (one copy, as UCX's cma rendezvous, but
-    /// with no message). Broadcast, allgather and all-to-all.
+    /// with no message). Broadcast, allgather, all-to-all, gather and scatter ([`SingleCopy`]).
     SingleCopy,
 }
 
@@ -124,9 +124,11 @@ pub(crate) enum SingleCopy {
     Never,
     /// Broadcasts only: processes outnumber cores somewhere, where an allgather's or
     /// all-to-all's members would all read at once, each yielding to the others while it
-    /// waits (3-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.25x the time by messages).
+    /// waits (3-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.25x the time by messages), and a
+    /// gather's members would wait for a root that reads alone (4 ranks, 16-32 KiB: 1.5x).
     Bcast,
-    /// Broadcasts, allgathers and all-to-alls: every member has a core of its own.
+    /// Broadcasts, allgathers, all-to-alls, gathers and scatters: every member has a core of
+    /// its own.
     Moves,
 }
 
@@ -144,7 +146,10 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
             (Some(Collective::Bcast), _) => true,
-            (Some(Collective::Allgather | Collective::Alltoall), SingleCopy::Moves) => true,
+            (
+                Some(Collective::Allgather | Collective::Alltoall | Collective::Gather),
+                SingleCopy::Moves,
+            ) => true,
             _ => false,
         };
     // Where every member has a core, a read in place beats the area's two copies from
