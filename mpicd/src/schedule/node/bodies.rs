@@ -207,30 +207,33 @@ fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
     if op.me() == root {
         op.gate()?;
         op.lend(std::iter::once(buf.read().as_ptr()), buf.len())?;
-        return op.wait_returned(buf.len());
+        op.nap_while_read(buf.len());
+        return op.wait_returned();
     }
     let read = op.read_lent(root, 0, buf.write());
     op.done_reading(read.is_ok());
     read
 }
 
+/// Reads block `k` of every other member (but `skip`) into `into[j]`, in place.
+fn read_each(op: &Op, into: &[Span], skip: usize, k: usize) -> Result<()> {
+    into.iter()
+        .enumerate()
+        .filter(|&(j, _)| j != skip)
+        .try_for_each(|(j, &block)| op.read_lent(j, k, block.write()))
+}
+
 /// An allgather where every member lends its block (`own`, this member's already checked
 /// to be as long as the others') and copies the others' straight from their memory.
 fn allgather_single_copy(op: &Op, own: Span, blocks: &[Span]) -> Result<()> {
-    let (me, len) = (op.me(), own.len());
-    let lent = op.lend(std::iter::once(own.read().as_ptr()), len);
-    let read = lent.and_then(|()| {
-        blocks
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != me)
-            .try_for_each(|(j, &block)| op.read_lent(j, 0, block.write()))
-    });
+    let me = op.me();
+    let read = op
+        .lend(std::iter::once(own.read().as_ptr()), own.len())
+        .and_then(|()| read_each(op, blocks, me, 0));
     // While the others may still read it: in place, `own` is `blocks[me]` and nothing moves.
     let copied = read.and_then(|()| own.copy_to(blocks[me]));
     op.done_reading(copied.is_ok());
-    let returned = op.wait_returned(len * (blocks.len() - 1));
-    copied.and(returned)
+    copied.and(op.wait_returned())
 }
 
 /// An all-to-all where every member lends its blocks for the others (`send`) and copies its
@@ -238,26 +241,19 @@ fn allgather_single_copy(op: &Op, own: Span, blocks: &[Span]) -> Result<()> {
 fn alltoall_single_copy(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Result<()> {
     let me = op.me();
     op.gate()?;
-    let sizes = send.iter().chain(recv).all(|x| x.len() == len);
+    // A block of the wrong size: lent as 0 bytes, on which the readers fail too.
+    let wrong = send.iter().chain(recv).find(|x| x.len() != len);
     let lent = op.lend(
         send.iter().map(|x| x.read().as_ptr()),
-        if sizes { len } else { 0 },
+        if wrong.is_none() { len } else { 0 },
     );
-    let read = lent
-        .and_then(|()| match sizes {
-            true => Ok(()),
-            false => Err(mismatch(0, len)),
-        })
-        .and_then(|()| {
-            recv.iter()
-                .enumerate()
-                .filter(|&(j, _)| j != me)
-                .try_for_each(|(j, &block)| op.read_lent(j, me, block.write()))
-        });
+    let read = lent.and_then(|()| match wrong {
+        Some(x) => Err(mismatch(x.len(), len)),
+        None => read_each(op, recv, me, me),
+    });
     let copied = read.and_then(|()| send[me].copy_to(recv[me]));
     op.done_reading(copied.is_ok());
-    let returned = op.wait_returned(len * (send.len() - 1));
-    copied.and(returned)
+    copied.and(op.wait_returned())
 }
 
 /// A gather where every member lends its block and the root copies each straight from its
@@ -267,15 +263,11 @@ fn gather_single_copy(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize)
     let Some(blocks) = blocks.filter(|_| op.me() == root) else {
         op.gate()?;
         op.lend(std::iter::once(mine.read().as_ptr()), len)?;
-        return op.wait_returned_by(std::iter::once(root), len);
+        return op.wait_returned_by(std::iter::once(root));
     };
-    let read = match blocks.iter().any(|x| x.len() != len) {
-        true => Err(mismatch(len, blocks[0].len())),
-        false => blocks
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != root)
-            .try_for_each(|(j, &block)| op.read_lent(j, 0, block.write())),
+    let read = match blocks.iter().find(|x| x.len() != len) {
+        Some(x) => Err(mismatch(len, x.len())),
+        None => read_each(op, blocks, root, 0),
     };
     op.done_reading(read.is_ok());
     read.and_then(|()| mine.copy_to(blocks[root]))
@@ -291,16 +283,16 @@ fn scatter_single_copy(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize
         return read;
     };
     op.gate()?;
-    let sizes = blocks.iter().all(|x| x.len() == len);
-    // Wrong sizes: lent as 0 bytes, on which the readers fail.
+    let wrong = blocks.iter().find(|x| x.len() != len);
+    // A block of the wrong size: lent as 0 bytes, on which the readers fail.
     op.lend(
         blocks.iter().map(|x| x.read().as_ptr()),
-        if sizes { len } else { 0 },
+        if wrong.is_none() { len } else { 0 },
     )?;
     // The root's own block while the others read theirs.
-    let copied = match sizes {
-        true => blocks[root].copy_to(mine),
-        false => Err(mismatch(blocks[0].len(), len)),
+    let copied = match wrong {
+        Some(x) => Err(mismatch(x.len(), len)),
+        None => blocks[root].copy_to(mine),
     };
-    copied.and(op.wait_returned(len))
+    copied.and(op.wait_returned())
 }

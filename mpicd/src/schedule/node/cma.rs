@@ -1,7 +1,7 @@
 //! Reads of another member's memory with Linux's cross-memory attach (`process_vm_readv`):
-//! the single-copy path of the node collectives' blocks that only move ([`super::bodies`]'s
-//! `bcast_single_copy`), where the reader copies a block straight from the owner's buffer,
-//! as UCX's cma rendezvous does, without a message or a handshake of its own.
+//! the single-copy way of the node collectives' blocks that only move ([`super::lend`]),
+//! where the reader copies a block straight from the owner's buffer, as UCX's cma rendezvous
+//! does, without a message or a handshake of its own.
 
 use crate::error::{Error, Result};
 use std::sync::OnceLock;

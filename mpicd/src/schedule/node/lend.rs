@@ -11,9 +11,9 @@ use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// Where waits may sleep, a member that lent a block of at least this many bytes to the
-/// others' single-copy reads naps first, for about half the time one read of it takes
-/// ([`LEND_NAP_BYTES_PER_US`]), instead of yielding to the readers that need the cores
+/// Where waits may sleep (only a broadcast takes [`Way::SingleCopy`] there), a root that lent
+/// a block of at least this many bytes naps first, for about half the time one read of it
+/// takes ([`LEND_NAP_BYTES_PER_US`]), instead of yielding to the readers that need the cores
 /// (3 ranks on 2 cores, 1-4 MiB bcasts: 267 / 496 / 953 us yielding, 173 / 350 / 624 after a
 /// first nap). Below it, a nap outlasts the reads (a nap costs this VM 50 us and more).
 const LEND_NAP_FROM: usize = 1 << 20;
@@ -42,7 +42,7 @@ impl Op {
     ) -> Result<()> {
         let mut note: SmallVec<[u8; 8 * NOTE_WORD]> =
             SmallVec::with_capacity(NOTE_WORD * (1 + blocks.len()));
-        note.extend_from_slice(&u64::from(std::process::id()).to_le_bytes());
+        note.extend_from_slice(&u64::from(self.node.pid).to_le_bytes());
         for p in blocks {
             note.extend_from_slice(&(p as u64).to_le_bytes());
         }
@@ -74,28 +74,28 @@ impl Op {
             .store(2 * self.n + u64::from(!ok), Ordering::Release);
     }
 
-    /// Waits until every other member is done reading what this member lent (see
-    /// [`LEND_NAP_FROM`] for `lent`, the bytes lent); an error if one could not read it.
-    pub(super) fn wait_returned(&self, lent: usize) -> Result<()> {
+    /// Naps once, where waits may sleep, while the readers copy the `lent` bytes (see
+    /// [`LEND_NAP_FROM`]).
+    pub(super) fn nap_while_read(&self, lent: usize) {
+        if self.node.wait == WaitPolicy::Sleep && lent >= LEND_NAP_FROM {
+            std::thread::sleep(Duration::from_micros((lent / LEND_NAP_BYTES_PER_US) as u64));
+        }
+    }
+
+    /// Waits until every other member is done reading what this member lent; an error if one
+    /// could not read it.
+    pub(super) fn wait_returned(&self) -> Result<()> {
         let me = self.node.me;
-        self.wait_returned_by((0..self.node.members).filter(|&j| j != me), lent)
+        self.wait_returned_by((0..self.node.members).filter(|&j| j != me))
     }
 
     /// [`Op::wait_returned`] for the members `readers` only (a gather's root).
-    pub(super) fn wait_returned_by(
-        &self,
-        readers: impl Iterator<Item = usize>,
-        lent: usize,
-    ) -> Result<()> {
-        let node = &*self.node;
-        if node.wait == WaitPolicy::Sleep && lent >= LEND_NAP_FROM {
-            // The readers need the cores more than this wait does (see LEND_NAP_FROM).
-            std::thread::sleep(Duration::from_micros((lent / LEND_NAP_BYTES_PER_US) as u64));
-        }
+    pub(super) fn wait_returned_by(&self, readers: impl Iterator<Item = usize>) -> Result<()> {
+        let done = 2 * self.n;
         for j in readers {
             // (Not noted as j's arrival: the done word counts twice as fast.) A later
             // collective's word: that member went on, so it was done with this one.
-            if self.wait_until(node.area.done(j), 2 * self.n)? == 2 * self.n + 1 {
+            if self.wait_until(self.node.area.done(j), done)? == done + 1 {
                 return Err(Error::Transport(format!(
                     "member {j} could not read this member's block"
                 )));

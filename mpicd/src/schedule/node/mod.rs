@@ -30,9 +30,9 @@
 //! bits.
 //!
 //! Only a blocking collective whose data a member puts fits the agreed size (a quarter of it
-//! for blocks that only move: [`MOVE_SHARE`]) takes this path, or a broadcast, allgather or
-//! all-to-all of longer blocks, which the members then copy straight from each other's
-//! buffers where they may ([`Way::SingleCopy`], [`lend`]);
+//! for blocks that only move: [`MOVE_SHARE`]) takes this path, or a broadcast, allgather,
+//! all-to-all, gather or scatter of longer blocks, which the members then copy straight from
+//! each other's buffers where they may ([`Way::SingleCopy`], [`lend`]);
 //! the choice depends on what every member knows alike (sizes the standard makes equal on all
 //! members), so that all take it or none.
 
@@ -89,6 +89,8 @@ pub(crate) struct Node {
     /// Which collectives read long blocks in place ([`Way::SingleCopy`]), as the members
     /// agreed.
     single_copy: SingleCopy,
+    /// This process's id, which its lent blocks' notes carry.
+    pid: u32,
     me: usize,
     members: usize,
     shared: Arc<Shared>,
@@ -109,10 +111,11 @@ pub(crate) struct Node {
 enum Way {
     /// Through the area's slots: every member writes its part once, the others read it there.
     Area,
-    /// Blocks that only move, too long for the area's share ([`MOVE_SHARE`]), where every
-    /// member may read the others' memory ([`cma`]): each member lends its buffers, and the
-    /// others copy their blocks straight out of them (one copy, as UCX's cma rendezvous, but
-    /// with no message). Broadcast, allgather, all-to-all, gather and scatter ([`SingleCopy`]).
+    /// Blocks that only move, too long for the area's share ([`MOVE_SHARE`]) or, where every
+    /// member has a core, over [`SINGLE_COPY_FROM`], where every member may read the others'
+    /// memory ([`cma`]): each member lends its buffers, and the others copy their blocks
+    /// straight out of them (one copy, as UCX's cma rendezvous, but with no message).
+    /// Broadcast, allgather, all-to-all, gather and scatter ([`SingleCopy`]).
     SingleCopy,
 }
 

@@ -145,6 +145,7 @@ fn agree(b: &mut Builder) -> Option<Node> {
             (true, false) => SingleCopy::Bcast,
             (true, true) => SingleCopy::Moves,
         },
+        pid: std::process::id(),
         me,
         members,
         shared,
