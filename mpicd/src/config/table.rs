@@ -83,7 +83,7 @@ pub const LOCAL_STREAM: Knob = Knob {
 
 pub const COLL_NODE: Knob = Knob {
     name: "MPICD_COLL_NODE",
-    default: "32768",
+    default: "131072",
     layer: Layer::Engine,
     kind: Kind::Bytes {
         min: 0,

@@ -35,7 +35,7 @@ fn defaults() {
             zcopy_depth: 16,
             node_local: true,
             local_stream: 2 << 20,
-            coll_node: 32768,
+            coll_node: 131072,
             peer_errors: true,
             wait: Wait::Auto,
         }
@@ -117,7 +117,7 @@ fn overrides_and_bounds() {
             zcopy_depth: 3,
             node_local: false,
             local_stream: 1,
-            coll_node: 32768,
+            coll_node: 131072,
             peer_errors: false,
             wait: Wait::Yield,
         }
