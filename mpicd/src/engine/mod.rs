@@ -116,6 +116,9 @@ struct Net {
     /// Contiguous sends from this size to a process on this node stream (`MPICD_LOCAL_STREAM`;
     /// 0: none do).
     local_stream: usize,
+    /// Processes outnumber cores here (the wait policy is not spin): a message moves through
+    /// the shared-memory segments only while both its processes run.
+    shares_cores: bool,
     /// Most bytes a member puts in a blocking collective through the node's shared memory
     /// (`MPICD_COLL_NODE`; 0: none do).
     coll_node: usize,
@@ -240,6 +243,7 @@ impl Engine {
                 next_seq: 0,
                 custom,
                 local_stream,
+                shares_cores: wait != WaitPolicy::Spin,
                 coll_node: config.coll_node,
                 contexts: crate::route::ContextIds::default(),
                 generation,
@@ -444,9 +448,11 @@ impl Net {
     }
 
     /// Where world rank `peer` (connected) runs, for the wire plan of a custom-typed message:
-    /// on this node (unless node-local plans are turned off), or elsewhere.
+    /// on this node (unless node-local plans are turned off; with its cores shared or not), or
+    /// elsewhere.
     fn reach(&self, peer: u32) -> Reach {
         match self.peers.get(peer as usize).and_then(|p| p.local_pid) {
+            Some(_) if self.custom.node_local && self.shares_cores => Reach::NodeShared,
             Some(_) if self.custom.node_local => Reach::NodeLocal,
             _ => Reach::Remote,
         }

@@ -108,17 +108,31 @@ pub(crate) enum Reach {
     Remote,
     /// The same node: every region is coalesced into the stream.
     NodeLocal,
+    /// The same node, where processes outnumber cores: regions from [`SHARED_ZCOPY_FROM`] up
+    /// travel as their own messages, which the receiver reads alone (UCX's cma rendezvous),
+    /// since a stream through the shared-memory segments moves only while both processes run
+    /// (as `config::LOCAL_STREAM` says of contiguous messages).
+    NodeShared,
 }
+
+/// Smallest region that travels as its own message to a process of this node where processes
+/// outnumber cores ([`Reach::NodeShared`]): UCX's rendezvous threshold (`UCX_RNDV_THRESH`, set
+/// by mpicd), so that each such region is read by the receiver in one copy, never sent eagerly.
+/// (A gather of one 64-96 KiB region per member, 3 / 4 ranks on 2 cores: 19.7 / 30.1 us
+/// coalesced, 13.9 / 17.4 us apart; `bench/coll/gather_shapes.c`.)
+pub(crate) const SHARED_ZCOPY_FROM: u64 = 64 << 10;
 
 /// Chooses the plan for a message. To another node, regions at or above the zero-copy
 /// threshold travel as their own contiguous messages (UCX's zero-copy rendezvous); smaller
 /// ones are cheaper to copy into the stream than to send one by one. To a process of this
 /// node every region goes into the stream: UCX's shared-memory transport moves the stream
 /// (copied in by the sender's core, out by the receiver's, in cache-sized pieces) faster
-/// than its one-copy paths (see `bench/results/wire-options.md`).
+/// than its one-copy paths (see `bench/results/wire-options.md`), unless processes outnumber
+/// cores there ([`Reach::NodeShared`]).
 pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<WirePlan> {
     let zcopy_threshold = match reach {
         Reach::NodeLocal => u64::MAX,
+        Reach::NodeShared => SHARED_ZCOPY_FROM,
         Reach::Remote => cfg.zcopy_threshold.max(1) as u64,
     };
     let (coalesced, zero_copy_count) = shape

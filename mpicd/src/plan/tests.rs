@@ -109,9 +109,17 @@ fn node_local_plans_coalesce_every_region() {
     assert_eq!(plan.region_messages(), 0);
     assert_eq!(through_the_wire(&plan), plan);
     // To another node: one message per region from the zero-copy threshold.
-    let remote = choose(shape, &cfg(0, 1000), Reach::Remote).unwrap();
+    let remote = choose(shape.clone(), &cfg(0, 1000), Reach::Remote).unwrap();
     assert_eq!((remote.zero_copy_count, remote.stream_bytes), (2, 10 + 72));
     assert_eq!(through_the_wire(&remote), remote);
+    // On this node where processes outnumber cores: regions from 64 KiB apart, whatever the
+    // remote threshold says.
+    let shared = choose(shape, &cfg(0, 1000), Reach::NodeShared).unwrap();
+    assert_eq!(
+        (shared.zero_copy_count, shared.stream_bytes),
+        (1, 10 + 5072)
+    );
+    assert_eq!(through_the_wire(&shared), shared);
 }
 
 #[test]
