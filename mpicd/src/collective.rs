@@ -316,14 +316,25 @@ pub fn allreduce(
     elem: ElementType,
     op: ReduceOp,
 ) -> Result<()> {
-    allreduce_by(comm, buf, Reduction::predefined(op, elem))
+    allreduce_in(comm, buf, Reduction::predefined(op, elem), elem.size())
 }
 
 /// [`allreduce`] with any [`Reduction`] (see [`reduce_by`]).
 pub fn allreduce_by(comm: &Communicator, buf: &mut [u8], reduction: Reduction) -> Result<()> {
+    allreduce_in(comm, buf, reduction, 0)
+}
+
+/// [`allreduce_by`] of elements of `unit` bytes (0: not known, so the node's memory takes
+/// only an operand that fits its share: see [`Communicator::node_allreduce`]).
+fn allreduce_in(
+    comm: &Communicator,
+    buf: &mut [u8],
+    reduction: Reduction,
+    unit: usize,
+) -> Result<()> {
     comm.require_intra("allreduce")?;
-    if let Some(op) = comm.node_collective(Some(Collective::Allreduce), buf.len(), 0) {
-        return op.allreduce(&reduction, None, buf);
+    if let Some(done) = comm.node_allreduce(&reduction, None, buf, unit) {
+        return done;
     }
     let mut b = comm.direct();
     b.reduce_with(reduction);

@@ -5,8 +5,9 @@
  * reader is done with it. At 3-4 ranks on 2 cores the members' waits there yield the core and,
  * past 100 us, nap (MPICD_WAIT resolved to sleep); at 1-2 they spin (the run's shm mode; its
  * tcp mode sets MPICD_COLL_NODE=0: messages). The
- * sizes straddle MPICD_COLL_NODE (32 KiB): both paths alternate on one communicator. Also:
- * MPI_IN_PLACE, a non-commutative user op in rank order, derived and predefined types meeting
+ * sizes straddle MPICD_COLL_NODE (128 KiB): both paths alternate on one communicator, and an
+ * allreduce past it goes through the node's memory in pieces. Also:
+ * MPI_IN_PLACE, non-commutative user ops in rank order, derived and predefined types meeting
  * in one collective, a collective whose arguments fail on
  * one member only (the next ones still match), a dup'd communicator beside WORLD, and counts
  * that differ between members (an error where the data arrives). */
@@ -26,9 +27,22 @@ static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt) {
     }
 }
 
-static void round_of(MPI_Comm comm, int k, int n, MPI_Op mat, MPI_Datatype m2) {
+/* Concatenation of decimal digits, associative and not commutative. */
+static void cat(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    long *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        long p = 10;
+        while (p <= b[i]) p *= 10;
+        b[i] += a[i] * p;
+    }
+}
+
+enum { N_MAX = 40000 };
+
+static void round_of(MPI_Comm comm, int k, int n, MPI_Op mat, MPI_Op cat_op, MPI_Datatype m2) {
     int root = k % size;
-    static long a[8192], b[8192 * 4], c[8192 * 4];
+    static long a[N_MAX], b[N_MAX * 4], c[N_MAX * 4];
     /* Reduce to a root, then a broadcast from another: non-roots run ahead. */
     for (int i = 0; i < n; i++) a[i] = rank + k + i;
     OK(MPI_Reduce(a, b, n, MPI_LONG, MPI_SUM, root, comm));
@@ -49,6 +63,13 @@ static void round_of(MPI_Comm comm, int k, int n, MPI_Op mat, MPI_Datatype m2) {
     long sum = 0;
     for (int r = 0; r < size; r++) sum += (1L << r) * (r + k % 3);
     CHECK(p[0] == 1L << size && p[1] == sum && p[2] == 0 && p[3] == 1);
+    /* A non-commutative op on a predefined type: the members' digits in rank order, in every
+     * element (past MPICD_COLL_NODE, in every piece). */
+    long digits = 0;
+    for (int r = 0; r < size; r++) digits = digits * 10 + r + 1;
+    for (int i = 0; i < n; i++) a[i] = rank + 1;
+    OK(MPI_Allreduce(a, b, n, MPI_LONG, cat_op, comm));
+    for (int i = 0; i < n; i++) CHECK(b[i] == digits);
     /* Scans. */
     long s = rank + k, si = 0, se = -7;
     OK(MPI_Scan(&s, &si, 1, MPI_LONG, MPI_SUM, comm));
@@ -99,8 +120,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Op mat;
+    MPI_Op mat, cat_op;
     OK(MPI_Op_create(matmul, 0, &mat));
+    OK(MPI_Op_create(cat, 0, &cat_op));
     MPI_Datatype m2;
     OK(MPI_Type_contiguous(4, MPI_LONG, &m2));
     OK(MPI_Type_commit(&m2));
@@ -108,10 +130,10 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     /* Spinning ranks share 2 cores at 3-4 ranks: fewer rounds there. */
     int rounds = size <= 2 ? 3000 : 60;
-    const int sizes[] = {1, 3, 64, 2048, 8192};
+    const int sizes[] = {1, 3, 64, 2048, 8192, N_MAX};
     for (int k = 0; k < rounds; k++) {
-        int n = sizes[k % 5];
-        round_of(k % 2 ? dup : MPI_COMM_WORLD, k, n, mat, m2);
+        int n = sizes[k % 6];
+        round_of(k % 2 ? dup : MPI_COMM_WORLD, k, n, mat, cat_op, m2);
         if (k % 500 == 7) {
             /* Fails at the root only (its send and receive buffers alias: MPI_ERR_BUFFER) while
              * the other members do their part; the collectives after it still match. */
@@ -129,6 +151,7 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_free(&dup));
     OK(MPI_Type_free(&m2));
     OK(MPI_Op_free(&mat));
+    OK(MPI_Op_free(&cat_op));
     if (rank == 0) printf("coll_node: all checks passed\n");
     MPI_Finalize();
     return 0;

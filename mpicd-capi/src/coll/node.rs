@@ -144,9 +144,7 @@ pub(super) unsafe fn allreduce(
     // SAFETY: forwarded.
     let (send, recv) = unsafe { operands(send, recv, len, true) }?;
     let done = match scan {
-        None => c
-            .node_collective(Some(Collective::Allreduce), len, 0)?
-            .allreduce(&red, send, recv),
+        None => c.node_allreduce(&red, send, recv, types::basic(dtype)?.size)?,
         Some(exclusive) => c
             .node_collective(None, len, 0)?
             .scan(&red, send, recv, exclusive),

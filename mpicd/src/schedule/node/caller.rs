@@ -52,6 +52,56 @@ impl Communicator {
     }
 }
 
+/// Most members for which an allreduce longer than the area's share goes through it in pieces
+/// ([`Communicator::node_allreduce`]): every member reduces every operand, p times the work of
+/// a ring's, which pays only for few members.
+const PIECES_MAX_MEMBERS: usize = 4;
+
+impl Communicator {
+    /// A blocking allreduce (`send`; `None`: in place in `recv`) through the node's memory, if
+    /// the members agreed on an area and it takes that path: in one node collective when the
+    /// operand fits the area's share, else (for at most [`PIECES_MAX_MEMBERS`] members) in
+    /// pieces of the share, whole elements of `unit` bytes each, one node collective a piece,
+    /// in order (`unit` 0: the element size is not known, no pieces). A ring moves such an
+    /// operand twice through UCX's messages and reduces it in p steps; the pieces stay in the
+    /// cache (2-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.5x Open MPI, the ring 0.8-1.0x).
+    /// Every member decides alike: the length, `unit` and the area are the same on all.
+    pub fn node_allreduce(
+        &self,
+        red: &Reduction,
+        send: Option<&[u8]>,
+        recv: &mut [u8],
+        unit: usize,
+    ) -> Option<Result<()>> {
+        let node = self.node.agreed()?;
+        let (len, cap) = (recv.len(), node.area.cap());
+        if len <= cap {
+            let op = self.node_collective(Some(Collective::Allreduce), len, 0)?;
+            return Some(op.allreduce(red, send, recv));
+        }
+        let whole = unit > 0 && len % unit == 0 && send.map_or(true, |s| s.len() == len);
+        let piece = cap.checked_div(unit).unwrap_or(0) * unit;
+        if node.members > PIECES_MAX_MEMBERS || piece == 0 || !whole {
+            return None;
+        }
+        // The first piece decides for all (`way` depends on nothing that differs per piece).
+        let mut op = self.node_collective(Some(Collective::Allreduce), piece, 0)?;
+        let mut at = 0;
+        loop {
+            let end = (at + piece).min(len);
+            let part = send.map(|s| &s[at..end]);
+            if let Err(e) = op.allreduce(red, part, &mut recv[at..end]) {
+                return Some(Err(e));
+            }
+            at = end;
+            if at == len {
+                return Some(Ok(()));
+            }
+            op = self.node_collective(Some(Collective::Allreduce), (len - at).min(piece), 0)?;
+        }
+    }
+}
+
 /// The span of bytes the caller lends.
 fn lent(bytes: &[u8]) -> Span {
     // SAFETY: borrowed for the whole collective (the methods below hold the borrow), and only
