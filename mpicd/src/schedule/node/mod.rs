@@ -30,7 +30,8 @@
 //! bits.
 //!
 //! Only a blocking collective whose data a member puts fits the agreed size (a quarter of it
-//! for blocks that only move: [`MOVE_SHARE`]) takes this path, or a broadcast, allgather,
+//! for blocks that only move and could be lent: [`MOVE_SHARE`]) takes this path, or a
+//! broadcast, allgather,
 //! all-to-all, gather or scatter of longer blocks, which the members then copy straight from
 //! each other's buffers where they may ([`Way::SingleCopy`], [`lend`]);
 //! the choice depends on what every member knows alike (sizes the standard makes equal on all
@@ -61,10 +62,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Blocks that only move (a broadcast's, a gather's) go through the area up to a quarter of
-/// the agreed size: above, one copy beats the two through the area (2 ranks: 16-32 KiB
-/// broadcasts 0.3-0.5x Open MPI through the area, 1.2x as messages), which
-/// [`Way::SingleCopy`] makes without a message; a reduction, which reads every operand
-/// anyway, gains up to the whole.
+/// the agreed size where they may be lent instead: above, one copy beats the two through the
+/// area (2 ranks: 16-32 KiB broadcasts 0.3-0.5x Open MPI through the area, 1.2x as messages),
+/// which [`Way::SingleCopy`] makes without a message. Where they may not (an allgather, a
+/// gather or a scatter where processes outnumber cores), the area's two copies still beat
+/// messages up to the whole (3-4 ranks on 2 cores, 64-128 KiB blocks: osu_allgather 32-105
+/// -> 17-79 us, osu_gather 10-22 -> 6-12). A reduction, which reads every operand anyway,
+/// gains up to the whole.
 const MOVE_SHARE: usize = 4;
 
 /// Checks of a word between two progress calls where this process has a core of its own.
@@ -143,7 +147,6 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         return None;
     }
     let cap = node.area.cap();
-    let area = puts <= cap && block <= cap / MOVE_SHARE;
     let lends = block > 0
         && lend::NOTE_WORD * (node.members + 1) <= cap
         && match (coll, node.single_copy) {
@@ -155,6 +158,8 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
             ) => true,
             _ => false,
         };
+    // Long blocks that only move take the area only where they cannot be lent.
+    let area = puts <= cap && (block <= cap / MOVE_SHARE || !lends);
     // Where every member has a core, a read in place beats the area's two copies from
     // SINGLE_COPY_FROM already.
     let sooner = node.single_copy == SingleCopy::Moves && block > SINGLE_COPY_FROM;
