@@ -45,7 +45,7 @@ expected() {
         recv) echo "0:Recv" ;;
         send) echo "0:Send-4MiB 0:Send-8B 0:Ssend-8B" ;;
         anysrc) echo "0:Irecv-ANY_SOURCE 0:Waitany-ANY_SOURCE 0:Waitsome-ANY_SOURCE 0:Waitall-ANY_SOURCE 0:Irecv-ANY_SOURCE-after-ack=MPI_SUCCESS" ;;
-        coll) echo "0:Barrier 0:Bcast 0:Allreduce 0:Bcast-64KiB 0:Allgather-64KiB 1:Barrier 1:Bcast 1:Allreduce 1:Bcast-64KiB 1:Allgather-64KiB" ;;
+        coll) echo "0:Barrier 0:Bcast 0:Allreduce 0:Bcast-64KiB 0:Allgather-64KiB 0:Allreduce-1MiB 1:Barrier 1:Bcast 1:Allreduce 1:Bcast-64KiB 1:Allgather-64KiB 1:Allreduce-1MiB" ;;
     esac
 }
 

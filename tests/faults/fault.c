@@ -213,6 +213,11 @@ int main(int argc, char **argv) {
         start = now();
         rc = MPI_Allgather(block, sizeof block, MPI_BYTE, all, sizeof block, MPI_BYTE, MPI_COMM_WORLD);
         report("Allgather-64KiB", rc, start);
+        /* Longer than the node area's share: through it in pieces (node/caller.rs). */
+        static double x[1 << 17], y[1 << 17];
+        start = now();
+        rc = MPI_Allreduce(x, y, 1 << 17, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        report("Allreduce-1MiB", rc, start);
     } else if (!strcmp(scenario, "orphan")) {
         /* The launcher is killed meanwhile: rank 0 waits in MPI, the others compute. */
         printf("READY rank=%d pid=%d\n", rank, (int)getpid());
