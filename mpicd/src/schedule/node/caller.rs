@@ -65,7 +65,9 @@ impl Communicator {
     /// in order (`unit` 0: the element size is not known, no pieces). A ring moves such an
     /// operand twice through UCX's messages and reduces it in p steps; the pieces stay in the
     /// cache (2-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.5x Open MPI, the ring 0.8-1.0x).
-    /// Every member decides alike: the length, `unit` and the area are the same on all.
+    /// Every member decides alike: the length, `unit` and the area are the same on all (a
+    /// reduction's members pass the same count, datatype and op, as MPI requires, so they all
+    /// come here with the same unit, or all go the builder's way).
     pub fn node_allreduce(
         &self,
         red: &Reduction,
