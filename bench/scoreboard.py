@@ -19,8 +19,10 @@ missed, and the file it comes from with that file's date, so a stale row shows a
                    ucx_perftest and Open MPI (osc sm,ucx)
   python/bench/results/pingpong.csv   make bench-python: objects of 1-16 KiB against pkl5
 
-Writes bench/results/scoreboard.md and prints it. Standard library only.
-Usage: bench/scoreboard.py [--results DIR] [--python-results DIR]
+Writes bench/results/scoreboard.md and prints it; with --readme, also puts the table between the
+README's "<!-- scoreboard:begin -->" and "<!-- scoreboard:end -->" lines (make bench does, so
+the README shows the last full run). Standard library only.
+Usage: bench/scoreboard.py [--results DIR] [--python-results DIR] [--readme README.md]
 """
 import argparse
 import csv
@@ -106,6 +108,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--python-results", default=os.path.join(ROOT, "python", "bench", "results"))
+    ap.add_argument("--readme", help="a README whose scoreboard block gets the table")
     args = ap.parse_args()
     b = Board()
 
@@ -261,11 +264,11 @@ def main():
              "Made by `bench/scoreboard.py` from the last runs' CSVs (the source column gives "
              "each file's date). A ratio compares mpicd with the peer in the same run.", ""]
     machine, msrc = read(os.path.join(args.results, "machine.csv"))
-    if machine:
-        lines += [machine_line(machine, msrc), ""]
-    lines += ["| target | measured | status | source |", "|---|---|---|---|"]
+    table = [machine_line(machine, msrc), ""] if machine else []
+    table += ["| target | measured | status | source |", "|---|---|---|---|"]
     for target, value, status, source, _ in b.rows:
-        lines.append(f"| {target} | {value} | {status} | {source} |")
+        table.append(f"| {target} | {value} | {status} | {source} |")
+    lines += table
     details = [f"- {t}: {d}" for t, _, _, _, d in b.rows if d]
     if details:
         lines += ["", "Per size:", ""] + details
@@ -273,6 +276,25 @@ def main():
     with open(os.path.join(args.results, "scoreboard.md"), "w") as f:
         f.write(text)
     print(text)
+    if args.readme:
+        return into_readme(args.readme, table)
+    return 0
+
+
+BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
+
+
+def into_readme(path, table):
+    """Replaces the README's scoreboard block with `table` (the lines of the table)."""
+    with open(path) as f:
+        text = f.read()
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        print(f"scoreboard: {path} has no single {BEGIN} ... {END} block", file=sys.stderr)
+        return 1
+    head, rest = text.split(BEGIN)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + "\n".join(table) + "\n" + END + tail)
     return 0
 
 
