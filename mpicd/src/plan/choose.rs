@@ -106,33 +106,45 @@ pub(crate) enum Reach {
     /// Another node (or node-local plans turned off): regions travel as UCX messages of their
     /// own from the zero-copy threshold up.
     Remote,
-    /// The same node: every region is coalesced into the stream.
+    /// The same node: regions are coalesced into the stream, except in a message shorter
+    /// than [`LOCAL_APART_BELOW`], whose regions from [`APART_FROM`] travel apart.
     NodeLocal,
-    /// The same node, where processes outnumber cores: regions from [`SHARED_ZCOPY_FROM`] up
-    /// travel as their own messages, which the receiver reads alone (UCX's cma rendezvous),
-    /// since a stream through the shared-memory segments moves only while both processes run
-    /// (as `config::LOCAL_STREAM` says of contiguous messages).
+    /// The same node, where processes outnumber cores: regions from [`APART_FROM`] up travel
+    /// as their own messages, which the receiver reads alone (UCX's cma rendezvous), since a
+    /// stream through the shared-memory segments moves only while both processes run (as
+    /// `config::LOCAL_STREAM` says of contiguous messages).
     NodeShared,
 }
 
-/// Smallest region that travels as its own message to a process of this node where processes
-/// outnumber cores ([`Reach::NodeShared`]): UCX's rendezvous threshold (`UCX_RNDV_THRESH`, set
-/// by mpicd), so that each such region is read by the receiver in one copy, never sent eagerly.
-/// (A gather of one 64-96 KiB region per member, 3 / 4 ranks on 2 cores: 19.7 / 30.1 us
-/// coalesced, 13.9 / 17.4 us apart; `bench/coll/gather_shapes.c`.)
-pub(crate) const SHARED_ZCOPY_FROM: u64 = 64 << 10;
+/// Smallest region that travels as its own message on this node, where one does
+/// ([`Reach::NodeShared`], and [`LOCAL_APART_BELOW`]): UCX's rendezvous threshold
+/// (`UCX_RNDV_THRESH`, set by mpicd), so that each such region is read by the receiver in one
+/// copy, never sent eagerly. (A gather of one 64-96 KiB region per member, 3 / 4 ranks on 2
+/// cores: 19.7 / 30.1 us coalesced, 13.9 / 17.4 us apart; `bench/coll/gather_shapes.c`.)
+pub(crate) const APART_FROM: u64 = 64 << 10;
+
+/// A message to a process of this node shorter than this sends its regions from [`APART_FROM`]
+/// apart even where both processes have a core: the receiver's one cma read of a lone region
+/// beats the body's rendezvous and the start of its two-copy pipeline, which pays off only in
+/// longer messages (2 ranks, one region a message: `gather_shapes` 64 / 256 KiB 10.4 / 29.7 ->
+/// 6.6 / 17.2 us, `regions` ping-pong 128 / 256 KiB 7.7 / 8.5 -> 8.6 / 10.0 GB/s; a 1 MiB region
+/// 166 -> 204 us apart, and 4 MiB of 256 KiB regions 12.0 -> 10.1 GB/s, so they stay in the
+/// stream).
+pub(crate) const LOCAL_APART_BELOW: u64 = 512 << 10;
 
 /// Chooses the plan for a message. To another node, regions at or above the zero-copy
 /// threshold travel as their own contiguous messages (UCX's zero-copy rendezvous); smaller
 /// ones are cheaper to copy into the stream than to send one by one. To a process of this
-/// node every region goes into the stream: UCX's shared-memory transport moves the stream
-/// (copied in by the sender's core, out by the receiver's, in cache-sized pieces) faster
-/// than its one-copy paths (see `bench/results/wire-options.md`), unless processes outnumber
-/// cores there ([`Reach::NodeShared`]).
+/// node the regions of a message of [`LOCAL_APART_BELOW`] and more go into the stream: UCX's
+/// shared-memory transport moves the stream (copied in by the sender's core, out by the
+/// receiver's, in cache-sized pieces) faster than its one-copy paths (see
+/// `bench/results/wire-options.md`), unless processes outnumber cores there
+/// ([`Reach::NodeShared`]).
 pub(crate) fn choose(shape: Shape, cfg: &CustomConfig, reach: Reach) -> Result<WirePlan> {
     let zcopy_threshold = match reach {
+        Reach::NodeLocal if shape.total_bytes() < LOCAL_APART_BELOW => APART_FROM,
         Reach::NodeLocal => u64::MAX,
-        Reach::NodeShared => SHARED_ZCOPY_FROM,
+        Reach::NodeShared => APART_FROM,
         Reach::Remote => cfg.zcopy_threshold.max(1) as u64,
     };
     let (coalesced, zero_copy_count) = shape

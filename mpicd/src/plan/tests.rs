@@ -100,7 +100,7 @@ fn zero_copy_regions_are_found_run_by_run() {
 }
 
 #[test]
-fn node_local_plans_coalesce_every_region() {
+fn node_local_plans_of_long_messages_coalesce_every_region() {
     let sizes = [8u64, 64, 5000, 1 << 20];
     let shape = Shape::new(10, sizes.map(region));
     let plan = choose(shape.clone(), &cfg(0, 1000), Reach::NodeLocal).unwrap();
@@ -112,6 +112,11 @@ fn node_local_plans_coalesce_every_region() {
     let remote = choose(shape.clone(), &cfg(0, 1000), Reach::Remote).unwrap();
     assert_eq!((remote.zero_copy_count, remote.stream_bytes), (2, 10 + 72));
     assert_eq!(through_the_wire(&remote), remote);
+    // A short message to this node: its regions from 64 KiB apart.
+    let short = Shape::new(10, [8u64, 5000, 100_000].map(region));
+    let plan = choose(short, &cfg(0, 1000), Reach::NodeLocal).unwrap();
+    assert_eq!((plan.zero_copy_count, plan.stream_bytes), (1, 10 + 5008));
+    assert_eq!(through_the_wire(&plan), plan);
     // On this node where processes outnumber cores: regions from 64 KiB apart, whatever the
     // remote threshold says.
     let shared = choose(shape, &cfg(0, 1000), Reach::NodeShared).unwrap();
