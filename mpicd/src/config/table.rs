@@ -94,8 +94,9 @@ pub const COLL_NODE: Knob = Knob {
           operand, its block, or all its blocks for an all-to-all): every member writes its \
           part once and reads the others' where they lie, with no message. The members agree \
           on the smallest value at a communicator's first blocking collective, at most 4 MiB / \
-          (8 x members). Their waits spin, or yield the core where processes outnumber cores \
-          (MPICD_WAIT). 0: always messages.",
+          (8 x members), and a process maps at most 256 MiB of areas in all (communicators \
+          agreeing past it use messages). Their waits spin, or yield the core where processes \
+          outnumber cores (MPICD_WAIT). 0: always messages.",
 };
 
 pub const PEER_ERRORS: Knob = Knob {

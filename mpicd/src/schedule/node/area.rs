@@ -8,7 +8,7 @@
 
 use crate::error::Result;
 use crate::shm::SharedSegment;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Bytes before a slot's data: the sequence number and the length of the data, which aligns
 /// the data for any element type (16 bytes, a long double's or a double complex's).
@@ -22,12 +22,28 @@ const ALIGN: usize = 128;
 /// reduction's non-roots) before it waits.
 pub(crate) const SLOTS: usize = 8;
 
+/// Bytes of the areas this process maps now, every communicator's together ([`mapped`]).
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of the areas this process maps now.
+pub(crate) fn mapped() -> usize {
+    MAPPED.load(Ordering::Relaxed)
+}
+
 /// A mapped area of `members` x (an arrival line and [`SLOTS`] slots of `cap` data bytes).
 pub(crate) struct Area {
     segment: SharedSegment,
     members: usize,
     cap: usize,
     slot: usize,
+    /// Its length, counted in [`MAPPED`] while it is mapped.
+    len: usize,
+}
+
+impl Drop for Area {
+    fn drop(&mut self) {
+        MAPPED.fetch_sub(self.len, Ordering::Relaxed);
+    }
 }
 
 impl Area {
@@ -50,11 +66,14 @@ impl Area {
             .checked_mul(ALIGN + SLOTS * slot)
             .filter(|&n| n > 0 && n <= isize::MAX as usize)
             .ok_or_else(|| crate::error::Error::InvalidArgument("node area too large".into()))?;
+        let segment = SharedSegment::map(name, len, create)?;
+        MAPPED.fetch_add(len, Ordering::Relaxed);
         Ok(Area {
-            segment: SharedSegment::map(name, len, create)?,
+            segment,
             members,
             cap,
             slot,
+            len,
         })
     }
 
@@ -178,6 +197,17 @@ mod tests {
         // SAFETY: published above, and not written again.
         assert_eq!(unsafe { b.get(1, 1, 3, 4) }, b"node");
         assert!(Area::attach(&name, 2, 100).is_err(), "the name was removed");
+    }
+
+    /// Both mappings count in what this process maps while they last (other tests' areas
+    /// come and go meanwhile, so only lower bounds hold).
+    #[test]
+    fn mappings_are_counted() {
+        let (a, name) = Area::create(3, 4096).unwrap();
+        let b = Area::attach(&name, 3, 4096).unwrap();
+        unlink(&name);
+        assert!(a.len > 3 * SLOTS * 4096);
+        assert!(mapped() >= a.len + b.len);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //!
 //! [`Engine::node_offer`]: crate::engine::Engine::node_offer
 
-use super::area::{unlink, Area, SLOTS};
+use super::area::{mapped, unlink, Area, SLOTS};
 use super::{cma, Node, SingleCopy};
 use crate::engine::WaitPolicy;
 use crate::schedule::algorithms::bcast_binomial;
@@ -41,6 +41,15 @@ impl NodeCell {
 
 /// Most bytes of slots an area holds: a slot holds at most this over twice the members.
 const AREA_BUDGET: usize = 4 << 20;
+
+/// Most bytes of areas one process maps, every communicator's together: past it, a member
+/// offers only what is left, and none once that is under [`MIN_SLOT`] a slot, so the
+/// communicators made after use messages (a thousand communicators of 4 members kept alive
+/// would otherwise hold 4 GiB of `/dev/shm`).
+const AREAS_BUDGET: usize = 256 << 20;
+
+/// The smallest slot worth an area.
+const MIN_SLOT: usize = 4 << 10;
 
 /// Longest area name sent in round 2 (the notice is 64 bytes: the size, then the name).
 const NOTICE: usize = 64;
@@ -72,6 +81,11 @@ fn agree(b: &mut Builder) -> Option<Node> {
     let (offer, wait) = shared
         .with(|e| Ok((e.node_offer(&group), e.wait_policy())))
         .unwrap_or((0, WaitPolicy::Spin));
+    let room = AREAS_BUDGET.saturating_sub(mapped()) / (SLOTS * members);
+    let offer = match offer.min(room) {
+        slot if slot < MIN_SLOT => 0,
+        slot => slot,
+    };
 
     let words = b.temp(8 * members);
     let offers = gather_words(b, words, offer as u64)?;
