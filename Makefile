@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-coll-noise bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -157,6 +157,12 @@ bench-ddt: build
 bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
 	bash bench/coll/gather_shapes.sh
+
+# bench-coll-noise: the collectives benchmark with each implementation against itself (A/A,
+# bench/coll/noise.py, about 2 minutes): how many of its rows fall below 1.0, 0.9 and 0.8 with
+# nothing different, in bench/results/collectives-noise.{csv,md}. Not part of `make bench`.
+bench-coll-noise: build
+	python3 bench/coll/noise.py
 
 # bench-fairness: progress when ranks outnumber cores (bench/fairness/run.py, about 3 minutes):
 # a randomized message rate (0 B-1 MiB, wildcard receives, data checked) of mpicd and Open MPI
