@@ -14,6 +14,8 @@ missed, and the file it comes from with that file's date, so a stale row shows a
                    ranks, a blocked rank's CPU
   collectives.csv  make bench-coll (make bench runs it): collectives at 3 and 4 ranks (geomean),
                    and every size and rank count (issue 16)
+  collectives-noise.csv  make bench-coll-noise: the collectives benchmark, each implementation
+                   against itself (context for the row above: the noise floor)
   gather-shapes.csv  make bench-coll: the custom-typed gather against Probe + Recv (issue 16)
   rma.csv          make bench-rma (make bench runs it): one-sided latency and bandwidth against
                    ucx_perftest and Open MPI (osc sm,ucx)
@@ -207,6 +209,12 @@ def main():
               not below, src, ", ".join(f"{w} {v:.2f}" for w, v in below))
     else:
         b.add("collectives >= 1.0x Open MPI at every size and rank count (issue 16)", "-", None, src)
+    noise, src = read(os.path.join(args.results, "collectives-noise.csv"))
+    for impl in sorted({r["impl"] for r in noise or []}):
+        xs = [float(r["ratio"]) for r in noise if r["impl"] == impl]
+        b.context(f"the same, {impl} against itself (A/A: rows below 1 with nothing different)",
+                  f"{sum(x < 1 for x in xs)} of {len(xs)} below 1, {sum(x < 0.9 for x in xs)} "
+                  f"below 0.9; lowest {min(xs):.2f}", src)
     shapes, src = read(os.path.join(args.results, "gather-shapes.csv"))
     by_ranks = defaultdict(list)
     for r in shapes or []:

@@ -341,9 +341,11 @@ def write_outputs(a, med, nsamples, ops, ranks_list, sizes, provides, problems, 
              f"{meta['load_start']} at the start, {meta['load_end']} at the end.  ")
     L.append(f"mpicd {meta['engine']}, UCX {meta['ucx']}; {meta['ompi']} (`{meta['peer']}`, "
              "Debian's defaults: pml ob1, btl vader, coll tuned).\n")
+    timed = ("per cycle of MPI_Barrier and the call (`--cycle`)" if meta["cycle"] else
+             "per call: the slowest rank's mean over the timed calls, each call started from an "
+             "MPI_Barrier")
     L.append("**ratio = Open MPI's time / mpicd's time: above 1, mpicd is faster.** Times are "
-             "microseconds per call: the slowest rank's mean over the timed calls, each call "
-             "started from an MPI_Barrier (`bench/coll/coll_bench.c`); MPI_INT data, every result "
+             f"microseconds {timed} (`bench/coll/coll_bench.c`); MPI_INT data, every result "
              "checked. Sizes: allreduce and bcast the whole buffer; allgather, alltoall and "
              "reduce_scatter_block the block per rank (per rank pair for alltoall).\n")
     busy = [x for x in (meta["load_start"], meta["load_end"]) if float(x) > meta["nproc"] + 0.5]
@@ -459,6 +461,8 @@ def main():
     ap.add_argument("--timeout", type=float, help="seconds per run (default 300; --quick 120)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--cycle", action="store_true",
+                    help="time each call with the MPI_Barrier before it (coll_bench --cycle)")
     ap.add_argument("--polling", action="store_true",
                     help="run Open MPI polling where ranks outnumber cores even if mpicd yields")
     ap.add_argument("--no-polling", action="store_true", help="never run Open MPI polling")
@@ -477,7 +481,7 @@ def main():
     else:
         size_args = ["--min", "8", "--max", str(4 << 20), "--factor", "2"]
         sizes = [8 << i for i in range(20)]
-    bench_args = [*size_args, "--budget", str(budget)]
+    bench_args = [*size_args, "--budget", str(budget), *(["--cycle"] if a.cycle else [])]
     nproc = os.cpu_count() or 1
     load_start = open("/proc/loadavg").read().split()[0]
     t_start = time.time()
@@ -572,6 +576,7 @@ def main():
     ucx = re.search(r"Version (\S+)", out_of(["ucx_info", "-v"]))
     ucx = ucx[1] if ucx else "?"
     meta = {
+        "cycle": a.cycle,
         "command": "bench/coll/run.py" + (" " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""),
         "date": date,
         "secs": time.time() - t_start, "rounds": rounds, "nproc": nproc,
