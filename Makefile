@@ -151,8 +151,9 @@ bench-ddt: build
 # (bench/coll/run.py, about 1.5 minutes on 2 cores; BENCH_COLL_ARGS=--quick: one round of 10
 # sizes, about 20 s): bench/results/collectives.{csv,md}, plots/collectives-*.png. Every result
 # is checked; a wrong result, a crash or a hang (300 s per run) is reported and fails the target.
-# Then bench/coll/gather_shapes.sh (about 30 s): a gather of differently shaped objects as one
-# custom-typed MPI_Gather against Probe + Recv per rank (bench/results/gather-shapes.md).
+# Then bench/coll/gather_shapes.sh (about 10 s): a gather of differently shaped objects (a
+# vector; a sparse-matrix block of three arrays) as one custom-typed MPI_Gather against Probe +
+# Recv per array and rank (bench/results/gather-shapes.md).
 # Not part of `make test`.
 bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)

@@ -216,13 +216,18 @@ def main():
                   f"{sum(x < 1 for x in xs)} of {len(xs)} below 1, {sum(x < 0.9 for x in xs)} "
                   f"below 0.9; lowest {min(xs):.2f}", src)
     shapes, src = read(os.path.join(args.results, "gather-shapes.csv"))
-    by_ranks = defaultdict(list)
+    by_ranks = defaultdict(list)           # (object, ranks) -> [ratio]
     for r in shapes or []:
-        by_ranks[r["ranks"]].append(float(r["probe_us"]) / float(r["collective_us"]))
+        # Files from before the csr object have no object column: their rows are vec.
+        by_ranks[(r.get("object", "vec"), r["ranks"])].append(
+            float(r["probe_us"]) / float(r["collective_us"]))
     if by_ranks:
-        geo = {k: math.exp(sum(map(math.log, v)) / len(v)) for k, v in sorted(by_ranks.items())}
+        geo = {k: math.exp(sum(map(math.log, v)) / len(v)) for k, v in sorted(by_ranks.items(),
+                                                                                key=lambda kv: (kv[0][0] != "vec", kv[0]))}
         b.add("custom-typed gather of differently shaped objects >= 2x Probe + Recv (issue 16, "
-              "geomean over sizes)", " / ".join(f"{v:.2f} at {k}r" for k, v in geo.items()),
+              "geomean over sizes)", "; ".join(
+                  f"{obj}: " + " / ".join(f"{v:.2f} at {n}r" for (o, n), v in geo.items() if o == obj)
+                  for obj in dict.fromkeys(o for o, _ in geo)),
               all(v >= 2.0 for v in geo.values()), src)
     else:
         b.add("custom-typed gather of differently shaped objects >= 2x Probe + Recv (issue 16)",
