@@ -2,8 +2,10 @@
 //! broadcast, gather, scatter, allgather and all-to-all. Each value travels as one
 //! custom-typed message (packed part and zero-copy regions), and its receiver sizes itself from
 //! the message ([`CustomRecv::resize`]), so values may differ in shape from member to member:
-//! the root of a gather learns every member's shape without a probe. They run as plans
-//! ([`crate::schedule::objects`]), as the C library's collectives over custom datatypes do.
+//! the root of a gather learns every member's shape without a probe. Where the communicator's
+//! members share an area of the node's memory, they go through it
+//! ([`Communicator::node_objects`]), else they run as plans ([`crate::schedule::objects`]), as
+//! the C library's collectives over custom datatypes do.
 //! They take intra-communicators only ([`Error::CommunicatorKind`] otherwise).
 //!
 //! ```no_run
@@ -21,6 +23,7 @@ use crate::custom::parts::{pack_borrowed, unpack_borrowed};
 use crate::custom::{CustomRecv, CustomSend};
 use crate::error::{Error, Result};
 use crate::plan::{PackState, UnpackState};
+use crate::schedule::select::Collective;
 use crate::schedule::{objects, Builder, ObjId, Object};
 use std::sync::Arc;
 
@@ -91,22 +94,36 @@ impl<T: CustomSend + CustomRecv> Object for Relayed<T> {
     }
 }
 
+/// A value sent (lent for the collective: see `Lent`).
+fn lend<S: CustomSend + ?Sized>(value: &S) -> Sent<S> {
+    Sent(Lent(value as *const S as *mut S))
+}
+
+/// A value received into (lent for the collective).
+fn lend_mut<R: CustomRecv>(value: &mut R) -> Received<R> {
+    Received(Lent(value as *mut R))
+}
+
 /// A value the plan sends.
 fn sent<S: CustomSend + ?Sized>(b: &mut Builder, value: &S) -> ObjId {
     // SAFETY: `value` outlives the run (see `Lent`).
-    unsafe { object(b, Arc::new(Sent(Lent(value as *const S as *mut S)))) }
+    unsafe { object(b, Arc::new(lend(value))) }
 }
 
 /// A value the plan receives into.
 fn received<R: CustomRecv>(b: &mut Builder, value: &mut R) -> ObjId {
     // SAFETY: `value` outlives the run and the plan receives into it once (see `Lent`).
-    unsafe { object(b, Arc::new(Received(Lent(value as *mut R)))) }
+    unsafe { object(b, Arc::new(lend_mut(value))) }
 }
 
 /// A value the plan receives into, then sends on (a broadcast's).
 fn relayed<T: CustomSend + CustomRecv>(b: &mut Builder, value: &mut T) -> ObjId {
     // SAFETY: `value` outlives the run; it is sent only after its receive completed.
     unsafe { object(b, Arc::new(Relayed(Lent(value as *mut T)))) }
+}
+
+fn dyns<O: Object>(objs: &[O]) -> Vec<&dyn Object> {
+    objs.iter().map(|o| o as &dyn Object).collect()
 }
 
 fn check_root(comm: &Communicator, root: i32) -> Result<()> {
@@ -136,6 +153,9 @@ impl Communicator {
     /// from the message, then sends on from its own copy).
     pub fn bcast_custom<T: CustomSend + CustomRecv>(&self, value: &mut T, root: i32) -> Result<()> {
         check_root(self, root)?;
+        if let Some(op) = self.node_objects(Collective::Bcast) {
+            return op.bcast(&Relayed(Lent(value as *mut T)), root as usize);
+        }
         let mut b = self.plan();
         let obj = relayed(&mut b, value);
         objects::bcast(&mut b, obj, root);
@@ -152,24 +172,29 @@ impl Communicator {
         root: i32,
     ) -> Result<()> {
         check_root(self, root)?;
-        let mut b = self.plan();
-        let own = sent(&mut b, mine);
-        let blocks = match all.filter(|_| self.rank() == root) {
-            Some(all) => {
-                check_len("gather_custom: all", all.len(), self.size())?;
-                Some(
-                    all.iter_mut()
-                        .map(|v| received(&mut b, v))
-                        .collect::<Vec<_>>(),
-                )
-            }
-            None if self.rank() == root => {
-                return Err(Error::InvalidArgument(
-                    "gather_custom: the root needs `all`".into(),
-                ))
-            }
-            None => None,
+        let all = all.filter(|_| self.rank() == root);
+        // Checked once the collective's turn is taken, as a plan's failure.
+        let check = |all: &Option<&mut [R]>| match all {
+            Some(all) => check_len("gather_custom: all", all.len(), self.size()),
+            None if self.rank() == root => Err(Error::InvalidArgument(
+                "gather_custom: the root needs `all`".into(),
+            )),
+            None => Ok(()),
         };
+        if let Some(op) = self.node_objects(Collective::Gather) {
+            // It checks `all` itself.
+            let blocks: Option<Vec<_>> = all.map(|a| a.iter_mut().map(lend_mut).collect());
+            let blocks = blocks.as_deref().map(dyns);
+            return op.gather(Some(&lend(mine)), blocks.as_deref(), root as usize);
+        }
+        let mut b = self.plan();
+        check(&all)?;
+        let own = sent(&mut b, mine);
+        let blocks = all.map(|all| {
+            all.iter_mut()
+                .map(|v| received(&mut b, v))
+                .collect::<Vec<_>>()
+        });
         objects::gather(&mut b, Some(own), blocks.as_deref(), root);
         // SAFETY: the values are borrowed until the run completes.
         unsafe { self.run_plan(b) }
@@ -183,20 +208,25 @@ impl Communicator {
         root: i32,
     ) -> Result<()> {
         check_root(self, root)?;
-        let mut b = self.plan();
-        let own = received(&mut b, mine);
-        let blocks = match all.filter(|_| self.rank() == root) {
-            Some(all) => {
-                check_len("scatter_custom: all", all.len(), self.size())?;
-                Some(all.iter().map(|v| sent(&mut b, v)).collect::<Vec<_>>())
-            }
-            None if self.rank() == root => {
-                return Err(Error::InvalidArgument(
-                    "scatter_custom: the root needs `all`".into(),
-                ))
-            }
-            None => None,
+        let all = all.filter(|_| self.rank() == root);
+        // Checked once the collective's turn is taken, as a plan's failure.
+        let check = || match all {
+            Some(all) => check_len("scatter_custom: all", all.len(), self.size()),
+            None if self.rank() == root => Err(Error::InvalidArgument(
+                "scatter_custom: the root needs `all`".into(),
+            )),
+            None => Ok(()),
         };
+        if let Some(op) = self.node_objects(Collective::Gather) {
+            // It checks `all` itself, and fails its members if `all` is wrong.
+            let blocks: Option<Vec<_>> = all.map(|a| a.iter().map(lend).collect());
+            let blocks = blocks.as_deref().map(dyns);
+            return op.scatter(blocks.as_deref(), Some(&lend_mut(mine)), root as usize);
+        }
+        let mut b = self.plan();
+        check()?;
+        let own = received(&mut b, mine);
+        let blocks = all.map(|all| all.iter().map(|v| sent(&mut b, v)).collect::<Vec<_>>());
         objects::scatter(&mut b, blocks.as_deref(), Some(own), root);
         // SAFETY: the values are borrowed until the run completes.
         unsafe { self.run_plan(b) }
@@ -210,6 +240,10 @@ impl Communicator {
     ) -> Result<()> {
         self.require_intra("allgather_custom")?;
         check_len("allgather_custom: all", all.len(), self.size())?;
+        if let Some(op) = self.node_objects(Collective::Allgather) {
+            let blocks: Vec<_> = all.iter_mut().map(lend_mut).collect();
+            return op.allgather(Some(&lend(mine)), &dyns(&blocks));
+        }
         let mut b = self.plan();
         let own = sent(&mut b, mine);
         let blocks: Vec<ObjId> = all.iter_mut().map(|v| received(&mut b, v)).collect();
@@ -227,6 +261,11 @@ impl Communicator {
         self.require_intra("alltoall_custom")?;
         check_len("alltoall_custom: send", send.len(), self.size())?;
         check_len("alltoall_custom: recv", recv.len(), self.size())?;
+        if let Some(op) = self.node_objects(Collective::Alltoall) {
+            let out: Vec<_> = send.iter().map(lend).collect();
+            let inc: Vec<_> = recv.iter_mut().map(lend_mut).collect();
+            return op.alltoall(&dyns(&out), &dyns(&inc));
+        }
         let mut b = self.plan();
         let out: Vec<ObjId> = send.iter().map(|v| sent(&mut b, v)).collect();
         let inc: Vec<ObjId> = recv.iter_mut().map(|v| received(&mut b, v)).collect();

@@ -3,7 +3,8 @@
  * struct's size so that arrays of it have the right stride. The receivers start with empty
  * vectors; the MPIX resize callback sizes each from the message, so the root of a gather
  * learns every rank's length without a probe. Bcast, Gather, Gatherv, Scatter, Allgather,
- * Alltoall, Igather, an in-place Allgather, and a reduction refused (MPI_ERR_TYPE). */
+ * Alltoall, Igather, an in-place Allgather, pack callbacks that fail in a Gather and a Bcast,
+ * and a reduction refused (MPI_ERR_TYPE). */
 #include "check.h"
 #include <string.h>
 
@@ -71,6 +72,20 @@ static int resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size
         d[i].v = calloc((size_t)reg_lens[i] + 1, sizeof(double));
     }
     return MPI_SUCCESS;
+}
+
+/* The state of an operation: the type's context. */
+static int state_is_context(void *context, const void *buf, MPI_Count count, void **state) {
+    (void)buf, (void)count;
+    *state = context;
+    return MPI_SUCCESS;
+}
+
+/* pack, failing with 1234 where the flag its state points to is set. */
+static int pack_or_fail(void *state, const void *buf, MPI_Count count, MPI_Count offset,
+                        void *dst, MPI_Count dst_size, MPI_Count *used) {
+    if (state && *(int *)state) return 1234;
+    return pack(NULL, buf, count, offset, dst, dst_size, used);
 }
 
 /* A vector of `n` doubles identified by `id`. */
@@ -167,6 +182,44 @@ int main(int argc, char **argv) {
     if (rank == size - 1)
         for (int k = 0; k < size; k++) check(&all[k], k, len_of(k));
     clear(all, 16);
+
+    /* A pack callback that fails: the member whose callback failed gets its code, every
+     * member that waits for its object fails (MPI_ERR_OTHER) instead of waiting forever, and
+     * the next collectives still agree. Short vectors (through the node's memory where the
+     * communicator has an area) and long ones (messages). */
+    int fails = 0;
+    MPI_Datatype braw, bad;
+    OK(MPI_Type_create_custom(state_is_context, NULL, query, pack_or_fail, unpack,
+                              one_region_per_element, regions, &fails, 1, &braw));
+    OK(MPIX_Type_custom_set_resize(braw, resize));
+    OK(MPI_Type_create_resized(braw, 0, sizeof(struct dvec), &bad));
+    OK(MPIX_Type_custom_set_resize(bad, resize));
+    for (int len = 5; size > 1 && len <= 50000; len *= 10000) {
+        struct dvec v = make(rank, len);
+        /* Gather at 0: rank 1's pack fails. */
+        fails = rank == 1;
+        int rc = MPI_Gather(&v, 1, bad, all, 1, bad, 0, MPI_COMM_WORLD);
+        int class = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS && rc != 1234) MPI_Error_class(rc, &class);
+        CHECK(rank == 1 ? rc == 1234 : rank == 0 ? class == MPI_ERR_OTHER : rc == MPI_SUCCESS);
+        clear(all, 16);
+        /* Bcast from 0 whose pack fails: every member fails. */
+        fails = rank == 0;
+        struct dvec b = rank == 0 ? make(0, len) : (struct dvec){0, NULL};
+        rc = MPI_Bcast(&b, 1, bad, 0, MPI_COMM_WORLD);
+        class = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS && rc != 1234) MPI_Error_class(rc, &class);
+        CHECK(rank == 0 ? rc == 1234 : class == MPI_ERR_OTHER);
+        clear(&b, 1);
+        fails = 0;
+        /* Then the same collectives work. */
+        OK(MPI_Allgather(&v, 1, bad, all, 1, bad, MPI_COMM_WORLD));
+        for (int r = 0; r < size; r++) check(&all[r], r, len);
+        clear(all, 16);
+        clear(&v, 1);
+    }
+    OK(MPI_Type_free(&bad));
+    OK(MPI_Type_free(&braw));
 
     /* No reductions over custom types. */
     FAILS(MPI_Allreduce(&mine, &one, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);

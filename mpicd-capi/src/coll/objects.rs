@@ -8,12 +8,14 @@
 //! bytes). Reductions over custom types do not exist (MPI_ERR_TYPE).
 
 use super::writer::{Arg, Layout};
+use super::Written;
 use crate::abi::*;
 use crate::blocks::in_place;
 use crate::custom::{CustomType, Operation};
 use crate::errors::{fail, CResult};
 use crate::types::{self, Dtype};
-use mpicd::schedule::{objects, Builder, ObjId, Object, Plan};
+use mpicd::schedule::select::Collective;
+use mpicd::schedule::{objects, Builder, NodeObjects, ObjId, Object};
 use mpicd::Communicator;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
@@ -91,13 +93,18 @@ impl Object for Objects {
     }
 }
 
-/// `a`'s objects in the plan.
-fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
-    b.object(Arc::new(Objects {
+/// `a`'s objects.
+fn objects_of(t: &Arc<CustomType>, a: Arg) -> Objects {
+    Objects {
         ty: Arc::clone(t),
         addr: a.p as *mut c_void,
         count: a.count,
-    }))
+    }
+}
+
+/// `a`'s objects in the plan.
+fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
+    b.object(Arc::new(objects_of(t, a)))
 }
 
 fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
@@ -106,11 +113,45 @@ fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
         .collect()
 }
 
-pub(crate) fn bcast(c: &Communicator, t: Arc<CustomType>, a: Arg, root: c_int) -> Arc<Plan> {
-    let mut b = c.plan();
-    let obj = object(&mut b, &t, a);
-    objects::bcast(&mut b, obj, root);
-    b.finish()
+/// `l`'s blocks, each a member's objects.
+fn each(t: &Arc<CustomType>, l: &Layout) -> Vec<Objects> {
+    (0..l.counts.len())
+        .map(|i| objects_of(t, l.arg(i)))
+        .collect()
+}
+
+fn dyns(objs: &[Objects]) -> Vec<&dyn Object> {
+    objs.iter().map(|o| o as &dyn Object).collect()
+}
+
+/// A blocking collective (`now`) through the node's memory, where the communicator has an
+/// area ([`Communicator::node_objects`]): done, or failed; `None`: the caller writes a plan.
+fn on_node(
+    c: &Communicator,
+    now: bool,
+    coll: Collective,
+    run: impl FnOnce(NodeObjects) -> mpicd::Result<()>,
+) -> Option<CResult<Written>> {
+    let op = c.node_objects(coll).filter(|_| now)?;
+    Some(run(op).map(|()| Written::Done).map_err(Into::into))
+}
+
+pub(crate) fn bcast(
+    c: &Communicator,
+    t: Arc<CustomType>,
+    a: Arg,
+    root: c_int,
+    now: bool,
+) -> CResult<Written> {
+    let on = on_node(c, now, Collective::Bcast, |op| {
+        op.bcast(&objects_of(&t, a), root as usize)
+    });
+    on.unwrap_or_else(|| {
+        let mut b = c.plan();
+        let obj = object(&mut b, &t, a);
+        objects::bcast(&mut b, obj, root);
+        Ok(Written::Plan(b.finish()))
+    })
 }
 
 pub(crate) fn gather(
@@ -119,13 +160,28 @@ pub(crate) fn gather(
     send: Arg,
     recv: Option<Layout>,
     root: c_int,
-) -> Arc<Plan> {
-    let mut b = c.plan();
+    now: bool,
+) -> CResult<Written> {
     let at_root = c.rank() == root;
-    let mine = (!(at_root && in_place(send.p))).then(|| object(&mut b, &t, send));
-    let all = recv.filter(|_| at_root).map(|l| blocks(&mut b, &t, &l));
-    objects::gather(&mut b, mine, all.as_deref(), root);
-    b.finish()
+    let here = at_root && in_place(send.p);
+    let recv = recv.filter(|_| at_root);
+    let on = on_node(c, now, Collective::Gather, |op| {
+        let mine = (!here).then(|| objects_of(&t, send));
+        let all = recv.as_ref().map(|l| each(&t, l));
+        let all = all.as_deref().map(dyns);
+        op.gather(
+            mine.as_ref().map(|m| m as &dyn Object),
+            all.as_deref(),
+            root as usize,
+        )
+    });
+    on.unwrap_or_else(|| {
+        let mut b = c.plan();
+        let mine = (!here).then(|| object(&mut b, &t, send));
+        let all = recv.map(|l| blocks(&mut b, &t, &l));
+        objects::gather(&mut b, mine, all.as_deref(), root);
+        Ok(Written::Plan(b.finish()))
+    })
 }
 
 pub(crate) fn scatter(
@@ -134,13 +190,28 @@ pub(crate) fn scatter(
     send: Option<Layout>,
     recv: Arg,
     root: c_int,
-) -> Arc<Plan> {
-    let mut b = c.plan();
+    now: bool,
+) -> CResult<Written> {
     let at_root = c.rank() == root;
-    let mine = (!(at_root && in_place(recv.p))).then(|| object(&mut b, &t, recv));
-    let all = send.filter(|_| at_root).map(|l| blocks(&mut b, &t, &l));
-    objects::scatter(&mut b, all.as_deref(), mine, root);
-    b.finish()
+    let here = at_root && in_place(recv.p);
+    let send = send.filter(|_| at_root);
+    let on = on_node(c, now, Collective::Gather, |op| {
+        let mine = (!here).then(|| objects_of(&t, recv));
+        let all = send.as_ref().map(|l| each(&t, l));
+        let all = all.as_deref().map(dyns);
+        op.scatter(
+            all.as_deref(),
+            mine.as_ref().map(|m| m as &dyn Object),
+            root as usize,
+        )
+    });
+    on.unwrap_or_else(|| {
+        let mut b = c.plan();
+        let mine = (!here).then(|| object(&mut b, &t, recv));
+        let all = send.map(|l| blocks(&mut b, &t, &l));
+        objects::scatter(&mut b, all.as_deref(), mine, root);
+        Ok(Written::Plan(b.finish()))
+    })
 }
 
 pub(crate) fn allgather(
@@ -148,12 +219,21 @@ pub(crate) fn allgather(
     t: Arc<CustomType>,
     send: Arg,
     recv: Layout,
-) -> Arc<Plan> {
-    let mut b = c.plan();
-    let mine = (!in_place(send.p)).then(|| object(&mut b, &t, send));
-    let all = blocks(&mut b, &t, &recv);
-    objects::allgather(&mut b, mine, &all);
-    b.finish()
+    now: bool,
+) -> CResult<Written> {
+    let here = in_place(send.p);
+    let on = on_node(c, now, Collective::Allgather, |op| {
+        let mine = (!here).then(|| objects_of(&t, send));
+        let all = each(&t, &recv);
+        op.allgather(mine.as_ref().map(|m| m as &dyn Object), &dyns(&all))
+    });
+    on.unwrap_or_else(|| {
+        let mut b = c.plan();
+        let mine = (!here).then(|| object(&mut b, &t, send));
+        let all = blocks(&mut b, &t, &recv);
+        objects::allgather(&mut b, mine, &all);
+        Ok(Written::Plan(b.finish()))
+    })
 }
 
 pub(crate) fn alltoall(
@@ -161,16 +241,23 @@ pub(crate) fn alltoall(
     t: Arc<CustomType>,
     send: Option<Layout>,
     recv: Layout,
-) -> CResult<Arc<Plan>> {
+    now: bool,
+) -> CResult<Written> {
     let Some(send) = send else {
         return Err(fail(
             MPI_ERR_BUFFER,
             "MPI_IN_PLACE all-to-all of custom-typed objects is not supported",
         ));
     };
-    let mut b = c.plan();
-    let out = blocks(&mut b, &t, &send);
-    let inc = blocks(&mut b, &t, &recv);
-    objects::alltoall(&mut b, &out, &inc);
-    Ok(b.finish())
+    let on = on_node(c, now, Collective::Alltoall, |op| {
+        let (out, inc) = (each(&t, &send), each(&t, &recv));
+        op.alltoall(&dyns(&out), &dyns(&inc))
+    });
+    on.unwrap_or_else(|| {
+        let mut b = c.plan();
+        let out = blocks(&mut b, &t, &send);
+        let inc = blocks(&mut b, &t, &recv);
+        objects::alltoall(&mut b, &out, &inc);
+        Ok(Written::Plan(b.finish()))
+    })
 }

@@ -43,7 +43,7 @@ pub(crate) unsafe fn bcast(c: &Communicator, a: Arg, root: c_int, now: bool) -> 
     }
     check_root(c, root)?;
     if let Some(t) = objects::custom_type(a.dtype) {
-        return Ok(Written::Plan(objects::bcast(c, t, a, root)));
+        return objects::bcast(c, t, a, root, now);
     }
     let mut w = Writer::new_for(c, now);
     // SAFETY: MPI's rules for the buffer.
@@ -200,7 +200,7 @@ pub(crate) unsafe fn gather(
     check_root(c, root)?;
     let here = in_place(send.p) && c.rank() == root;
     if let Some(t) = objects::custom_of(send.dtype, here, recv.as_ref())? {
-        return Ok(Written::Plan(objects::gather(c, t, send, recv, root)));
+        return objects::gather(c, t, send, recv, root, now);
     }
     let mut w = Writer::new_for(c, now);
     let at_root = c.rank() == root;
@@ -229,7 +229,7 @@ pub(crate) unsafe fn scatter(
     check_root(c, root)?;
     let here = in_place(recv.p) && c.rank() == root;
     if let Some(t) = objects::custom_of(recv.dtype, here, send.as_ref())? {
-        return Ok(Written::Plan(objects::scatter(c, t, send, recv, root)));
+        return objects::scatter(c, t, send, recv, root, now);
     }
     let mut w = Writer::new_for(c, now);
     let at_root = c.rank() == root;
@@ -253,7 +253,7 @@ pub(crate) unsafe fn allgather(
     now: bool,
 ) -> CResult<Written> {
     if let Some(t) = objects::custom_of(send.dtype, in_place(send.p), Some(&recv))? {
-        return Ok(Written::Plan(objects::allgather(c, t, send, recv)));
+        return objects::allgather(c, t, send, recv, now);
     }
     let mut w = Writer::new_for(c, now);
     let here = in_place(send.p);
@@ -312,7 +312,7 @@ pub(crate) unsafe fn alltoall(
 ) -> CResult<Written> {
     let first = send.as_ref().map_or(MPI_DATATYPE_NULL, |s| s.dtypes[0]);
     if let Some(t) = objects::custom_of(first, send.is_none(), Some(&recv))? {
-        return objects::alltoall(c, t, send, recv).map(Written::Plan);
+        return objects::alltoall(c, t, send, recv, now);
     }
     let mut w = Writer::new_for(c, now);
     // SAFETY: MPI's rules for the buffers.

@@ -1,11 +1,15 @@
 //! Runs collective [`Plan`]s: a run is an operation in the table (`Op::Schedule`, the run itself
 //! in the engine's list of runs) that every progress call advances: it completes the messages of its current exchange, then runs the
 //! local steps that follow and starts the next exchange, until its plan ends. A failed message
-//! fails the run, which first cancels its other receives and waits for what it started (the
-//! messages point into the run's temporaries), then completes with the first error.
+//! fails the run, which waits for what it started (the messages point into the run's
+//! temporaries), then completes with the first error. Where a member is gone (dead, or the
+//! communicator revoked) the run's other receives are cancelled first, as they may never be
+//! matched; where the failure is the data's (a sender's callback failed, a size differs), they
+//! are received, since their senders, alive, wait for that.
 
 use super::{Engine, Op, OpId, Posted};
 use crate::error::{Error, Result};
+use crate::plan::PackState;
 use crate::schedule::{Frame, Plan, Step, Xfer};
 use crate::status::Status;
 use std::sync::Arc;
@@ -170,8 +174,12 @@ impl Engine {
                 Ok(None) => i += 1,
                 Ok(Some(outcome)) => {
                     run.waiting.swap_remove(i);
-                    if let Err(e) = outcome.and_then(|s| check_size(&s, expected)) {
-                        self.fail_run(run, e);
+                    match outcome.and_then(|s| check_size(&s, expected)) {
+                        Ok(()) => {}
+                        // The members are alive: their messages are received (a rendezvous
+                        // sender waits for its receiver), then the run fails.
+                        Err(e) if !peer_gone(&e) => run.fail(e),
+                        Err(e) => self.fail_run(run, e),
                     }
                 }
                 Err(e) => {
@@ -208,7 +216,12 @@ impl Engine {
                     .map(|p| (p, Some(buf.len())))
                 }),
                 Xfer::SendObject { to, obj } => plan.route.group.world_rank(to).and_then(|dest| {
-                    let state = plan.object(obj).pack()?;
+                    // A state that could not be made still sends: a failure lead, so that the
+                    // receiver fails rather than waits.
+                    let state = plan
+                        .object(obj)
+                        .pack()
+                        .unwrap_or_else(|e| Box::new(Unmade(Some(e))));
                     self.post_custom_send(&plan.route, dest, plan.tag, state, false)
                         .map(|op| (Posted::Pending(op), None))
                 }),
@@ -234,6 +247,37 @@ impl Engine {
                 break;
             }
         }
+    }
+}
+
+/// Whether `e` says a member is gone (dead, or the communicator revoked): the run's other
+/// receives may then never be matched, and are cancelled.
+fn peer_gone(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::ProcFailed { .. }
+            | Error::ProcFailedPending { .. }
+            | Error::Revoked
+            | Error::Cancelled
+    )
+}
+
+/// The state of a send whose object could not make one (its state callback failed): the send
+/// fails with that error after a failure lead ([`crate::ops::send`]).
+struct Unmade(Option<Error>);
+
+// SAFETY: it has no regions.
+unsafe impl PackState for Unmade {
+    fn packed_size(&mut self) -> Result<u64> {
+        Err(self.0.take().unwrap_or(Error::RemoteFailure))
+    }
+
+    fn pack(&mut self, _: u64, _: &mut [u8]) -> Result<usize> {
+        Err(Error::RemoteFailure)
+    }
+
+    fn regions(&mut self) -> Result<Vec<crate::plan::RawRegion>> {
+        Err(Error::RemoteFailure)
     }
 }
 

@@ -41,7 +41,7 @@ pub use crate::reduction::{CombineFn, Reduction};
 use crate::route::Route;
 use direct::Direct;
 pub(crate) use node::NodeCell;
-pub use node::NodeCollective;
+pub use node::{NodeCollective, NodeObjects};
 use smallvec::SmallVec;
 use std::sync::Arc;
 

@@ -8,35 +8,21 @@
 
 use super::{Builder, ObjId, Xfer};
 
-/// Binomial-tree broadcast of the root's object: each member receives it, then sends it on
-/// from its own copy.
+/// The root's object sent to every member, each receiving it into its own. Not relayed down
+/// a tree: a member whose receive failed (the root's pack callback failed, say) would not
+/// pass it on, and the members after it would wait forever; sent straight, every member's
+/// receive fails with the root's.
 pub fn bcast(b: &mut Builder, obj: ObjId, root: i32) {
-    let (rank, size) = (b.rank(), b.size());
-    let vr = (rank - root).rem_euclid(size);
-    let absolute = |v: i32| (v + root) % size;
-    let mut mask = 1;
-    while mask < size {
-        if vr & mask != 0 {
-            b.exchange(vec![Xfer::RecvObject {
-                from: absolute(vr - mask),
-                obj,
-            }]);
-            break;
+    match b.rank() == root {
+        true => {
+            let sends = (0..b.size())
+                .filter(|&to| to != root)
+                .map(|to| Xfer::SendObject { to, obj })
+                .collect();
+            b.exchange(sends);
         }
-        mask <<= 1;
+        false => b.exchange(vec![Xfer::RecvObject { from: root, obj }]),
     }
-    let mut sends = Vec::new();
-    mask >>= 1;
-    while mask > 0 {
-        if vr + mask < size {
-            sends.push(Xfer::SendObject {
-                to: absolute(vr + mask),
-                obj,
-            });
-        }
-        mask >>= 1;
-    }
-    b.exchange(sends);
 }
 
 /// Every member's object to the root, which receives them all at once into `blocks`.

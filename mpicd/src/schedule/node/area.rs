@@ -158,6 +158,13 @@ impl Area {
         };
     }
 
+    /// The start of the data of slot `k` of this process (member `me`): [`Area::cap`] bytes,
+    /// which a node collective of objects writes in place (under [`Area::put`]'s rule).
+    pub(crate) fn data(&self, me: usize, k: usize) -> *mut u8 {
+        // SAFETY: the slot's header is HEADER bytes, its data `cap` more, inside the part.
+        unsafe { self.slot(me, k).add(HEADER) }
+    }
+
     /// Member `j`'s data in its slot `k`, `at..at + len`.
     ///
     /// # Safety

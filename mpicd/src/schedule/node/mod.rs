@@ -42,6 +42,7 @@ mod bodies;
 mod caller;
 mod cma;
 mod lend;
+mod objects;
 mod setup;
 
 use super::direct::barred;
@@ -55,6 +56,7 @@ use crate::tag::TAG_UB;
 use area::{Area, SLOTS};
 use bodies::{Span, Spans};
 pub use caller::NodeCollective;
+pub use objects::NodeObjects;
 pub(crate) use setup::NodeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,6 +183,9 @@ const SINGLE_COPY_FROM: usize = 4 << 10;
 struct Op {
     node: Arc<Node>,
     n: u64,
+    /// The tag the collective's messages would have (its objects' messages have it:
+    /// [`objects`]).
+    tag: i32,
     /// This collective's slot of each member.
     slot: usize,
     way: Way,
@@ -210,6 +215,7 @@ impl Op {
         Op {
             node,
             n,
+            tag,
             slot: (n % SLOTS as u64) as usize,
             way,
         }

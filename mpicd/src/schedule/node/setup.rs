@@ -37,6 +37,11 @@ impl NodeCell {
     pub(super) fn agreed(&self) -> Option<&Arc<Node>> {
         self.0.get()?.as_ref()
     }
+
+    /// Whether the members decided, on an area or on messages.
+    pub(super) fn settled(&self) -> bool {
+        self.0.get().is_some()
+    }
 }
 
 /// Most bytes of slots an area holds: a slot holds at most this over twice the members.

@@ -1,0 +1,520 @@
+//! Blocking collectives over objects of custom datatypes (broadcast, gather, scatter,
+//! allgather, all-to-all) through the node's memory: a member writes each object it gives
+//! (shape, packed part and regions) into its slot of the area, and the members it is for read
+//! it there, sizing their receiving object from the shape as a message would make them: no
+//! message, no plan, no matching.
+//!
+//! Objects differ in size from member to member, so no member can tell in advance whether all
+//! will fit: each decides for its own. One whose objects do not fit its slot publishes
+//! [`BY_MESSAGE`] and sends each as a custom-typed message with the collective's tag; its
+//! readers, seeing that, receive it so. One that cannot pack its objects publishes [`FAILED`],
+//! and its readers fail, as they would on a failed message.
+//!
+//! A slot's layout, in native 64-bit words (writer and readers share the node): the number of
+//! records, the end of each (from the slot's start), then the records. A record: the packed
+//! part's bytes, the number of region runs, each run's region bytes, region count and element
+//! code, then the packed part and the regions' bytes (each part padded to a word).
+
+use super::{setup, way, Op, Way};
+use crate::comm::Communicator;
+use crate::datatype::ElementType;
+use crate::engine::Posted;
+use crate::error::{Error, Result};
+use crate::plan::{local, PackState};
+use crate::request::Request;
+use crate::schedule::select::{self, Collective};
+use crate::schedule::Object;
+use crate::wire::{RegionShape, Shape};
+use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Published length: this member's objects travel as messages.
+const BY_MESSAGE: u64 = 0;
+/// Published length: this member could not pack its objects.
+const FAILED: u64 = u64::MAX;
+const WORD: usize = 8;
+
+/// This member's turn in a blocking collective of objects through the node's memory
+/// ([`Communicator::node_objects`]): one of its methods does the collective. `None` for this
+/// member's own object means "in place".
+pub struct NodeObjects(Op);
+
+impl Communicator {
+    /// The next blocking collective of objects of this communicator through the node's
+    /// memory, if its members agree on an area and no algorithm is forced for `coll`. Only
+    /// then does it take the collective's turn, so with `None` the caller writes a plan.
+    /// Every member of the collective must call it alike (all of a collective's objects are
+    /// of custom types, or none).
+    pub fn node_objects(&self, coll: Collective) -> Option<NodeObjects> {
+        if select::forced(coll) || self.is_inter() {
+            return None;
+        }
+        if !self.node.settled() {
+            // The members have not decided yet (no collective of bytes came first): they
+            // agree now, in a turn of its own.
+            let mut b = self.direct();
+            let _ = setup::node(&mut b);
+            b.complete().ok()?;
+        }
+        let node = self.node.agreed()?;
+        // Objects always go through the area, or each member's by message: a reduction's way
+        // (no blocks that only move) never lends.
+        (way(node, Some(coll), 0, 0)? == Way::Area).then_some(())?;
+        Some(NodeObjects(Op::start(
+            Arc::clone(node),
+            self.next_coll_tag(),
+            Way::Area,
+        )))
+    }
+}
+
+impl NodeObjects {
+    fn run(self, body: impl FnOnce(&Op) -> Result<()>) -> Result<()> {
+        self.0.check().and_then(|()| body(&self.0))
+    }
+
+    /// The root's `obj` into every member's `obj`.
+    pub fn bcast(self, obj: &dyn Object, root: usize) -> Result<()> {
+        self.run(|op| match op.me() == root {
+            true => op.put_objects(&[Some(obj)], |_| others(op)).wait(),
+            false => op.take(root, 0, obj),
+        })
+    }
+
+    /// Every member's `mine` into `all[j]` at the root (`None` elsewhere; required there).
+    pub fn gather(
+        self,
+        mine: Option<&dyn Object>,
+        all: Option<&[&dyn Object]>,
+        root: usize,
+    ) -> Result<()> {
+        self.run(|op| {
+            if op.me() != root {
+                let mine = mine.ok_or_else(no_object)?;
+                return op
+                    .put_objects(&[Some(mine)], |_| smallvec::smallvec![root])
+                    .wait();
+            }
+            // Nobody waits for the root of a gather: it may fail alone.
+            let all = all.ok_or_else(no_objects)?;
+            check_len(all, op.members())?;
+            let mut outcome = mine.map_or(Ok(()), |m| transfer(m, all[root]));
+            for j in (0..op.members()).filter(|&j| j != root) {
+                outcome = outcome.and(op.take(j, 0, all[j]));
+            }
+            outcome
+        })
+    }
+
+    /// The root's `all[j]` (`None` elsewhere; required there) into member j's `mine`.
+    pub fn scatter(
+        self,
+        all: Option<&[&dyn Object]>,
+        mine: Option<&dyn Object>,
+        root: usize,
+    ) -> Result<()> {
+        self.run(|op| {
+            if op.me() != root {
+                return op.take(root, op.me(), mine.ok_or_else(no_object)?);
+            }
+            // The members wait for the root: it tells them when its arguments fail.
+            let valid = all
+                .ok_or_else(no_objects)
+                .and_then(|all| check_len(all, op.members()).map(|()| all));
+            let all = valid.inspect_err(|_| op.refuse())?;
+            let records: SmallVec<[_; 8]> = (0..all.len())
+                .map(|j| (j != root).then_some(all[j]))
+                .collect();
+            let put = op.put_objects(&records, |j| smallvec::smallvec![j]);
+            let own = mine.map_or(Ok(()), |m| transfer(all[root], m));
+            put.wait().and(own)
+        })
+    }
+
+    /// Every member's `mine` (`None`: in `all` already) into `all[j]` on every member.
+    pub fn allgather(self, mine: Option<&dyn Object>, all: &[&dyn Object]) -> Result<()> {
+        self.run(|op| {
+            check_len(all, op.members())?;
+            let me = op.me();
+            let own = mine.unwrap_or(all[me]);
+            let put = op.put_objects(&[Some(own)], |_| others(op));
+            let mut outcome = mine.map_or(Ok(()), |m| transfer(m, all[me]));
+            for j in (0..op.members()).filter(|&j| j != me) {
+                outcome = outcome.and(op.take(j, 0, all[j]));
+            }
+            put.wait().and(outcome)
+        })
+    }
+
+    /// `send[j]` to member j, `recv[j]` from member j.
+    pub fn alltoall(self, send: &[&dyn Object], recv: &[&dyn Object]) -> Result<()> {
+        self.run(|op| {
+            let (members, me) = (op.members(), op.me());
+            check_len(send, members)?;
+            check_len(recv, members)?;
+            let records: SmallVec<[_; 8]> =
+                (0..members).map(|j| (j != me).then_some(send[j])).collect();
+            let put = op.put_objects(&records, |j| smallvec::smallvec![j]);
+            let mut outcome = transfer(send[me], recv[me]);
+            for j in (0..members).filter(|&j| j != me) {
+                outcome = outcome.and(op.take(j, me, recv[j]));
+            }
+            put.wait().and(outcome)
+        })
+    }
+}
+
+/// The members a record goes to by message.
+type Dests = SmallVec<[usize; 8]>;
+
+fn others(op: &Op) -> Dests {
+    (0..op.members()).filter(|&j| j != op.me()).collect()
+}
+
+fn no_object() -> Error {
+    Error::InvalidArgument("a collective of objects without this member's object".into())
+}
+
+fn no_objects() -> Error {
+    Error::InvalidArgument("the root of a gather or scatter of objects needs one per member".into())
+}
+
+fn check_len(objs: &[&dyn Object], members: usize) -> Result<()> {
+    match objs.len() == members {
+        true => Ok(()),
+        false => Err(Error::InvalidArgument(format!(
+            "{} objects for a collective of {members} members",
+            objs.len()
+        ))),
+    }
+}
+
+/// `from`'s value into `to`, within this process.
+fn transfer(from: &dyn Object, to: &dyn Object) -> Result<()> {
+    local::transfer(&mut *from.pack()?, &mut *to.unpack()?)
+}
+
+fn pad(n: usize) -> usize {
+    n.div_ceil(WORD) * WORD
+}
+
+fn put_word(out: &mut [u8], at: usize, v: u64) {
+    out[at..at + WORD].copy_from_slice(&v.to_ne_bytes());
+}
+
+fn word(src: &[u8], at: usize) -> Result<u64> {
+    src.get(at..at + WORD)
+        .map(|w| u64::from_ne_bytes(w.try_into().expect("a word is 8 bytes")))
+        .ok_or_else(corrupt)
+}
+
+fn corrupt() -> Error {
+    Error::InvalidArgument("a node collective's object record is malformed".into())
+}
+
+/// What putting a member's objects left to wait for: the sends of the records that went by
+/// message (waited for after this member's own reads, so that two members sending each other
+/// long objects each receive the other's), or the failure of the put.
+#[must_use]
+struct Put(Result<Vec<Result<Request<'static>>>>);
+
+impl Put {
+    /// Waits for every send; the first failure, if any.
+    fn wait(self) -> Result<()> {
+        // Every send waited for (none left in flight), the first failure reported.
+        let mut outcome = Ok(());
+        for send in self.0? {
+            outcome = outcome.and(send.and_then(|r| r.wait().map(drop)));
+        }
+        outcome
+    }
+}
+
+/// A record about to be written: its state and the shape it has.
+struct Packing {
+    state: Box<dyn PackState>,
+    shape: Shape,
+    regions: Vec<crate::plan::RawRegion>,
+}
+
+impl Packing {
+    fn new(obj: &dyn Object) -> Result<Packing> {
+        let mut state = obj.pack()?;
+        let packed = state.packed_size()?;
+        let regions = state.regions()?;
+        let shape = local::shape_of(packed, &regions);
+        Ok(Packing {
+            state,
+            shape,
+            regions,
+        })
+    }
+
+    /// Bytes of its record.
+    fn len(&self) -> usize {
+        WORD * (2 + 3 * self.shape.runs().len())
+            + pad(self.shape.packed_bytes as usize)
+            + pad(self.shape.region_bytes() as usize)
+    }
+
+    /// Writes the record into `out` (as long as [`Packing::len`]).
+    fn write(mut self, out: &mut [u8]) -> Result<()> {
+        put_word(out, 0, self.shape.packed_bytes);
+        put_word(out, WORD, self.shape.runs().len() as u64);
+        let mut at = 2 * WORD;
+        for (r, count) in self.shape.runs() {
+            put_word(out, at, r.bytes);
+            put_word(out, at + WORD, count as u64);
+            put_word(out, at + 2 * WORD, r.elem.code() as u64);
+            at += 3 * WORD;
+        }
+        let packed = self.shape.packed_bytes as usize;
+        let mut done = 0;
+        while done < packed {
+            let dst = &mut out[at + done..at + packed];
+            done += local::pack_some(&mut *self.state, done as u64, dst)?;
+        }
+        at += pad(packed);
+        for r in &self.regions {
+            // SAFETY: a sender state's regions are readable until it is dropped.
+            let src = unsafe { std::slice::from_raw_parts(r.ptr, r.bytes) };
+            out[at..at + r.bytes].copy_from_slice(src);
+            at += r.bytes;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the record `src` into `obj`.
+fn read(src: &[u8], obj: &dyn Object) -> Result<()> {
+    let packed = word(src, 0)? as usize;
+    let runs = word(src, WORD)? as usize;
+    let mut shape = Shape::new(packed as u64, []);
+    let mut at = 2 * WORD;
+    for _ in 0..runs {
+        let bytes = word(src, at)?;
+        let count = word(src, at + WORD)? as usize;
+        let elem = ElementType::from_code(word(src, at + 2 * WORD)? as u8).ok_or_else(corrupt)?;
+        shape.push_run(RegionShape { bytes, elem }, count);
+        at += 3 * WORD;
+    }
+    let parts = src.get(at..at + pad(packed) + shape.region_bytes() as usize);
+    let parts = parts.ok_or_else(corrupt)?;
+    let mut state = obj.unpack()?;
+    local::prepare(&mut *state, &shape)?;
+    if packed > 0 {
+        state.unpack(0, &parts[..packed])?;
+    }
+    let mut from = pad(packed);
+    let sources = shape.regions().map(|r| {
+        let p = parts[from..].as_ptr();
+        from += r.bytes as usize;
+        (p, r.bytes as usize)
+    });
+    local::fill_regions(
+        &mut *state,
+        sources.collect::<SmallVec<[_; 8]>>().into_iter(),
+    )
+}
+
+impl Op {
+    /// Puts `records` (`None`: an empty one) into this member's slot and publishes them; if
+    /// they do not fit, publishes [`BY_MESSAGE`] and starts sending record i to each of
+    /// `dests(i)`.
+    fn put_objects(&self, records: &[Option<&dyn Object>], dests: impl Fn(usize) -> Dests) -> Put {
+        Put(self.try_put(records, dests))
+    }
+
+    fn try_put(
+        &self,
+        records: &[Option<&dyn Object>],
+        dests: impl Fn(usize) -> Dests,
+    ) -> Result<Vec<Result<Request<'static>>>> {
+        self.gate()?;
+        let packings: Result<SmallVec<[Option<Packing>; 8]>> = records
+            .iter()
+            .map(|r| r.map(Packing::new).transpose())
+            .collect();
+        let packings = packings.inspect_err(|_| self.publish_word(FAILED))?;
+        let head = WORD * (1 + records.len());
+        let whole = head + packings.iter().flatten().map(Packing::len).sum::<usize>();
+        let cap = self.node.area.cap();
+        if whole > cap {
+            drop(packings);
+            self.publish_word(BY_MESSAGE);
+            return Ok(self.send_records(records, dests));
+        }
+        // SAFETY: the gate passed: no member reads this slot until it is published again,
+        // and nothing else of this process writes it meanwhile.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(self.node.area.data(self.me(), self.slot), cap)
+        };
+        put_word(out, 0, records.len() as u64);
+        let mut end = head;
+        let mut written = Ok(());
+        for (i, p) in packings.into_iter().enumerate() {
+            if let Some(p) = p {
+                let len = p.len();
+                written = written.and_then(|()| p.write(&mut out[end..end + len]));
+                end += len;
+            }
+            put_word(out, WORD * (1 + i), end as u64);
+        }
+        self.publish_word(if written.is_ok() { end as u64 } else { FAILED });
+        written.map(|()| Vec::new())
+    }
+
+    /// Tells the readers of this member's objects that it has none to give (its arguments
+    /// failed), so that they fail rather than wait.
+    fn refuse(&self) {
+        if self.gate().is_ok() {
+            self.publish_word(FAILED);
+        }
+    }
+
+    /// Publishes `len` as this member's data of this collective.
+    fn publish_word(&self, len: u64) {
+        let area = &self.node.area;
+        area.length(self.me(), self.slot)
+            .store(len, Ordering::Relaxed);
+        area.seq(self.me(), self.slot)
+            .store(self.n, Ordering::Release);
+    }
+
+    /// Starts sending record i to each of `dests(i)` as a custom-typed message.
+    fn send_records(
+        &self,
+        records: &[Option<&dyn Object>],
+        dests: impl Fn(usize) -> Dests,
+    ) -> Vec<Result<Request<'static>>> {
+        let mut sends = Vec::new();
+        for (i, obj) in records.iter().enumerate() {
+            let Some(obj) = obj else { continue };
+            for to in dests(i) {
+                sends.push(self.message(to, |e, route, peer| {
+                    e.post_custom_send(route, peer, self.tag, obj.pack()?, false)
+                }));
+            }
+        }
+        sends
+    }
+
+    /// Starts a message with member `j` (`post` given the engine, the route and `j`'s rank).
+    fn message(
+        &self,
+        j: usize,
+        post: impl FnOnce(
+            &mut crate::engine::Engine,
+            &crate::route::Route,
+            u32,
+        ) -> Result<crate::engine::OpId>,
+    ) -> Result<Request<'static>> {
+        let route = &self.node.route;
+        let peer = route.group.world_rank(j as i32)?;
+        let id = self.node.shared.with(|e| post(e, route, peer))?;
+        Ok(Request::posted(&self.node.shared, Posted::Pending(id)))
+    }
+
+    /// Reads record `index` of member `j`'s objects into `obj`, from its slot or, where it
+    /// sent them, from its message.
+    fn take(&self, j: usize, index: usize, obj: &dyn Object) -> Result<()> {
+        let seq = self.node.area.seq(j, self.slot);
+        self.wait_word(j, seq, self.n)?;
+        match self.node.area.length(j, self.slot).load(Ordering::Relaxed) {
+            // As a message whose sender failed while producing it.
+            FAILED => Err(Error::RemoteFailure),
+            BY_MESSAGE => self
+                .message(j, |e, route, peer| {
+                    e.post_custom_recv(route, Some(peer), Some(self.tag), obj.unpack()?)
+                })?
+                .wait()
+                .map(drop),
+            len => {
+                let slot = self.get(j, 0, (len as usize).min(self.node.area.cap()));
+                let count = word(slot, 0)? as usize;
+                if index >= count {
+                    return Err(corrupt());
+                }
+                let start = match index {
+                    0 => WORD * (1 + count),
+                    _ => word(slot, WORD * index)? as usize,
+                };
+                let end = word(slot, WORD * (1 + index))? as usize;
+                read(slot.get(start..end).ok_or_else(corrupt)?, obj)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::custom::parts::{pack_borrowed, unpack_borrowed};
+    use crate::custom::{CustomRecv, CustomSend};
+    use std::cell::UnsafeCell;
+
+    /// A value to send or receive into, as a collective's object.
+    struct Value<T>(UnsafeCell<T>);
+
+    // SAFETY: each test uses a value from one thread.
+    unsafe impl<T> Sync for Value<T> {}
+
+    impl<T: CustomSend + CustomRecv + Send> Object for Value<T> {
+        fn pack(&self) -> Result<Box<dyn PackState>> {
+            // SAFETY: the value outlives the state, which the test drops first.
+            unsafe { pack_borrowed(&*self.0.get()) }
+        }
+
+        fn unpack(&self) -> Result<Box<dyn crate::plan::UnpackState>> {
+            // SAFETY: as above; nothing else borrows the value meanwhile.
+            Ok(unsafe { unpack_borrowed(&mut *self.0.get()) })
+        }
+    }
+
+    fn value<T>(v: T) -> Value<T> {
+        Value(UnsafeCell::new(v))
+    }
+
+    /// Writes the records of `objs` one after the other; the bytes and each one's range.
+    fn write_all(objs: &[&dyn Object]) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
+        let (mut out, mut ranges) = (Vec::new(), Vec::new());
+        for obj in objs {
+            let p = Packing::new(*obj).unwrap();
+            let start = out.len();
+            out.resize(start + p.len(), 0);
+            p.write(&mut out[start..]).unwrap();
+            ranges.push(start..out.len());
+        }
+        (out, ranges)
+    }
+
+    #[test]
+    fn records_carry_shape_packed_part_and_regions() {
+        // Regions of three lengths (three runs) and a packed part (their lengths).
+        let rows = value(vec![vec![1.5f64; 3], vec![], vec![2.5; 1000], vec![3.5; 3]]);
+        let bytes = value(vec![7u8; 13]);
+        let (out, ranges) = write_all(&[&rows, &bytes]);
+        assert!(ranges
+            .iter()
+            .all(|r| r.start % WORD == 0 && r.len() % WORD == 0));
+        let (got_rows, got_bytes) = (value(Vec::<Vec<f64>>::new()), value(Vec::<u8>::new()));
+        read(&out[ranges[0].clone()], &got_rows).unwrap();
+        read(&out[ranges[1].clone()], &got_bytes).unwrap();
+        // SAFETY: no state borrows them any more.
+        unsafe {
+            assert_eq!(*got_rows.0.get(), *rows.0.get());
+            assert_eq!(*got_bytes.0.get(), *bytes.0.get());
+        }
+    }
+
+    #[test]
+    fn a_cut_record_is_refused() {
+        let v = value(vec![vec![1u32; 40]]);
+        let (out, ranges) = write_all(&[&v]);
+        let into = value(Vec::<Vec<u32>>::new());
+        for cut in [0, WORD, 3 * WORD, ranges[0].end - 1] {
+            assert!(read(&out[..cut], &into).is_err(), "cut at {cut}");
+        }
+    }
+}
