@@ -3,7 +3,8 @@
  * struct's size so that arrays of it have the right stride. The receivers start with empty
  * vectors; the MPIX resize callback sizes each from the message, so the root of a gather
  * learns every rank's length without a probe. Bcast, Gather, Gatherv, Scatter, Allgather,
- * Alltoall, Igather, an in-place Allgather, pack callbacks that fail in a Gather and a Bcast,
+ * Alltoall, an Alltoallw mixing two custom types, Igather, an in-place Allgather, pack
+ * callbacks that fail in a Gather and a Bcast,
  * and a reduction refused (MPI_ERR_TYPE). */
 #include "check.h"
 #include <string.h>
@@ -70,6 +71,43 @@ static int resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size
         free(d[i].v);
         d[i].n = (int)reg_lens[i];
         d[i].v = calloc((size_t)reg_lens[i] + 1, sizeof(double));
+    }
+    return MPI_SUCCESS;
+}
+
+/* A second custom type for the same struct layout, its elements ints: Alltoallw mixes them. */
+struct ivec {
+    int n;
+    int *v;
+};
+
+static int regions_int(void *state, void *buf, MPI_Count count, MPI_Count n, void *bases[],
+                       MPI_Count lens[], MPI_Datatype types[]) {
+    (void)state, (void)n;
+    struct ivec *d = buf;
+    for (MPI_Count i = 0; i < count; i++) {
+        bases[i] = d[i].v;
+        lens[i] = d[i].n;
+        types[i] = MPI_INT;
+    }
+    return MPI_SUCCESS;
+}
+
+static int int_resizes; /* calls of resize_int */
+
+static int resize_int(void *state, void *buf, MPI_Count count, MPI_Count packed_size,
+                      MPI_Count region_count, const MPI_Count reg_lens[],
+                      const MPI_Datatype reg_types[]) {
+    (void)state, (void)packed_size;
+    int_resizes++;
+    struct ivec *d = buf;
+    if (region_count != count) return MPI_ERR_TRUNCATE;
+    for (MPI_Count i = 0; i < count; i++) {
+        /* A region's type arrives as its fixed-size equivalent (MPI_INT32_T for MPI_INT). */
+        if (reg_types[i] != MPI_INT32_T) return MPI_ERR_TYPE;
+        free(d[i].v);
+        d[i].n = (int)reg_lens[i];
+        d[i].v = calloc((size_t)reg_lens[i] + 1, sizeof(int));
     }
     return MPI_SUCCESS;
 }
@@ -174,6 +212,50 @@ int main(int argc, char **argv) {
     for (int j = 0; j < size; j++) check(&in[j], 100 * j + rank, 10 * j + rank);
     clear(in, 16);
     clear(out, size);
+
+    /* Alltoallw whose send blocks mix two custom types: doubles to even ranks, ints to odd
+     * ones, each block packed by its own type's callbacks (a rank receives one kind, by its
+     * own parity). */
+    MPI_Datatype iraw;
+    OK(MPI_Type_create_custom(NULL, NULL, query, pack, unpack, one_region_per_element,
+                              regions_int, NULL, 1, &iraw));
+    OK(MPIX_Type_custom_set_resize(iraw, resize_int));
+    /* Each side's blocks in one object, so that its displacements stay within it. */
+    struct {
+        struct dvec d[16];
+        struct ivec i[16];
+    } wout, win;
+    memset(&win, 0, sizeof win);
+    int ones[16], sdispls[16], rdispls[16];
+    MPI_Datatype stypes[16], rtypes[16];
+    for (int j = 0; j < size; j++) {
+        wout.d[j] = make(100 * rank + j, 5 + j);
+        wout.i[j] = (struct ivec){3 + rank, malloc(sizeof(int) * (size_t)(3 + rank))};
+        for (int k = 0; k < wout.i[j].n; k++) wout.i[j].v[k] = 1000 * rank + k;
+        ones[j] = 1;
+        stypes[j] = j % 2 ? iraw : t;
+        sdispls[j] = j % 2 ? (int)((char *)&wout.i[j] - (char *)&wout)
+                           : (int)((char *)&wout.d[j] - (char *)&wout);
+        rtypes[j] = rank % 2 ? iraw : t;
+        rdispls[j] = rank % 2 ? (int)((char *)&win.i[j] - (char *)&win)
+                              : (int)((char *)&win.d[j] - (char *)&win);
+    }
+    OK(MPI_Alltoallw(&wout, ones, sdispls, stypes, &win, ones, rdispls, rtypes,
+                     MPI_COMM_WORLD));
+    CHECK(int_resizes == (rank % 2 ? size : 0)); /* each block by its own type */
+    for (int i = 0; i < size; i++) {
+        if (rank % 2) {
+            CHECK(win.i[i].n == 3 + i);
+            for (int k = 0; k < win.i[i].n; k++) CHECK(win.i[i].v[k] == 1000 * i + k);
+        } else {
+            check(&win.d[i], 100 * i + rank, 5 + rank);
+        }
+        free(win.i[i].v);
+        free(wout.i[i].v);
+    }
+    clear(win.d, size);
+    clear(wout.d, size);
+    OK(MPI_Type_free(&iraw));
 
     /* Non-blocking gather. */
     MPI_Request r;

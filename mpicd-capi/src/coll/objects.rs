@@ -108,15 +108,26 @@ fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
 }
 
 fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
-    (0..l.counts.len())
-        .map(|i| object(b, t, l.arg(i)))
+    each(t, l)
+        .into_iter()
+        .map(|o| b.object(Arc::new(o)))
         .collect()
 }
 
-/// `l`'s blocks, each a member's objects.
+/// `l`'s blocks, each a member's objects, of the custom type its datatype names (a w-layout's
+/// may differ from block to block; `t` is the first's).
 fn each(t: &Arc<CustomType>, l: &Layout) -> Vec<Objects> {
+    let mut last: Option<(MPI_Datatype, Arc<CustomType>)> = None;
     (0..l.counts.len())
-        .map(|i| objects_of(t, l.arg(i)))
+        .map(|i| {
+            let a = l.arg(i);
+            let ty = match &last {
+                Some((d, ty)) if *d == a.dtype => Arc::clone(ty),
+                _ => custom_type(a.dtype).unwrap_or_else(|| Arc::clone(t)),
+            };
+            last = Some((a.dtype, Arc::clone(&ty)));
+            objects_of(&ty, a)
+        })
         .collect()
 }
 
