@@ -1,12 +1,12 @@
 """Object collectives (bcast, gather, scatter, allgather, alltoall, reduce, allreduce).
 
-bcast, gather, scatter, allgather and alltoall are libmpi's collectives over the object datatype
-(``MPI_Ibcast`` ... on ``_pickled.OBJECT_TYPE``): each object travels as one custom-typed
-message (stream + out-of-band regions), and each receiving operation sizes itself from the
-message (the resize callback), so every rank's object may have its own shape; libmpi finds the
-operation of member i at key ``base + i`` (a block of keys, ``_pickled.key_block``). In a
-broadcast tree a receiving operation sends on the stream and buffers it received, without
-unpickling and re-pickling them.
+bcast, gather, scatter, allgather and alltoall are libmpi's blocking collectives over the object
+datatype (``MPI_Bcast`` ... on ``_pickled.OBJECT_TYPE``; ctypes lets go of the GIL for the call
+and the callbacks take it back): each object travels as one custom-typed message (stream +
+out-of-band regions), or through the node's shared memory where the ranks share an area of it,
+and each receiving operation sizes itself from the shape it gets (the resize callback), so every
+rank's object may have its own shape; libmpi finds the operation of member i at key ``base + i``
+(a block of keys, ``_pickled.key_block``).
 
 They run on the communicator's private duplicate (made when the communicator is), so they can
 never match a user's point-to-point message.
@@ -14,10 +14,9 @@ never match a user's point-to-point message.
 As in mpi4py, the objects returned are copies, the caller's own contribution included.
 """
 
-import ctypes
 
 from . import _pickled
-from ._libmpi import REQUEST_NULL, lib
+from ._libmpi import lib
 
 
 def _copy_parts(parts):
@@ -26,17 +25,14 @@ def _copy_parts(parts):
 
 
 def _run(fn, args, ops):
-    """Runs the non-blocking collective ``fn(*args, &request)`` over the object operations
-    ``ops`` and waits for it; raises its error, caused by a callback's. The operations stay in
+    """Runs the blocking collective ``fn(*args)`` over the object operations ``ops``; raises
+    its error, caused by a callback's. The operations stay in
     ``_LIVE`` for the callbacks until the collective has completed (pinned: an object sent to
     several members has several states, which come and go)."""
     for op in ops:
         op.pinned = True
         op.register()
-    req = ctypes.c_void_p(REQUEST_NULL)
-    code = fn(*args, ctypes.byref(req))
-    if code == 0:
-        code = lib.MPI_Wait(ctypes.byref(req), None)
+    code = fn(*args)
     for op in ops:
         op.unregister()
     if code != 0:
@@ -101,10 +97,9 @@ def bcast(comm, obj, root):
         parts, error = _dumps(obj, rank)
         op = _pickled.SendOp(parts)
     else:
-        # A relay in libmpi's tree sends on what it received, without unpickling it.
         op = _pickled.RecvOp()
     t = _pickled.OBJECT_TYPE
-    _run(lib.MPI_Ibcast, (op.key, 1, t, root, h), [op])
+    _run(lib.MPI_Bcast, (op.key, 1, t, root, h), [op])
     result = _copy_parts(parts) if rank == root else op.result()
     _raise_first(error, [result])
     return result
@@ -118,7 +113,7 @@ def gather(comm, sendobj, root):
     recvs = [_pickled.RecvOp() for _ in range(size)] if rank == root else []
     base = _pickled.key_block(recvs) if recvs else 0
     t = _pickled.OBJECT_TYPE
-    _run(lib.MPI_Igather, (send.key, 1, t, base, 1, t, root, h), [send] + recvs)
+    _run(lib.MPI_Gather, (send.key, 1, t, base, 1, t, root, h), [send] + recvs)
     if rank != root:
         _raise_first(error, ())
         return None
@@ -140,7 +135,7 @@ def scatter(comm, sendobjs, root):
         base = _pickled.key_block(sends)
     recv = _pickled.RecvOp()
     t = _pickled.OBJECT_TYPE
-    _run(lib.MPI_Iscatter, (base, 1, t, recv.key, 1, t, root, h), sends + [recv])
+    _run(lib.MPI_Scatter, (base, 1, t, recv.key, 1, t, root, h), sends + [recv])
     item = recv.result()
     _raise_first(error, [item])
     return item
@@ -153,7 +148,7 @@ def allgather(comm, sendobj):
     recvs = [_pickled.RecvOp() for _ in range(size)]
     base = _pickled.key_block(recvs)
     t = _pickled.OBJECT_TYPE
-    _run(lib.MPI_Iallgather, (send.key, 1, t, base, 1, t, h), [send] + recvs)
+    _run(lib.MPI_Allgather, (send.key, 1, t, base, 1, t, h), [send] + recvs)
     items = [r.result() for r in recvs]
     _raise_first(error, items)
     return items
@@ -170,7 +165,7 @@ def alltoall(comm, sendobjs):
     recvs = [_pickled.RecvOp() for _ in range(size)]
     sbase, rbase = _pickled.key_block(sends), _pickled.key_block(recvs)
     t = _pickled.OBJECT_TYPE
-    _run(lib.MPI_Ialltoall, (sbase, 1, t, rbase, 1, t, h), sends + recvs)
+    _run(lib.MPI_Alltoall, (sbase, 1, t, rbase, 1, t, h), sends + recvs)
     items = [r.result() for r in recvs]
     _raise_first(error, items)
     return items
