@@ -11,8 +11,9 @@
  *   send     rank 2 dies; rank 0 sends 4 MiB, 8 B, and a synchronous 8 B to it
  *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
  *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
- *   coll     rank 2 dies; every survivor calls MPI_Barrier, MPI_Bcast and MPI_Allreduce, then a
- *            64 KiB MPI_Bcast and MPI_Allgather
+ *   coll     rank 2 dies; every survivor calls (on mpicd first a gather to rank 0 of custom-typed
+ *            objects of 32 B and 1 MiB) MPI_Barrier, MPI_Bcast and MPI_Allreduce, then a 64 KiB
+ *            MPI_Bcast and MPI_Allgather and a 1 MiB MPI_Allreduce
  *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
  *            others compute (sleep) for 2 minutes: the launcher is killed meanwhile
  *
@@ -72,6 +73,78 @@ static void report(const char *op, int rc, double start) {
            class_name(rc), secs, text);
     fflush(stdout);
 }
+
+#ifdef MPICD_MPI_H
+/* mpicd's custom datatype (its extension): a vector of doubles whose length the receiver
+ * learns from what arrives (the resize callback), for a gather of differently shaped objects. */
+struct dvec {
+    MPI_Count n;
+    double *v;
+};
+
+static int dv_query(void *state, const void *buf, MPI_Count count, MPI_Count *size) {
+    (void)state, (void)buf;
+    *size = count * (MPI_Count)sizeof(MPI_Count);
+    return MPI_SUCCESS;
+}
+
+static int dv_pack(void *state, const void *buf, MPI_Count count, MPI_Count offset, void *dst,
+                   MPI_Count dst_size, MPI_Count *used) {
+    (void)state, (void)offset, (void)dst_size;
+    const struct dvec *d = buf;
+    for (MPI_Count i = 0; i < count; i++) memcpy((MPI_Count *)dst + i, &d[i].n, sizeof d->n);
+    *used = count * (MPI_Count)sizeof(MPI_Count);
+    return MPI_SUCCESS;
+}
+
+static int dv_unpack(void *state, void *buf, MPI_Count count, MPI_Count offset, const void *src,
+                     MPI_Count src_size) {
+    (void)state, (void)offset, (void)src_size;
+    struct dvec *d = buf;
+    for (MPI_Count i = 0; i < count; i++) memcpy(&d[i].n, (const MPI_Count *)src + i, sizeof d->n);
+    return MPI_SUCCESS;
+}
+
+static int dv_count(void *state, void *buf, MPI_Count count, MPI_Count *n) {
+    (void)state, (void)buf;
+    *n = count;
+    return MPI_SUCCESS;
+}
+
+static int dv_regions(void *state, void *buf, MPI_Count count, MPI_Count n, void *bases[],
+                      MPI_Count lens[], MPI_Datatype types[]) {
+    (void)state, (void)n;
+    struct dvec *d = buf;
+    for (MPI_Count i = 0; i < count; i++) bases[i] = d[i].v, lens[i] = d[i].n, types[i] = MPI_DOUBLE;
+    return MPI_SUCCESS;
+}
+
+static int dv_resize(void *state, void *buf, MPI_Count count, MPI_Count packed, MPI_Count nregions,
+                     const MPI_Count lens[], const MPI_Datatype types[]) {
+    (void)state, (void)packed, (void)nregions, (void)types;
+    struct dvec *d = buf;
+    for (MPI_Count i = 0; i < count; i++)
+        d[i].n = lens[i], d[i].v = realloc(d[i].v, (size_t)lens[i] * sizeof(double) + 8);
+    return MPI_SUCCESS;
+}
+
+/* A gather of one vector of `n` doubles per rank to rank 0 through a custom datatype. */
+static int gather_custom(MPI_Count n) {
+    MPI_Datatype raw, t;
+    MPI_Type_create_custom(NULL, NULL, dv_query, dv_pack, dv_unpack, dv_count, dv_regions, NULL,
+                           1, &raw);
+    MPIX_Type_custom_set_resize(raw, dv_resize);
+    MPI_Type_create_resized(raw, 0, sizeof(struct dvec), &t);
+    MPIX_Type_custom_set_resize(t, dv_resize);
+    struct dvec mine = {n, calloc((size_t)n, sizeof(double))}, all[3] = {{0, NULL}};
+    int rc = MPI_Gather(&mine, 1, t, all, 1, t, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < 3; i++) free(all[i].v);
+    free(mine.v);
+    MPI_Type_free(&t);
+    MPI_Type_free(&raw);
+    return rc;
+}
+#endif
 
 static void die(void) {
     fflush(stdout);
@@ -195,6 +268,16 @@ int main(int argc, char **argv) {
     } else if (!strcmp(scenario, "coll")) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 2) die();
+#ifdef MPICD_MPI_H
+        /* First, a gather of custom-typed objects: the root waits for the dead rank's, short
+         * (through the node's memory where the communicator has an area) and long (a message). */
+        start = now();
+        rc = gather_custom(4);
+        report("Gather-custom-32B", rc, start);
+        start = now();
+        rc = gather_custom(1 << 17);
+        report("Gather-custom-1MiB", rc, start);
+#endif
         start = now();
         rc = MPI_Barrier(MPI_COMM_WORLD);
         report("Barrier", rc, start);

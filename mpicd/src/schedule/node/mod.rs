@@ -233,25 +233,51 @@ impl Op {
             .with(|e| barred(e, route).map_or(Ok(()), Err))
     }
 
-    /// Progresses the engine once; fails as [`Op::check`] does.
-    fn poll(&self) -> Result<()> {
+    /// Progresses the engine once; fails as [`Op::check`] does, or, watching only member `j`,
+    /// if the communicator is revoked or `j` is known dead.
+    fn poll(&self, only: Option<usize>) -> Result<()> {
         let route = &self.node.route;
         self.node.shared.with(|e| {
             e.progress();
-            barred(e, route).map_or(Ok(()), Err)
+            let Some(j) = only else {
+                return barred(e, route).map_or(Ok(()), Err);
+            };
+            if e.is_revoked(route.context) {
+                return Err(Error::Revoked);
+            }
+            let dead = any_failed() && {
+                let rank = route.group.world_rank(j as i32)?;
+                e.failed_members(route).contains(&rank)
+            };
+            match dead {
+                true => Err(Error::ProcFailed { rank: j as i32 }),
+                false => Ok(()),
+            }
         })
     }
 
     /// Waits until `word` (of member `j`: its arrival or a sequence number) holds `n` or
-    /// more; notes what member `j` reached.
+    /// more; notes what member `j` reached. Fails if any member is known dead.
     fn wait_word(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
-        let reached = self.wait_until(word, n)?;
+        self.wait_word_watching(j, word, n, None)
+    }
+
+    /// [`Op::wait_word`], failing only as [`Op::poll`] does with `only`.
+    fn wait_word_watching(
+        &self,
+        j: usize,
+        word: &AtomicU64,
+        n: u64,
+        only: Option<usize>,
+    ) -> Result<()> {
+        let reached = self.wait_until(word, n, only)?;
         self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Waits until `word` holds `n` or more; the value it then holds.
-    fn wait_until(&self, word: &AtomicU64, n: u64) -> Result<u64> {
+    /// Waits until `word` holds `n` or more; the value it then holds. Fails as
+    /// [`Op::poll`] does with `only`.
+    fn wait_until(&self, word: &AtomicU64, n: u64, only: Option<usize>) -> Result<u64> {
         let every = match self.node.wait {
             WaitPolicy::Spin => POLL_SPINS,
             WaitPolicy::Yield | WaitPolicy::Sleep => SHARED_POLL_SPINS,
@@ -266,7 +292,7 @@ impl Op {
             std::hint::spin_loop();
             spins += 1;
             if spins % every == 0 {
-                self.poll()?;
+                self.poll(only)?;
                 self.pause(&mut since);
             }
         }

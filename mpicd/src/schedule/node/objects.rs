@@ -70,8 +70,12 @@ impl Communicator {
 }
 
 impl NodeObjects {
+    /// Runs `body`. A member known dead does not stop the others from giving and reading
+    /// theirs: a live member whose objects went by message waits for its readers, so each
+    /// reader reads every live member's before it fails with the dead one's
+    /// ([`Op::take`], [`Op::gate_live`]).
     fn run(self, body: impl FnOnce(&Op) -> Result<()>) -> Result<()> {
-        self.0.check().and_then(|()| body(&self.0))
+        body(&self.0)
     }
 
     /// The root's `obj` into every member's `obj`.
@@ -331,7 +335,7 @@ impl Op {
         records: &[Option<&dyn Object>],
         dests: impl Fn(usize) -> Dests,
     ) -> Result<Vec<Result<Request<'static>>>> {
-        self.gate()?;
+        self.gate_live()?;
         let packings: Result<SmallVec<[Option<Packing>; 8]>> = records
             .iter()
             .map(|r| r.map(Packing::new).transpose())
@@ -368,9 +372,24 @@ impl Op {
     /// Tells the readers of this member's objects that it has none to give (its arguments
     /// failed), so that they fail rather than wait.
     fn refuse(&self) {
-        if self.gate().is_ok() {
+        if self.gate_live().is_ok() {
             self.publish_word(FAILED);
         }
+    }
+
+    /// [`Op::gate`] over the live members: one known dead reads this slot no more.
+    fn gate_live(&self) -> Result<()> {
+        let node = &*self.node;
+        let wrote = node.wrote[self.slot].swap(self.n, Ordering::Relaxed);
+        for j in (0..node.members).filter(|&j| j != node.me && wrote > 0) {
+            if node.seen[j].load(Ordering::Relaxed) <= wrote {
+                match self.wait_word_watching(j, node.area.arrival(j), wrote + 1, Some(j)) {
+                    Ok(()) | Err(Error::ProcFailed { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Publishes `len` as this member's data of this collective.
@@ -420,7 +439,7 @@ impl Op {
     /// sent them, from its message.
     fn take(&self, j: usize, index: usize, obj: &dyn Object) -> Result<()> {
         let seq = self.node.area.seq(j, self.slot);
-        self.wait_word(j, seq, self.n)?;
+        self.wait_word_watching(j, seq, self.n, Some(j))?;
         match self.node.area.length(j, self.slot).load(Ordering::Relaxed) {
             // As a message whose sender failed while producing it.
             FAILED => Err(Error::RemoteFailure),
