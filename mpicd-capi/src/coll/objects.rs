@@ -45,7 +45,12 @@ pub(crate) fn custom_of(
         return Ok(own);
     };
     let (mut first, mut plain) = (None, false);
+    // Each datatype once where neighbours repeat it (every block of a uniform layout).
+    let mut seen = None;
     for &d in &layout.dtypes {
+        if seen.replace(d) == Some(d) {
+            continue;
+        }
         match custom_type(d) {
             Some(t) => {
                 first.get_or_insert(t);
