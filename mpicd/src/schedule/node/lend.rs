@@ -95,7 +95,7 @@ impl Op {
         for j in readers {
             // (Not noted as j's arrival: the done word counts twice as fast.) A later
             // collective's word: that member went on, so it was done with this one.
-            if self.wait_until(self.node.area.done(j), done, None)? == done + 1 {
+            if self.wait_until(self.node.area.done(j), done, || self.poll())? == done + 1 {
                 return Err(Error::Transport(format!(
                     "member {j} could not read this member's block"
                 )));

@@ -233,51 +233,37 @@ impl Op {
             .with(|e| barred(e, route).map_or(Ok(()), Err))
     }
 
-    /// Progresses the engine once; fails as [`Op::check`] does, or, watching only member `j`,
-    /// if the communicator is revoked or `j` is known dead.
-    fn poll(&self, only: Option<usize>) -> Result<()> {
+    /// Progresses the engine once; fails as [`Op::check`] does.
+    fn poll(&self) -> Result<()> {
         let route = &self.node.route;
         self.node.shared.with(|e| {
             e.progress();
-            let Some(j) = only else {
-                return barred(e, route).map_or(Ok(()), Err);
-            };
-            if e.is_revoked(route.context) {
-                return Err(Error::Revoked);
-            }
-            let dead = any_failed() && {
-                let rank = route.group.world_rank(j as i32)?;
-                e.failed_members(route).contains(&rank)
-            };
-            match dead {
-                true => Err(Error::ProcFailed { rank: j as i32 }),
-                false => Ok(()),
-            }
+            barred(e, route).map_or(Ok(()), Err)
         })
     }
 
     /// Waits until `word` (of member `j`: its arrival or a sequence number) holds `n` or
     /// more; notes what member `j` reached. Fails if any member is known dead.
     fn wait_word(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
-        self.wait_word_watching(j, word, n, None)
+        self.wait_word_with(j, word, n, || self.poll())
     }
 
-    /// [`Op::wait_word`], failing only as [`Op::poll`] does with `only`.
-    fn wait_word_watching(
+    /// [`Op::wait_word`], progressing (and failing) through `poll`.
+    fn wait_word_with(
         &self,
         j: usize,
         word: &AtomicU64,
         n: u64,
-        only: Option<usize>,
+        poll: impl Fn() -> Result<()>,
     ) -> Result<()> {
-        let reached = self.wait_until(word, n, only)?;
+        let reached = self.wait_until(word, n, poll)?;
         self.node.seen[j].fetch_max(reached, Ordering::Relaxed);
         Ok(())
     }
 
-    /// Waits until `word` holds `n` or more; the value it then holds. Fails as
-    /// [`Op::poll`] does with `only`.
-    fn wait_until(&self, word: &AtomicU64, n: u64, only: Option<usize>) -> Result<u64> {
+    /// Waits until `word` holds `n` or more; the value it then holds. Every so many checks
+    /// it calls `poll` (which progresses the engine, and fails the wait if it fails).
+    fn wait_until(&self, word: &AtomicU64, n: u64, poll: impl Fn() -> Result<()>) -> Result<u64> {
         let every = match self.node.wait {
             WaitPolicy::Spin => POLL_SPINS,
             WaitPolicy::Yield | WaitPolicy::Sleep => SHARED_POLL_SPINS,
@@ -292,7 +278,7 @@ impl Op {
             std::hint::spin_loop();
             spins += 1;
             if spins % every == 0 {
-                self.poll(only)?;
+                poll()?;
                 self.pause(&mut since);
             }
         }

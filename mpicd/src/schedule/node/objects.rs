@@ -18,6 +18,7 @@
 use super::{setup, way, Op, Way};
 use crate::comm::Communicator;
 use crate::datatype::ElementType;
+use crate::engine::any_failed;
 use crate::engine::Posted;
 use crate::error::{Error, Result};
 use crate::plan::{local, PackState};
@@ -26,7 +27,7 @@ use crate::schedule::select::{self, Collective};
 use crate::schedule::Object;
 use crate::wire::{RegionShape, Shape};
 use smallvec::SmallVec;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Published length: this member's objects travel as messages.
@@ -377,13 +378,36 @@ impl Op {
         }
     }
 
+    /// [`Op::wait_word`] for member `j`'s `word`, failing only if the communicator is revoked
+    /// or `j` itself is known dead (another member's death does not stop this collective).
+    fn wait_member(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
+        let route = &self.node.route;
+        let poll = || {
+            self.node.shared.with(|e| {
+                e.progress();
+                if e.is_revoked(route.context) {
+                    return Err(Error::Revoked);
+                }
+                let dead = any_failed() && {
+                    let rank = route.group.world_rank(j as i32)?;
+                    e.failed_members(route).contains(&rank)
+                };
+                match dead {
+                    true => Err(Error::ProcFailed { rank: j as i32 }),
+                    false => Ok(()),
+                }
+            })
+        };
+        self.wait_word_with(j, word, n, poll)
+    }
+
     /// [`Op::gate`] over the live members: one known dead reads this slot no more.
     fn gate_live(&self) -> Result<()> {
         let node = &*self.node;
         let wrote = node.wrote[self.slot].swap(self.n, Ordering::Relaxed);
         for j in (0..node.members).filter(|&j| j != node.me && wrote > 0) {
             if node.seen[j].load(Ordering::Relaxed) <= wrote {
-                match self.wait_word_watching(j, node.area.arrival(j), wrote + 1, Some(j)) {
+                match self.wait_member(j, node.area.arrival(j), wrote + 1) {
                     Ok(()) | Err(Error::ProcFailed { .. }) => {}
                     Err(e) => return Err(e),
                 }
@@ -439,7 +463,7 @@ impl Op {
     /// sent them, from its message.
     fn take(&self, j: usize, index: usize, obj: &dyn Object) -> Result<()> {
         let seq = self.node.area.seq(j, self.slot);
-        self.wait_word_watching(j, seq, self.n, Some(j))?;
+        self.wait_member(j, seq, self.n)?;
         match self.node.area.length(j, self.slot).load(Ordering::Relaxed) {
             // As a message whose sender failed while producing it.
             FAILED => Err(Error::RemoteFailure),
