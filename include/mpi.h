@@ -697,7 +697,8 @@ typedef int (MPI_Type_custom_region_function)(void *state,
 
 // mpicd extension: called on a receive with the sender's shape (packed size, region lengths
 // in elements of `reg_types`), before the query and region callbacks, so that the receiver
-// can size its object.
+// can size its object. A region's type arrives as its fixed-size equivalent (`MPI_INT32_T`
+// for a sender's `MPI_INT`, `MPI_DOUBLE` for `MPI_DOUBLE`).
 typedef int (MPIX_Type_custom_resize_function)(void *state,
                                                 void *buf,
                                                 MPI_Count count,
