@@ -1,11 +1,11 @@
 /* coll_custom.c: collectives over a custom datatype whose objects differ in shape from rank to
  * rank: a dynamic vector (its length packed, its doubles a zero-copy region) resized to its
  * struct's size so that arrays of it have the right stride. The receivers start with empty
- * vectors; the MPIX resize callback sizes each from the message, so the root of a gather
- * learns every rank's length without a probe. Bcast, Gather, Gatherv, Scatter, Allgather,
- * Alltoall, an Alltoallw mixing two custom types, Igather, an in-place Allgather, pack
- * callbacks that fail in a Gather and a Bcast,
- * and a reduction refused (MPI_ERR_TYPE). */
+ * vectors; the MPIX resize callback sizes each from what arrives, so the root of a gather
+ * learns every rank's length without a probe. Bcast, Gather, Gatherv (0-2 vectors a rank),
+ * Gather in place, Scatter (1 and 2 vectors a rank, more rounds than a node area has slots),
+ * Allgather, Alltoall, an Alltoallw mixing two custom types, Igather, an in-place Allgather,
+ * pack callbacks that fail in a Gather and a Bcast, and a reduction refused (MPI_ERR_TYPE). */
 #include "check.h"
 #include <string.h>
 
@@ -256,6 +256,41 @@ int main(int argc, char **argv) {
     clear(win.d, size);
     clear(wout.d, size);
     OK(MPI_Type_free(&iraw));
+
+    /* Twelve rounds (more than a node area's slots): a Gatherv where members give 0, 1 or 2
+     * vectors, a Gather in place at the root, a Scatter of 2 vectors each. */
+    for (int round = 0; round < 12; round++) {
+        struct dvec two[2] = {make(rank * 10, rank * 10 + round), make(rank * 10 + 1, 7)};
+        int vcounts[16], vdispls[16], at = 0;
+        struct dvec many[40] = {{0, NULL}};
+        for (int r = 0; r < size; r++) {
+            vcounts[r] = r % 2 ? 2 : (r % 4 == 2 ? 0 : 1);
+            vdispls[r] = at;
+            at += vcounts[r];
+        }
+        OK(MPI_Gatherv(two, vcounts[rank], t, many, vcounts, vdispls, t, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            for (int r = 0; r < size; r++)
+                for (int k = 0; k < vcounts[r]; k++)
+                    check(&many[vdispls[r] + k], r * 10 + k, k ? 7 : r * 10 + round);
+        clear(many, 40);
+        if (rank == 0) all[0] = make(0, 3 + round);
+        OK(MPI_Gather(rank == 0 ? MPI_IN_PLACE : (void *)two, 1, t, all, 1, t, 0,
+                      MPI_COMM_WORLD));
+        if (rank == 0) {
+            check(&all[0], 0, 3 + round);
+            for (int r = 1; r < size; r++) check(&all[r], r * 10, r * 10 + round);
+        }
+        clear(all, 16);
+        struct dvec src[32] = {{0, NULL}}, got[2] = {{0, NULL}, {0, NULL}};
+        if (rank == 0)
+            for (int k = 0; k < 2 * size; k++) src[k] = make(k, k + round);
+        OK(MPI_Scatter(src, 2, t, got, 2, t, 0, MPI_COMM_WORLD));
+        for (int k = 0; k < 2; k++) check(&got[k], 2 * rank + k, 2 * rank + k + round);
+        clear(got, 2);
+        clear(src, 32);
+        clear(two, 2);
+    }
 
     /* Non-blocking gather. */
     MPI_Request r;
