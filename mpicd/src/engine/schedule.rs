@@ -10,8 +10,10 @@
 use super::{Engine, Op, OpId, Posted};
 use crate::error::{Error, Result};
 use crate::plan::PackState;
+use crate::route::Route;
 use crate::schedule::{Frame, Plan, Step, Xfer};
 use crate::status::Status;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::Poll;
 
@@ -19,11 +21,21 @@ use std::task::Poll;
 pub(crate) struct Run {
     frame: Frame,
     cursor: usize,
-    /// Messages of the current exchange in flight, with a receive's expected size.
-    waiting: Vec<(OpId, Option<usize>)>,
+    /// Messages of the current exchange in flight.
+    waiting: Vec<Waiting>,
     /// The messages in flight come from a `Post`: local steps may run meanwhile.
     overlapping: bool,
     state: RunState,
+}
+
+/// A message of a run in flight.
+#[derive(Clone, Copy)]
+struct Waiting {
+    id: OpId,
+    /// A receive's expected size (`None`: a send, or a custom-typed receive).
+    expected: Option<usize>,
+    /// A receive's source (world rank).
+    from: Option<u32>,
 }
 
 /// Whether a run goes on.
@@ -55,6 +67,18 @@ impl Engine {
             .iter()
             .find(|&&r| group.comm_rank(r).is_some())
         {
+            // What the live members send it is still taken, so that they complete.
+            for step in &plan.steps {
+                if let Step::Exchange(xfers) | Step::Post(xfers) = step {
+                    for x in xfers {
+                        if let Xfer::Recv { from, .. } | Xfer::RecvObject { from, .. } = *x {
+                            if let Ok(source) = group.world_rank(from) {
+                                self.drop_next(&plan.route, source, plan.tag);
+                            }
+                        }
+                    }
+                }
+            }
             return Ok(Posted::Done(Err(Error::ProcFailed { rank: dead as i32 })));
         }
         let mut run = Box::new(Run {
@@ -99,9 +123,9 @@ impl Engine {
     /// what it sent is awaited.
     fn fail_run(&mut self, run: &mut Run, e: Error) {
         run.fail(e);
-        for &(op, _) in &run.waiting {
-            if self.is_receive(op) {
-                let _ = self.cancel(op);
+        for w in &run.waiting {
+            if self.is_receive(w.id) {
+                let _ = self.cancel(w.id);
             }
         }
     }
@@ -169,12 +193,20 @@ impl Engine {
     fn collect_exchange(&mut self, run: &mut Run) {
         let mut i = 0;
         while i < run.waiting.len() {
-            let (op, expected) = run.waiting[i];
-            match self.test(op) {
+            let w = run.waiting[i];
+            match self.test(w.id) {
                 Ok(None) => i += 1,
                 Ok(Some(outcome)) => {
                     run.waiting.swap_remove(i);
-                    match outcome.and_then(|s| check_size(&s, expected)) {
+                    if let (Ok(status), Some(source)) = (&outcome, w.from) {
+                        if status.cancelled {
+                            // Given up (a member died): its live sender's message is still
+                            // taken, so that the send completes.
+                            let plan = run.frame.plan();
+                            self.drop_next(&plan.route, source, plan.tag);
+                        }
+                    }
+                    match outcome.and_then(|s| check_size(&s, w.expected)) {
                         Ok(()) => {}
                         // The members are alive: their messages are received (a rendezvous
                         // sender waits for its receiver), then the run fails.
@@ -205,7 +237,7 @@ impl Engine {
                     // SAFETY: the run's memory lives until the run completes, which waits for
                     // this message; raw memory is the caller's, lent for the run.
                     unsafe { self.post_coll_send(&plan.route, dest, plan.tag, p, buf.len(), false) }
-                        .map(|p| (p, None))
+                        .map(|p| (p, None, None))
                 }),
                 Xfer::Recv { from, buf } => plan.route.group.world_rank(from).and_then(|source| {
                     let p = run.frame.ptr(buf);
@@ -213,7 +245,7 @@ impl Engine {
                     unsafe {
                         self.post_recv(&plan.route, Some(source), Some(plan.tag), p, buf.len())
                     }
-                    .map(|p| (p, Some(buf.len())))
+                    .map(|p| (p, Some(buf.len()), Some(source)))
                 }),
                 Xfer::SendObject { to, obj } => plan.route.group.world_rank(to).and_then(|dest| {
                     // A state that could not be made still sends: a failure lead, so that the
@@ -223,19 +255,21 @@ impl Engine {
                         .pack()
                         .unwrap_or_else(|e| Box::new(Unmade(Some(e))));
                     self.post_custom_send(&plan.route, dest, plan.tag, state, false)
-                        .map(|op| (Posted::Pending(op), None))
+                        .map(|op| (Posted::Pending(op), None, None))
                 }),
                 Xfer::RecvObject { from, obj } => {
                     plan.route.group.world_rank(from).and_then(|source| {
                         let state = plan.object(obj).unpack()?;
                         self.post_custom_recv(&plan.route, Some(source), Some(plan.tag), state)
-                            .map(|op| (Posted::Pending(op), None))
+                            .map(|op| (Posted::Pending(op), None, Some(source)))
                     })
                 }
             };
             match posted {
-                Ok((Posted::Pending(op), expected)) => run.waiting.push((op, expected)),
-                Ok((Posted::Done(outcome), expected)) => {
+                Ok((Posted::Pending(id), expected, from)) => {
+                    run.waiting.push(Waiting { id, expected, from })
+                }
+                Ok((Posted::Done(outcome), expected, _)) => {
                     if let Err(e) = outcome.and_then(|s| check_size(&s, expected)) {
                         run.fail(e);
                     }
@@ -246,6 +280,25 @@ impl Engine {
                 // Nothing more is started; what was is awaited.
                 break;
             }
+        }
+    }
+}
+
+impl Engine {
+    /// Takes and drops the next message of `source` with `tag` on `route`, in the background
+    /// (an orphan, not the user's): for a collective this process gave up on a member's death,
+    /// so that a live member's send to it completes (a rendezvous waits for its receiver). A
+    /// receive of no bytes: a longer message is taken truncated, a custom-typed one drained
+    /// with its private messages. Nothing to do for a source known dead.
+    pub(crate) fn drop_next(&mut self, route: &Route, source: u32, tag: i32) {
+        if self.net.has_failed(source) {
+            return;
+        }
+        let nowhere = NonNull::<u8>::dangling().as_ptr();
+        // SAFETY: a receive of no bytes writes nothing.
+        let posted = unsafe { self.post_recv_on_any(route, Some(source), Some(tag), nowhere, 0) };
+        if let Ok(Posted::Pending(id)) = posted {
+            self.orphans.push(id);
         }
     }
 }

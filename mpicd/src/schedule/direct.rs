@@ -22,7 +22,15 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Messages in flight, with a receive's expected size.
-type Waiting = SmallVec<[(OpId, Option<usize>); 4]>;
+/// Messages in flight: each one's id, a receive's expected size, and a receive's source and
+/// tag (whose message is still taken if the receive is given up: [`Engine::drop_next`]).
+type Waiting = SmallVec<[InFlight; 4]>;
+
+/// A message just posted: as [`InFlight`], with its outcome if it completed at once.
+type Posting = (Posted, Option<usize>, Option<(u32, i32)>);
+
+/// A message in flight (see [`Waiting`]).
+type InFlight = (OpId, Option<usize>, Option<(u32, i32)>);
 
 thread_local! {
     /// Temporaries of this thread's collectives run directly, kept for the next ones (no heap
@@ -149,6 +157,12 @@ impl Direct {
     pub(crate) fn start(&mut self, mems: &[Mem], tag: i32, xfers: &[Xfer]) {
         self.settle();
         if self.failed.is_some() {
+            // Given up: what live members send in this exchange is still taken.
+            let route = &self.route;
+            let _ = self.shared.with(|e| {
+                drop_receives(e, route, tag, xfers);
+                Ok(())
+            });
             return;
         }
         let receives = |x: &&Xfer| matches!(x, Xfer::Recv { .. } | Xfer::RecvObject { .. });
@@ -168,13 +182,14 @@ impl Direct {
         let outcome = shared.with(|e| {
             if let Some(bar) = barred(e, route) {
                 failed.get_or_insert(bar);
+                drop_receives(e, route, tag, xfers);
                 return Ok(());
             }
             for x in ordered {
                 let posted = post(e, route, temps, mems, tag, x);
                 match posted {
-                    Ok((Posted::Pending(op), expected)) => waiting.push((op, expected)),
-                    Ok((Posted::Done(outcome), expected)) => {
+                    Ok((Posted::Pending(op), expected, from)) => waiting.push((op, expected, from)),
+                    Ok((Posted::Done(outcome), expected, _)) => {
                         if let Err(err) = outcome.and_then(|s| check_size(&s, expected)) {
                             failed.get_or_insert(err);
                             cancel_receives(e, waiting);
@@ -204,7 +219,7 @@ impl Direct {
         }
         let (route, waiting, failed) = (&self.route, &mut self.waiting, &mut self.failed);
         let outcome = self.shared.progress_until(|e| {
-            collect(e, waiting, failed);
+            collect(e, route, waiting, failed);
             if waiting.is_empty() {
                 return Ok(Some(()));
             }
@@ -385,21 +400,22 @@ fn post(
     mems: &[Mem],
     tag: i32,
     x: &Xfer,
-) -> Result<(Posted, Option<usize>)> {
+) -> Result<Posting> {
     match *x {
         Xfer::Send { to, buf } => {
             let dest = route.group.world_rank(to)?;
             let p = addr(temps, mems, buf);
             // SAFETY: the memory lives until the collective completes, which waits for this
             // message; raw memory is the caller's, lent for the collective.
-            unsafe { e.post_coll_send(route, dest, tag, p, buf.len(), false) }.map(|p| (p, None))
+            unsafe { e.post_coll_send(route, dest, tag, p, buf.len(), false) }
+                .map(|p| (p, None, None))
         }
         Xfer::Recv { from, buf } => {
             let source = route.group.world_rank(from)?;
             let p = addr(temps, mems, buf);
             // SAFETY: as for a send; no local step touches it before it completes.
             unsafe { e.post_recv(route, Some(source), Some(tag), p, buf.len()) }
-                .map(|p| (p, Some(buf.len())))
+                .map(|p| (p, Some(buf.len()), Some((source, tag))))
         }
         Xfer::SendObject { .. } | Xfer::RecvObject { .. } => Err(Error::InvalidArgument(
             "a collective of objects runs as a plan".into(),
@@ -420,8 +436,19 @@ pub(super) fn barred(e: &Engine, route: &Route) -> Option<Error> {
     Some(Error::ProcFailed { rank: dead as i32 })
 }
 
-fn cancel_receives(e: &mut Engine, waiting: &[(OpId, Option<usize>)]) {
-    for &(op, _) in waiting {
+/// Takes and drops what the live members send in `xfers`, an exchange given up.
+fn drop_receives(e: &mut Engine, route: &Route, tag: i32, xfers: &[Xfer]) {
+    for x in xfers {
+        if let Xfer::Recv { from, .. } = *x {
+            if let Ok(source) = route.group.world_rank(from) {
+                e.drop_next(route, source, tag);
+            }
+        }
+    }
+}
+
+fn cancel_receives(e: &mut Engine, waiting: &[InFlight]) {
+    for &(op, _, _) in waiting {
         if e.is_receive(op) {
             let _ = e.cancel(op);
         }
@@ -429,14 +456,20 @@ fn cancel_receives(e: &mut Engine, waiting: &[(OpId, Option<usize>)]) {
 }
 
 /// Collects the completed messages; a failure cancels the receives still waiting.
-fn collect(e: &mut Engine, waiting: &mut Waiting, failed: &mut Option<Error>) {
+fn collect(e: &mut Engine, route: &Route, waiting: &mut Waiting, failed: &mut Option<Error>) {
     let mut i = 0;
     while i < waiting.len() {
-        let (op, expected) = waiting[i];
+        let (op, expected, from) = waiting[i];
         match e.test(op) {
             Ok(None) => i += 1,
             Ok(Some(outcome)) => {
                 waiting.swap_remove(i);
+                if let (Ok(status), Some((source, tag))) = (&outcome, from) {
+                    if status.cancelled {
+                        // Given up: the live sender's message is still taken.
+                        e.drop_next(route, source, tag);
+                    }
+                }
                 if let Err(err) = outcome.and_then(|s| check_size(&s, expected)) {
                     failed.get_or_insert(err);
                     cancel_receives(e, waiting);

@@ -9,7 +9,7 @@ use crate::engine::WaitPolicy;
 use crate::error::{Error, Result};
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Where waits may sleep (only a broadcast takes [`Way::SingleCopy`] there), a root that lent
 /// a block of at least this many bytes naps first, for about half the time one read of it
@@ -21,6 +21,10 @@ const LEND_NAP_FROM: usize = 1 << 20;
 /// Bytes a reader copies per microsecond, doubled (a reader's copy runs at 6-10 GB/s here):
 /// the first nap of a lender, in microseconds, is its block's length over this.
 const LEND_NAP_BYTES_PER_US: usize = 32 << 10;
+
+/// How long a lender whose reader gave up looks for the death that made it give up (a
+/// process finds a dead peer of its node within about 0.2 s).
+const GIVE_UP_GRACE: Duration = Duration::from_millis(500);
 
 /// Bytes of one word of a lender's note in its slot (its process, then the address of each
 /// block it lends).
@@ -89,6 +93,22 @@ impl Op {
         self.wait_returned_by((0..self.node.members).filter(|&j| j != me))
     }
 
+    /// Why reader `j` gave up on this member's block: mostly a member's death, which this
+    /// process learns of within [`GIVE_UP_GRACE`] (then that death, so that a survivor knows to
+    /// recover); else a read that failed.
+    fn given_up_by(&self, j: usize) -> Error {
+        let until = Instant::now() + GIVE_UP_GRACE;
+        loop {
+            if let Err(e) = self.poll() {
+                return e;
+            }
+            if Instant::now() >= until {
+                return Error::Transport(format!("member {j} could not read this member's block"));
+            }
+            std::thread::yield_now();
+        }
+    }
+
     /// [`Op::wait_returned`] for the members `readers` only (a gather's root).
     pub(super) fn wait_returned_by(&self, readers: impl Iterator<Item = usize>) -> Result<()> {
         let done = 2 * self.n;
@@ -96,9 +116,7 @@ impl Op {
             // (Not noted as j's arrival: the done word counts twice as fast.) A later
             // collective's word: that member went on, so it was done with this one.
             if self.wait_until(self.node.area.done(j), done, || self.poll())? == done + 1 {
-                return Err(Error::Transport(format!(
-                    "member {j} could not read this member's block"
-                )));
+                return Err(self.given_up_by(j));
             }
         }
         Ok(())
