@@ -87,7 +87,8 @@ const DECLARATIONS_END: &str =
     "#ifdef __cplusplus\n}  // extern \"C\"\n#endif  // __cplusplus\n\n#endif  /* MPICD_MPI_H */";
 
 /// The function prototypes of a header, each as its lines: a declaration starts at column 0
-/// with its result type, names an `MPI_`/`MPIX_` function and ends at the line ending in `;`.
+/// with its result type, names an `MPI_`/`MPIX_` function and ends at the line ending in `;`
+/// (the trailer's `static inline` definitions are no library function: none has a PMPI_ name).
 fn prototypes(header: &str) -> Vec<Vec<&str>> {
     let mut found = Vec::new();
     let mut current: Option<Vec<&str>> = None;
@@ -96,6 +97,7 @@ fn prototypes(header: &str) -> Vec<Vec<&str>> {
             lines.push(line);
         } else if line.starts_with(|c: char| c.is_ascii_alphabetic())
             && !line.starts_with("typedef")
+            && !line.starts_with("static")
             && function_name(line).is_some()
         {
             current = Some(vec![line]);
