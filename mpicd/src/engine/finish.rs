@@ -41,9 +41,14 @@ impl Net {
             let live: Vec<u32> = (0..self.size).filter(|r| !lost.contains(r)).collect();
             let deaths = crate::launch_events::terminations();
             let mut polls = 0u32;
-            let peers = &self.peers;
+            let (peers, worker) = (&self.peers, &self.worker);
             let ranks = (!lost.is_empty()).then_some(live.as_slice());
             let outcome = self.boot.fence_unless(ranks, || {
+                // Messages in flight keep moving while the others come: a live sender of a
+                // long message to a collective this process gave up on waits for this
+                // process's side of the rendezvous (its drain: `Engine::drop_next`) before it
+                // can reach finalize.
+                worker.progress();
                 polls += 1;
                 crate::launch_events::terminations() != deaths
                     || (polls % 50 == 0

@@ -277,11 +277,13 @@ impl Engine {
 
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
     /// closes endpoints (bounded in time), and reports operations that were still pending.
-    pub(crate) fn finalize(mut self) -> Result<()> {
-        crate::tool::cvar::end_writes();
-        let pending = self.pending();
-        let worker = &self.net.worker;
-        for (_, op) in self.table.iter_mut() {
+    /// Cancels the operations left (in finalize), the orphans too if `orphans`.
+    fn cancel_all(&mut self, orphans: bool) {
+        let (worker, kept) = (&self.net.worker, &self.orphans);
+        for (id, op) in self.table.iter_mut() {
+            if !orphans && kept.contains(&id) {
+                continue;
+            }
             match op {
                 Op::Recv { req: Some(r), .. } | Op::Send { req: Some(r), .. } => worker.cancel(r),
                 Op::CustomSend(s) => s.abort(worker, Error::Cancelled),
@@ -289,18 +291,42 @@ impl Engine {
                 _ => {}
             }
         }
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while self.table.occupied() > 0 && std::time::Instant::now() < deadline {
+    }
+
+    /// Progresses until no operation is left (but the orphans, unless `orphans`), for `most`
+    /// at most (in finalize).
+    fn settle_ops(&mut self, orphans: bool, most: Duration) {
+        let deadline = std::time::Instant::now() + most;
+        let left = |e: &Engine| match orphans {
+            true => e.table.occupied(),
+            false => e.table.occupied().saturating_sub(e.orphans.len()),
+        };
+        while left(self) > 0 && std::time::Instant::now() < deadline {
             self.progress();
             for id in self.table.ids() {
-                let _ = self.test(id);
+                if orphans || !self.orphans.contains(&id) {
+                    let _ = self.test(id);
+                }
             }
         }
+    }
+
+    pub(crate) fn finalize(mut self) -> Result<()> {
+        crate::tool::cvar::end_writes();
+        let pending = self.pending();
+        // The orphans (drains of collectives given up on a death) stay posted through the
+        // fence: a live member's long message to one of them completes only once it is taken,
+        // and that member reaches the fence only then.
+        self.cancel_all(false);
+        self.settle_ops(false, Duration::from_secs(5));
         // Synchronize so nobody tears down connections others still use, unless a process is
         // known dead or dies meanwhile: the launcher could then wait for it forever. With a
         // process lost, finalizing succeeds without that synchronization (as in ULFM).
+        let fence = self.net.finalize_fence();
+        // Drains whose message never came (its sender died before it sent).
+        self.cancel_all(true);
+        self.settle_ops(true, Duration::from_secs(1));
         let net = &mut self.net;
-        let fence = net.finalize_fence();
         net.discard_unexpected();
         let endpoints: Vec<(Endpoint, bool)> = net
             .peers
