@@ -5,7 +5,8 @@
  * learns every rank's length without a probe. Bcast, Gather, Gatherv (0-2 vectors a rank),
  * Gather in place, Scatter (1 and 2 vectors a rank, more rounds than a node area has slots),
  * Allgather, Alltoall, an Alltoallw mixing two custom types, Igather, an in-place Allgather,
- * pack callbacks that fail in a Gather and a Bcast, and a reduction refused (MPI_ERR_TYPE). */
+ * pack callbacks that fail in a Gather and a Bcast, a root's resize callback that refuses a
+ * long vector, and a reduction refused (MPI_ERR_TYPE). */
 #include "check.h"
 #include <string.h>
 
@@ -73,6 +74,15 @@ static int resize(void *state, void *buf, MPI_Count count, MPI_Count packed_size
         d[i].v = calloc((size_t)reg_lens[i] + 1, sizeof(double));
     }
     return MPI_SUCCESS;
+}
+
+/* resize, refusing (4321) a vector longer than 50000 doubles. */
+static int resize_capped(void *state, void *buf, MPI_Count count, MPI_Count packed_size,
+                         MPI_Count region_count, const MPI_Count reg_lens[],
+                         const MPI_Datatype reg_types[]) {
+    for (MPI_Count i = 0; i < region_count; i++)
+        if (reg_lens[i] > 50000) return 4321;
+    return resize(state, buf, count, packed_size, region_count, reg_lens, reg_types);
 }
 
 /* A second custom type for the same struct layout, its elements ints: Alltoallw mixes them. */
@@ -337,6 +347,27 @@ int main(int argc, char **argv) {
     }
     OK(MPI_Type_free(&bad));
     OK(MPI_Type_free(&braw));
+
+    /* A root whose resize callback refuses a long vector fails alone: its givers (which push
+     * long vectors into the root's where the members may write each other's memory) succeed,
+     * and the next gather still agrees. */
+    MPI_Datatype craw, capped;
+    OK(MPI_Type_create_custom(NULL, NULL, query, pack, unpack, one_region_per_element, regions,
+                              NULL, 1, &craw));
+    OK(MPIX_Type_custom_set_resize(craw, resize_capped));
+    OK(MPI_Type_create_resized(craw, 0, sizeof(struct dvec), &capped));
+    OK(MPIX_Type_custom_set_resize(capped, resize_capped));
+    for (int round = 0; size > 1 && round < 3; round++) {
+        int rc = MPI_Gather(&mine, 1, capped, all, 1, capped, 0, MPI_COMM_WORLD);
+        CHECK(rank == 0 ? rc != MPI_SUCCESS : rc == MPI_SUCCESS);
+        clear(all, 16);
+        OK(MPI_Gather(&mine, 1, t, all, 1, t, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            for (int r = 0; r < size; r++) check(&all[r], r, len_of(r));
+        clear(all, 16);
+    }
+    OK(MPI_Type_free(&capped));
+    OK(MPI_Type_free(&craw));
 
     /* No reductions over custom types. */
     FAILS(MPI_Allreduce(&mine, &one, 1, t, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);

@@ -1,7 +1,8 @@
-//! Reads of another member's memory with Linux's cross-memory attach (`process_vm_readv`):
-//! the single-copy way of the node collectives' blocks that only move ([`super::lend`]),
-//! where the reader copies a block straight from the owner's buffer, as UCX's cma rendezvous
-//! does, without a message or a handshake of its own.
+//! Reads and writes of another member's memory with Linux's cross-memory attach
+//! (`process_vm_readv`, `process_vm_writev`): the single-copy way of the node collectives'
+//! blocks that only move ([`super::lend`]), where the reader copies a block straight from the
+//! owner's buffer, as UCX's cma rendezvous does, without a message or a handshake of its own;
+//! and of a gather's long objects, which each giver writes into the root's.
 
 use crate::error::{Error, Result};
 use std::sync::OnceLock;
@@ -59,6 +60,99 @@ pub(super) fn read(pid: u32, from: u64, into: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
+/// Whether this process runs under valgrind (its preloaded core library): valgrind cannot
+/// see another process write this one's memory, so the pushes into a gather's root are left
+/// out there (it would take the pushed bytes for uninitialised ones).
+pub(super) fn under_valgrind() -> bool {
+    static UNDER: OnceLock<bool> = OnceLock::new();
+    *UNDER.get_or_init(|| std::env::var("LD_PRELOAD").is_ok_and(|p| p.contains("vgpreload")))
+}
+
+/// The most ranges one system call takes (Linux's `UIO_MAXIOV`).
+const IOV_MAX: usize = 1024;
+
+/// Copies the ranges `from` of this process, as one stream of bytes, into the ranges `to` of
+/// process `pid` (`process_vm_writev`): the single-copy way of a gather's long objects, which
+/// each giver writes into the root's ([`super::objects`]). `to` must hold at least as many bytes
+/// as `from`.
+pub(super) fn write(pid: u32, from: &[(*const u8, usize)], to: &[(u64, usize)]) -> Result<()> {
+    let total: usize = from.iter().map(|r| r.1).sum();
+    if to.iter().map(|r| r.1).sum::<usize>() < total {
+        return Err(Error::Transport(format!(
+            "process_vm_writev to {pid}: {total} bytes for a shorter destination"
+        )));
+    }
+    let mut local: Vec<libc::iovec> = from
+        .iter()
+        .filter(|r| r.1 > 0)
+        .map(|&(p, n)| libc::iovec {
+            iov_base: p as *mut libc::c_void,
+            iov_len: n,
+        })
+        .collect();
+    let mut remote: Vec<libc::iovec> = to
+        .iter()
+        .filter(|r| r.1 > 0)
+        .map(|&(a, n)| libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: n,
+        })
+        .collect();
+    let (mut done, mut l, mut r) = (0, 0, 0);
+    while done < total {
+        let (nl, nr) = (
+            (local.len() - l).min(IOV_MAX),
+            (remote.len() - r).min(IOV_MAX),
+        );
+        // SAFETY: `local` names this process's readable ranges (the caller's); the kernel
+        // checks `remote` against the other process's mappings (a bad address fails with
+        // EFAULT, nothing is read outside `local`).
+        let n = unsafe {
+            libc::process_vm_writev(
+                pid as libc::pid_t,
+                local[l..].as_ptr(),
+                nl as libc::c_ulong,
+                remote[r..].as_ptr(),
+                nr as libc::c_ulong,
+                0,
+            )
+        };
+        match n {
+            n if n > 0 => {
+                done += n as usize;
+                advance(&mut local, &mut l, n as usize);
+                advance(&mut remote, &mut r, n as usize);
+            }
+            0 => {
+                return Err(Error::Transport(format!(
+                    "process_vm_writev to {pid}: no progress"
+                )))
+            }
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(Error::Transport(format!("process_vm_writev to {pid}: {e}")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Moves the cursor `at` of `ranges` past `n` more bytes, shortening the range it stops in.
+fn advance(ranges: &mut [libc::iovec], at: &mut usize, mut n: usize) {
+    while n > 0 {
+        let v = &mut ranges[*at];
+        let step = n.min(v.iov_len);
+        v.iov_base = v.iov_base.wrapping_byte_add(step);
+        v.iov_len -= step;
+        n -= step;
+        if v.iov_len == 0 {
+            *at += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +163,29 @@ mod tests {
         let mut dst = vec![0u8; src.len()];
         read(std::process::id(), src.as_ptr() as u64, &mut dst).unwrap();
         assert_eq!(src, dst);
+    }
+
+    #[test]
+    fn writes_a_stream_across_differently_cut_ranges() {
+        let src: Vec<u8> = (0..70_000u32).map(|i| (i * 7) as u8).collect();
+        let from = [
+            (src.as_ptr(), 10),
+            (src[10..].as_ptr(), 0),
+            (src[10..].as_ptr(), 69_990),
+        ];
+        let mut dst = vec![0u8; 70_003];
+        let (a, b) = dst.split_at_mut(33_333);
+        let to = [
+            (a.as_mut_ptr() as u64, a.len()),
+            (b.as_mut_ptr() as u64, b.len()),
+        ];
+        write(std::process::id(), &from, &to).unwrap();
+        assert_eq!(&dst[..70_000], &src[..]);
+        assert_eq!(&dst[70_000..], &[0, 0, 0]);
+        assert!(
+            write(std::process::id(), &from, &to[..1]).is_err(),
+            "too short"
+        );
     }
 
     #[test]

@@ -8,12 +8,16 @@
 //! will fit: each decides for its own. One whose objects do not fit its slot publishes
 //! [`BY_MESSAGE`] and sends each as a custom-typed message with the collective's tag; its
 //! readers, seeing that, receive it so. One that cannot pack its objects publishes [`FAILED`],
-//! and its readers fail, as they would on a failed message.
+//! and its readers fail, as they would on a failed message. A gather's giver of a long object
+//! puts only its shape and packed part, and writes the regions straight into the root's
+//! object once the root has sized it ([`PUSHED`], [`push`]).
 //!
 //! A slot's layout, in native 64-bit words (writer and readers share the node): the number of
 //! records, the end of each (from the slot's start), then the records. A record: the packed
 //! part's bytes, the number of region runs, each run's region bytes, region count and element
 //! code, then the packed part and the regions' bytes (each part padded to a word).
+
+mod push;
 
 use super::{setup, way, Op, Way};
 use crate::comm::Communicator;
@@ -34,6 +38,9 @@ use std::sync::Arc;
 const BY_MESSAGE: u64 = 0;
 /// Published length: this member could not pack its objects.
 const FAILED: u64 = u64::MAX;
+/// A flag of the published length: the record holds the object's shape and packed part only,
+/// and its giver writes the regions into the reader's object ([`push`]).
+const PUSHED: u64 = 1 << 62;
 const WORD: usize = 8;
 
 /// This member's turn in a blocking collective of objects through the node's memory
@@ -96,19 +103,15 @@ impl NodeObjects {
     ) -> Result<()> {
         self.run(|op| {
             if op.me() != root {
-                let mine = mine.ok_or_else(no_object)?;
-                return op
-                    .put_objects(&[Some(mine)], |_| smallvec::smallvec![root])
-                    .wait();
+                return op.give(mine.ok_or_else(no_object)?, root);
             }
-            // Nobody waits for the root of a gather: it may fail alone.
-            let all = all.ok_or_else(no_objects)?;
-            check_len(all, op.members())?;
-            let mut outcome = mine.map_or(Ok(()), |m| transfer(m, all[root]));
-            for j in (0..op.members()).filter(|&j| j != root) {
-                outcome = outcome.and(op.take(j, 0, all[j]));
-            }
-            outcome
+            // Only the givers that push their regions wait for the root: a root whose
+            // arguments fail tells them so.
+            let valid = all
+                .ok_or_else(no_objects)
+                .and_then(|all| check_len(all, op.members()).map(|()| all));
+            let all = valid.inspect_err(|_| op.refuse())?;
+            op.gather_root(mine, all, root)
         })
     }
 
@@ -258,13 +261,29 @@ impl Packing {
 
     /// Bytes of its record.
     fn len(&self) -> usize {
-        WORD * (2 + 3 * self.shape.runs().len())
-            + pad(self.shape.packed_bytes as usize)
-            + pad(self.shape.region_bytes() as usize)
+        self.head_len() + pad(self.shape.region_bytes() as usize)
+    }
+
+    /// Bytes of its record's shape and packed part (all of a pushed record: [`push`]).
+    fn head_len(&self) -> usize {
+        WORD * (2 + 3 * self.shape.runs().len()) + pad(self.shape.packed_bytes as usize)
     }
 
     /// Writes the record into `out` (as long as [`Packing::len`]).
     fn write(mut self, out: &mut [u8]) -> Result<()> {
+        let mut at = self.write_head(out)?;
+        for r in &self.regions {
+            // SAFETY: a sender state's regions are readable until it is dropped.
+            let src = unsafe { std::slice::from_raw_parts(r.ptr, r.bytes) };
+            out[at..at + r.bytes].copy_from_slice(src);
+            at += r.bytes;
+        }
+        Ok(())
+    }
+
+    /// Writes the record's shape and packed part into `out` (as long as
+    /// [`Packing::head_len`] at least); where the regions' bytes go.
+    fn write_head(&mut self, out: &mut [u8]) -> Result<usize> {
         put_word(out, 0, self.shape.packed_bytes);
         put_word(out, WORD, self.shape.runs().len() as u64);
         let mut at = 2 * WORD;
@@ -280,22 +299,15 @@ impl Packing {
             let dst = &mut out[at + done..at + packed];
             done += local::pack_some(&mut *self.state, done as u64, dst)?;
         }
-        at += pad(packed);
-        for r in &self.regions {
-            // SAFETY: a sender state's regions are readable until it is dropped.
-            let src = unsafe { std::slice::from_raw_parts(r.ptr, r.bytes) };
-            out[at..at + r.bytes].copy_from_slice(src);
-            at += r.bytes;
-        }
-        Ok(())
+        Ok(at + pad(packed))
     }
 }
 
-/// Reads the record `src` into `obj`.
-fn read(src: &[u8], obj: &dyn Object) -> Result<()> {
-    let packed = word(src, 0)? as usize;
+/// The shape a record `src` gives, and where its packed part starts.
+fn read_shape(src: &[u8]) -> Result<(Shape, usize)> {
+    let packed = word(src, 0)?;
     let runs = word(src, WORD)? as usize;
-    let mut shape = Shape::new(packed as u64, []);
+    let mut shape = Shape::new(packed, []);
     let mut at = 2 * WORD;
     for _ in 0..runs {
         let bytes = word(src, at)?;
@@ -304,6 +316,13 @@ fn read(src: &[u8], obj: &dyn Object) -> Result<()> {
         shape.push_run(RegionShape { bytes, elem }, count);
         at += 3 * WORD;
     }
+    Ok((shape, at))
+}
+
+/// Reads the record `src` into `obj`.
+fn read(src: &[u8], obj: &dyn Object) -> Result<()> {
+    let (shape, at) = read_shape(src)?;
+    let packed = shape.packed_bytes as usize;
     let parts = src.get(at..at + pad(packed) + shape.region_bytes() as usize);
     let parts = parts.ok_or_else(corrupt)?;
     let mut state = obj.unpack()?;
@@ -342,6 +361,16 @@ impl Op {
             .map(|r| r.map(Packing::new).transpose())
             .collect();
         let packings = packings.inspect_err(|_| self.publish_word(FAILED))?;
+        self.put_packed(packings, records, dests)
+    }
+
+    /// [`Op::try_put`] once the records are packed (after [`Op::gate_live`]).
+    fn put_packed(
+        &self,
+        packings: SmallVec<[Option<Packing>; 8]>,
+        records: &[Option<&dyn Object>],
+        dests: impl Fn(usize) -> Dests,
+    ) -> Result<Vec<Result<Request<'static>>>> {
         let head = WORD * (1 + records.len());
         let whole = head + packings.iter().flatten().map(Packing::len).sum::<usize>();
         let cap = self.node.area.cap();
@@ -381,8 +410,14 @@ impl Op {
     /// [`Op::wait_word`] for member `j`'s `word`, failing only if the communicator is revoked
     /// or `j` itself is known dead (another member's death does not stop this collective).
     fn wait_member(&self, j: usize, word: &AtomicU64, n: u64) -> Result<()> {
+        self.wait_word_with(j, word, n, self.member_poll(j))
+    }
+
+    /// What a wait on member `j` does every so many checks: progress, and fail if the
+    /// communicator is revoked or `j` is known dead.
+    fn member_poll(&self, j: usize) -> impl Fn() -> Result<()> + '_ {
         let route = &self.node.route;
-        let poll = || {
+        move || {
             self.node.shared.with(|e| {
                 e.progress();
                 if e.is_revoked(route.context) {
@@ -397,8 +432,7 @@ impl Op {
                     false => Ok(()),
                 }
             })
-        };
-        self.wait_word_with(j, word, n, poll)
+        }
     }
 
     /// [`Op::gate`] over the live members: one known dead reads this slot no more.
@@ -467,6 +501,8 @@ impl Op {
         match self.node.area.length(j, self.slot).load(Ordering::Relaxed) {
             // As a message whose sender failed while producing it.
             FAILED => Err(Error::RemoteFailure),
+            // Only a gather's root reads pushed records ([`push`]).
+            len if len & PUSHED != 0 => Err(corrupt()),
             BY_MESSAGE => self
                 .message(j, |e, route, peer| {
                     e.post_custom_recv(route, Some(peer), Some(self.tag), obj.unpack()?)
@@ -491,73 +527,4 @@ impl Op {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::custom::parts::{pack_borrowed, unpack_borrowed};
-    use crate::custom::{CustomRecv, CustomSend};
-    use std::cell::UnsafeCell;
-
-    /// A value to send or receive into, as a collective's object.
-    struct Value<T>(UnsafeCell<T>);
-
-    // SAFETY: each test uses a value from one thread.
-    unsafe impl<T> Sync for Value<T> {}
-
-    impl<T: CustomSend + CustomRecv + Send> Object for Value<T> {
-        fn pack(&self) -> Result<Box<dyn PackState>> {
-            // SAFETY: the value outlives the state, which the test drops first.
-            unsafe { pack_borrowed(&*self.0.get()) }
-        }
-
-        fn unpack(&self) -> Result<Box<dyn crate::plan::UnpackState>> {
-            // SAFETY: as above; nothing else borrows the value meanwhile.
-            Ok(unsafe { unpack_borrowed(&mut *self.0.get()) })
-        }
-    }
-
-    fn value<T>(v: T) -> Value<T> {
-        Value(UnsafeCell::new(v))
-    }
-
-    /// Writes the records of `objs` one after the other; the bytes and each one's range.
-    fn write_all(objs: &[&dyn Object]) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
-        let (mut out, mut ranges) = (Vec::new(), Vec::new());
-        for obj in objs {
-            let p = Packing::new(*obj).unwrap();
-            let start = out.len();
-            out.resize(start + p.len(), 0);
-            p.write(&mut out[start..]).unwrap();
-            ranges.push(start..out.len());
-        }
-        (out, ranges)
-    }
-
-    #[test]
-    fn records_carry_shape_packed_part_and_regions() {
-        // Regions of three lengths (three runs) and a packed part (their lengths).
-        let rows = value(vec![vec![1.5f64; 3], vec![], vec![2.5; 1000], vec![3.5; 3]]);
-        let bytes = value(vec![7u8; 13]);
-        let (out, ranges) = write_all(&[&rows, &bytes]);
-        assert!(ranges
-            .iter()
-            .all(|r| r.start % WORD == 0 && r.len() % WORD == 0));
-        let (got_rows, got_bytes) = (value(Vec::<Vec<f64>>::new()), value(Vec::<u8>::new()));
-        read(&out[ranges[0].clone()], &got_rows).unwrap();
-        read(&out[ranges[1].clone()], &got_bytes).unwrap();
-        // SAFETY: no state borrows them any more.
-        unsafe {
-            assert_eq!(*got_rows.0.get(), *rows.0.get());
-            assert_eq!(*got_bytes.0.get(), *bytes.0.get());
-        }
-    }
-
-    #[test]
-    fn a_cut_record_is_refused() {
-        let v = value(vec![vec![1u32; 40]]);
-        let (out, ranges) = write_all(&[&v]);
-        let into = value(Vec::<Vec<u32>>::new());
-        for cut in [0, WORD, 3 * WORD, ranges[0].end - 1] {
-            assert!(read(&out[..cut], &into).is_err(), "cut at {cut}");
-        }
-    }
-}
+mod tests;
