@@ -1,8 +1,9 @@
-//! The end of a process's network: the finalize fence over the processes still alive, and
+//! The end of a process's network: the operations left cancelled (the drains of given-up
+//! collectives only after the fence), the finalize fence over the processes still alive, and
 //! the discarding of messages nobody received before the worker is destroyed.
 
-use super::{Net, Peer};
-use crate::error::Result;
+use super::{Engine, Net, Op, Peer};
+use crate::error::{Error, Result};
 use crate::ops::Stranded;
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -101,6 +102,42 @@ impl Net {
                     break;
                 }
                 self.worker.progress();
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Cancels the operations left (in finalize), the orphans too if `orphans`.
+    pub(super) fn cancel_all(&mut self, orphans: bool) {
+        let (worker, kept) = (&self.net.worker, &self.orphans);
+        for (id, op) in self.table.iter_mut() {
+            if !orphans && kept.contains(&id) {
+                continue;
+            }
+            match op {
+                Op::Recv { req: Some(r), .. } | Op::Send { req: Some(r), .. } => worker.cancel(r),
+                Op::CustomSend(s) => s.abort(worker, Error::Cancelled),
+                Op::CustomRecv(r) => r.abort(worker, Error::Cancelled),
+                _ => {}
+            }
+        }
+    }
+
+    /// Progresses until no operation is left (but the orphans, unless `orphans`), for `most`
+    /// at most (in finalize).
+    pub(super) fn settle_ops(&mut self, orphans: bool, most: Duration) {
+        let deadline = std::time::Instant::now() + most;
+        let left = |e: &Engine| match orphans {
+            true => e.table.occupied(),
+            false => e.table.occupied().saturating_sub(e.orphans.len()),
+        };
+        while left(self) > 0 && std::time::Instant::now() < deadline {
+            self.progress();
+            for id in self.table.ids() {
+                if orphans || !self.orphans.contains(&id) {
+                    let _ = self.test(id);
+                }
             }
         }
     }

@@ -277,40 +277,6 @@ impl Engine {
 
     /// Shuts down: cancels what is left, synchronizes with the other processes, flushes and
     /// closes endpoints (bounded in time), and reports operations that were still pending.
-    /// Cancels the operations left (in finalize), the orphans too if `orphans`.
-    fn cancel_all(&mut self, orphans: bool) {
-        let (worker, kept) = (&self.net.worker, &self.orphans);
-        for (id, op) in self.table.iter_mut() {
-            if !orphans && kept.contains(&id) {
-                continue;
-            }
-            match op {
-                Op::Recv { req: Some(r), .. } | Op::Send { req: Some(r), .. } => worker.cancel(r),
-                Op::CustomSend(s) => s.abort(worker, Error::Cancelled),
-                Op::CustomRecv(r) => r.abort(worker, Error::Cancelled),
-                _ => {}
-            }
-        }
-    }
-
-    /// Progresses until no operation is left (but the orphans, unless `orphans`), for `most`
-    /// at most (in finalize).
-    fn settle_ops(&mut self, orphans: bool, most: Duration) {
-        let deadline = std::time::Instant::now() + most;
-        let left = |e: &Engine| match orphans {
-            true => e.table.occupied(),
-            false => e.table.occupied().saturating_sub(e.orphans.len()),
-        };
-        while left(self) > 0 && std::time::Instant::now() < deadline {
-            self.progress();
-            for id in self.table.ids() {
-                if orphans || !self.orphans.contains(&id) {
-                    let _ = self.test(id);
-                }
-            }
-        }
-    }
-
     pub(crate) fn finalize(mut self) -> Result<()> {
         crate::tool::cvar::end_writes();
         let pending = self.pending();
