@@ -270,7 +270,9 @@ int main(int argc, char **argv) {
     /* Twelve rounds (more than a node area's slots): a Gatherv where members give 0, 1 or 2
      * vectors, a Gather in place at the root, a Scatter of 2 vectors each. */
     for (int round = 0; round < 12; round++) {
-        struct dvec two[2] = {make(rank * 10, rank * 10 + round), make(rank * 10 + 1, 7)};
+        /* On odd rounds the second vector is long (its giver pushes it into the root's). */
+        int second = round % 2 ? 9000 + 100 * rank : 7;
+        struct dvec two[2] = {make(rank * 10, rank * 10 + round), make(rank * 10 + 1, second)};
         int vcounts[16], vdispls[16], at = 0;
         struct dvec many[40] = {{0, NULL}};
         for (int r = 0; r < size; r++) {
@@ -282,7 +284,8 @@ int main(int argc, char **argv) {
         if (rank == 0)
             for (int r = 0; r < size; r++)
                 for (int k = 0; k < vcounts[r]; k++)
-                    check(&many[vdispls[r] + k], r * 10 + k, k ? 7 : r * 10 + round);
+                    check(&many[vdispls[r] + k], r * 10 + k,
+                          k ? (round % 2 ? 9000 + 100 * r : 7) : r * 10 + round);
         clear(many, 40);
         if (rank == 0) all[0] = make(0, 3 + round);
         OK(MPI_Gather(rank == 0 ? MPI_IN_PLACE : (void *)two, 1, t, all, 1, t, 0,
