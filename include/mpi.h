@@ -9012,60 +9012,35 @@ int PMPI_Pcontrol(const int level, ...);
 #define MPIO_Wait MPI_Wait
 
 /* The MPI-1 functions that MPI-3.0 removed, for the programs that still call them: each is its
- * MPI-2 replacement, inline here (libmpi, an MPI-5 ABI library, exports no removed function).
- * Define MPICD_NO_REMOVED_MPI1 before including mpi.h to leave them out. MPI_LB and MPI_UB are
- * not among them: use MPI_Type_create_resized. */
+ * MPI-2 replacement, a macro here (libmpi, an MPI-5 ABI library, exports no removed function;
+ * the three that compute a bound go through the inline helpers below it). Define
+ * MPICD_NO_REMOVED_MPI1 before including mpi.h to leave them out. MPI_LB and MPI_UB are not
+ * among them: use MPI_Type_create_resized. */
 #ifndef MPICD_NO_REMOVED_MPI1
 typedef void (MPI_Handler_function)(MPI_Comm *comm, int *error_code, ...);
-static inline int MPI_Address(void *location, MPI_Aint *address)
-{
-    return MPI_Get_address(location, address);
-}
-static inline int MPI_Errhandler_create(MPI_Handler_function *function,
-                                        MPI_Errhandler *errhandler)
-{
-    return MPI_Comm_create_errhandler(function, errhandler);
-}
-static inline int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    return MPI_Comm_get_errhandler(comm, errhandler);
-}
-static inline int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    return MPI_Comm_set_errhandler(comm, errhandler);
-}
-static inline int MPI_Type_hindexed(int count, int *array_of_blocklengths,
-                                    MPI_Aint *array_of_displacements, MPI_Datatype oldtype,
-                                    MPI_Datatype *newtype)
-{
-    return MPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements,
-                                    oldtype, newtype);
-}
-static inline int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    return MPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
-}
-static inline int MPI_Type_struct(int count, int *array_of_blocklengths,
-                                  MPI_Aint *array_of_displacements,
-                                  MPI_Datatype *array_of_types, MPI_Datatype *newtype)
-{
-    return MPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
-                                  array_of_types, newtype);
-}
+#define MPI_Address(location, address) MPI_Get_address((location), (address))
+#define MPI_Errhandler_create(f, errhandler) MPI_Comm_create_errhandler((f), (errhandler))
+#define MPI_Errhandler_get(comm, errhandler) MPI_Comm_get_errhandler((comm), (errhandler))
+#define MPI_Errhandler_set(comm, errhandler) MPI_Comm_set_errhandler((comm), (errhandler))
+#define MPI_Type_hindexed(n, lens, displs, old, t) MPI_Type_create_hindexed(n, lens, displs, old, t)
+#define MPI_Type_hvector(n, len, stride, old, t) MPI_Type_create_hvector(n, len, stride, old, t)
+#define MPI_Type_struct(n, lens, displs, types, t) MPI_Type_create_struct(n, lens, displs, types, t)
+#define MPI_Type_extent(datatype, extent) mpicd_removed_type_extent((datatype), (extent))
+#define MPI_Type_lb(datatype, displacement) mpicd_removed_type_lb((datatype), (displacement))
+#define MPI_Type_ub(datatype, displacement) mpicd_removed_type_ub((datatype), (displacement))
 /* extent, lower bound, upper bound (lower bound + extent): a null pointer for the one asked
  * for reaches MPI_Type_get_extent, which reports it as the standard says. */
-static inline int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
+static inline int mpicd_removed_type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
     MPI_Aint lb;
     return MPI_Type_get_extent(datatype, &lb, extent);
 }
-static inline int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
+static inline int mpicd_removed_type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     MPI_Aint extent;
     return MPI_Type_get_extent(datatype, displacement, &extent);
 }
-static inline int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
+static inline int mpicd_removed_type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
     MPI_Aint lb, extent;
     int err = MPI_Type_get_extent(datatype, displacement ? &lb : (MPI_Aint *)0, &extent);

@@ -1,4 +1,4 @@
-/* removed_mpi1.c: the MPI-1 functions that MPI-3.0 removed, which mpi.h still offers (inline,
+/* removed_mpi1.c: the MPI-1 functions that MPI-3.0 removed, which mpi.h still offers (macros
  * over their replacements) so that old programs build unchanged: MPI_Errhandler_create / _set /
  * _get, MPI_Address, MPI_Type_hvector / _hindexed / _struct, MPI_Type_extent / _lb / _ub. Each
  * must act as its replacement does: a handler set the old way is called, types made the old way
