@@ -5,6 +5,7 @@
 //! and of a gather's long objects, which each giver writes into the root's.
 
 use crate::error::{Error, Result};
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 /// Whether this process may read other processes' memory: the system call is allowed
@@ -26,38 +27,8 @@ pub(super) fn available() -> bool {
 
 /// Copies `into.len()` bytes at address `from` of process `pid` into `into`.
 pub(super) fn read(pid: u32, from: u64, into: &mut [u8]) -> Result<()> {
-    let mut done = 0;
-    while done < into.len() {
-        let local = libc::iovec {
-            iov_base: into[done..].as_mut_ptr().cast(),
-            iov_len: into.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (from + done as u64) as *mut libc::c_void,
-            iov_len: into.len() - done,
-        };
-        // SAFETY: `local` is this process's writable slice; the kernel checks `remote` against
-        // the other process's mappings (a bad address fails with EFAULT, nothing is written
-        // outside `into`).
-        let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        match n {
-            n if n > 0 => done += n as usize,
-            0 => {
-                return Err(Error::Transport(format!(
-                    "process_vm_readv from {pid}: no progress"
-                )))
-            }
-            _ => {
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(Error::Transport(format!(
-                        "process_vm_readv from {pid}: {e}"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
+    let local = [(into.as_mut_ptr() as u64, into.len())];
+    streams(pid, Way::Read, &local, &[(from, into.len())])
 }
 
 /// Whether this process runs under valgrind (its preloaded core library): valgrind cannot
@@ -76,62 +47,76 @@ const IOV_MAX: usize = 1024;
 /// each giver writes into the root's ([`super::objects`]). `to` must hold at least as many bytes
 /// as `from`.
 pub(super) fn write(pid: u32, from: &[(*const u8, usize)], to: &[(u64, usize)]) -> Result<()> {
-    let total: usize = from.iter().map(|r| r.1).sum();
-    if to.iter().map(|r| r.1).sum::<usize>() < total {
+    let local: Ranges = from.iter().map(|&(p, n)| (p as u64, n)).collect();
+    streams(pid, Way::Write, &local, to)
+}
+
+/// Address and length of each range of a copy.
+type Ranges = SmallVec<[(u64, usize); 4]>;
+
+/// Which way [`streams`] copies: out of the other process's ranges, or into them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Read,
+    Write,
+}
+
+/// Copies the source's ranges (`remote`, of process `pid`, to read; `local`, of this process,
+/// to write) as one stream of bytes into the other's, which must hold as many or more.
+fn streams(pid: u32, way: Way, local: &[(u64, usize)], remote: &[(u64, usize)]) -> Result<()> {
+    let call = match way {
+        Way::Read => "process_vm_readv",
+        Way::Write => "process_vm_writev",
+    };
+    let total = |r: &[(u64, usize)]| r.iter().map(|r| r.1).sum::<usize>();
+    let (source, room) = match way {
+        Way::Read => (total(remote), total(local)),
+        Way::Write => (total(local), total(remote)),
+    };
+    if room < source {
         return Err(Error::Transport(format!(
-            "process_vm_writev to {pid}: {total} bytes for a shorter destination"
+            "{call} with {pid}: {source} bytes for {room} of room"
         )));
     }
-    let mut local: Vec<libc::iovec> = from
-        .iter()
-        .filter(|r| r.1 > 0)
-        .map(|&(p, n)| libc::iovec {
-            iov_base: p as *mut libc::c_void,
-            iov_len: n,
-        })
-        .collect();
-    let mut remote: Vec<libc::iovec> = to
-        .iter()
-        .filter(|r| r.1 > 0)
-        .map(|&(a, n)| libc::iovec {
-            iov_base: a as *mut libc::c_void,
-            iov_len: n,
-        })
-        .collect();
+    let iovecs = |r: &[(u64, usize)]| -> SmallVec<[libc::iovec; 4]> {
+        r.iter()
+            .filter(|r| r.1 > 0)
+            .map(|&(a, n)| libc::iovec {
+                iov_base: a as *mut libc::c_void,
+                iov_len: n,
+            })
+            .collect()
+    };
+    let (mut mine, mut theirs) = (iovecs(local), iovecs(remote));
     let (mut done, mut l, mut r) = (0, 0, 0);
-    while done < total {
+    while done < source {
         let (nl, nr) = (
-            (local.len() - l).min(IOV_MAX),
-            (remote.len() - r).min(IOV_MAX),
+            (mine.len() - l).min(IOV_MAX),
+            (theirs.len() - r).min(IOV_MAX),
         );
-        // SAFETY: `local` names this process's readable ranges (the caller's); the kernel
-        // checks `remote` against the other process's mappings (a bad address fails with
-        // EFAULT, nothing is read outside `local`).
+        let (lv, rv) = (mine[l..].as_ptr(), theirs[r..].as_ptr());
+        let (nl, nr) = (nl as libc::c_ulong, nr as libc::c_ulong);
+        // SAFETY: `mine` names ranges of this process that the caller hands over: readable to
+        // write from, or writable and touched by nothing else meanwhile to read into; the
+        // kernel checks `theirs` against the other process's mappings (a bad address fails
+        // with EFAULT), and nothing outside `mine` is touched here.
         let n = unsafe {
-            libc::process_vm_writev(
-                pid as libc::pid_t,
-                local[l..].as_ptr(),
-                nl as libc::c_ulong,
-                remote[r..].as_ptr(),
-                nr as libc::c_ulong,
-                0,
-            )
+            match way {
+                Way::Read => libc::process_vm_readv(pid as libc::pid_t, lv, nl, rv, nr, 0),
+                Way::Write => libc::process_vm_writev(pid as libc::pid_t, lv, nl, rv, nr, 0),
+            }
         };
         match n {
             n if n > 0 => {
                 done += n as usize;
-                advance(&mut local, &mut l, n as usize);
-                advance(&mut remote, &mut r, n as usize);
+                advance(&mut mine, &mut l, n as usize);
+                advance(&mut theirs, &mut r, n as usize);
             }
-            0 => {
-                return Err(Error::Transport(format!(
-                    "process_vm_writev to {pid}: no progress"
-                )))
-            }
+            0 => return Err(Error::Transport(format!("{call} with {pid}: no progress"))),
             _ => {
                 let e = std::io::Error::last_os_error();
                 if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(Error::Transport(format!("process_vm_writev to {pid}: {e}")));
+                    return Err(Error::Transport(format!("{call} with {pid}: {e}")));
                 }
             }
         }
