@@ -47,7 +47,7 @@ expected() {
         send) echo "0:Send-4MiB 0:Send-8B 0:Ssend-8B" ;;
         anysrc) echo "0:Irecv-ANY_SOURCE 0:Waitany-ANY_SOURCE 0:Waitsome-ANY_SOURCE 0:Waitall-ANY_SOURCE 0:Irecv-ANY_SOURCE-after-ack=MPI_SUCCESS" ;;
         coll)
-            echo "0:Gather-1MiB 1:Gather-1MiB=MPIX_ERR_PROC_FAILED|MPI_SUCCESS 0:Barrier 0:Bcast 0:Allreduce 0:Bcast-64KiB 0:Allgather-64KiB 0:Allreduce-1MiB 1:Barrier 1:Bcast 1:Allreduce 1:Bcast-64KiB 1:Allgather-64KiB 1:Allreduce-1MiB"
+            echo "0:Gather-1MiB 1:Gather-1MiB=MPIX_ERR_PROC_FAILED|MPI_SUCCESS 0:Barrier 0:Bcast 0:Allreduce 0:Bcast-64KiB 0:Allgather-64KiB 0:Alltoall-64KiB 0:Allreduce-1MiB 1:Barrier 1:Bcast 1:Allreduce 1:Bcast-64KiB 1:Allgather-64KiB 1:Alltoall-64KiB 1:Allreduce-1MiB"
             ;;
         # mpicd's custom datatypes: the root fails; rank 1, which only gives, may finish.
         objects) echo "0:Gather-custom-32B 0:Gather-custom-1MiB 1:Gather-custom-32B=MPIX_ERR_PROC_FAILED|MPI_SUCCESS 1:Gather-custom-1MiB=MPIX_ERR_PROC_FAILED|MPI_SUCCESS" ;;

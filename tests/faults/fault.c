@@ -12,8 +12,8 @@
  *   anysrc   rank 2 dies; rank 0 waits for a receive from MPI_ANY_SOURCE (nobody sends yet);
  *            with ULFM, after acknowledging the failure it waits again and rank 1 sends
  *   coll     rank 2 dies; every survivor calls a 1 MiB MPI_Gather to rank 0, MPI_Barrier,
- *            MPI_Bcast and MPI_Allreduce, then a 64 KiB MPI_Bcast and MPI_Allgather and a 1 MiB
- *            MPI_Allreduce
+ *            MPI_Bcast and MPI_Allreduce, then a 64 KiB MPI_Bcast, MPI_Allgather and MPI_Alltoall
+ *            and a 1 MiB MPI_Allreduce
  *   objects  (mpicd) rank 2 dies; every survivor calls a gather to rank 0 of custom-typed
  *            objects of 32 B, then of 1 MiB
  *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
@@ -294,6 +294,10 @@ int main(int argc, char **argv) {
         start = now();
         rc = MPI_Allgather(block, sizeof block, MPI_BYTE, all, sizeof block, MPI_BYTE, MPI_COMM_WORLD);
         report("Allgather-64KiB", rc, start);
+        static char out[3 * (64 << 10)];
+        start = now();
+        rc = MPI_Alltoall(all, sizeof block, MPI_BYTE, out, sizeof block, MPI_BYTE, MPI_COMM_WORLD);
+        report("Alltoall-64KiB", rc, start);
         /* Longer than the node area's share: through it in pieces (node/caller.rs). */
         static double x[1 << 17], y[1 << 17];
         start = now();

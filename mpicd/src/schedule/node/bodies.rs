@@ -78,9 +78,7 @@ pub(super) fn bcast(op: &Op, buf: Span, root: usize) -> Result<()> {
         op.gate()?;
         return op.put_all(buf.read());
     }
-    op.wait(root, buf.len())?;
-    buf.write().copy_from_slice(op.get(root, 0, buf.len()));
-    Ok(())
+    read_area(op, root, buf)
 }
 
 /// Puts this member's operand `send`, publishes it, and leaves the reduction of members
@@ -119,11 +117,7 @@ pub(super) fn allgather(op: &Op, mine: Option<Span>, blocks: &[Span]) -> Result<
     }
     op.put_all(own.read())?;
     own.copy_to(blocks[me])?;
-    for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != me) {
-        op.wait(j, len)?;
-        block.write().copy_from_slice(op.get(j, 0, len));
-    }
-    Ok(())
+    op.each_published(me, |j| read_area(op, j, blocks[j]))
 }
 
 /// `send[j]` to member j, `recv[j]` from member j, every block `len` bytes on every member.
@@ -131,27 +125,27 @@ pub(super) fn alltoall(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Res
     if op.single_copy() {
         return alltoall_single_copy(op, send, recv, len);
     }
-    op.gate()?;
-    let mut at = 0;
-    for &block in send {
-        if op.put(at, block.read()).is_err() {
-            break;
-        }
-        at += block.len();
-    }
-    op.publish(at);
-    let whole = len * send.len();
-    if at != whole || recv.iter().any(|x| x.len() != len) {
-        return Err(mismatch(at, whole));
-    }
     let me = op.me();
-    for (j, &block) in recv.iter().enumerate() {
-        if j != me {
-            op.wait(j, whole)?;
-        }
-        block.write().copy_from_slice(op.get(j, me * len, len));
+    let whole = len * send.len();
+    op.gate()?;
+    // Block j at j * len of this member's slot, but its own, which goes straight across.
+    let put = send
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != me)
+        .try_for_each(|(j, x)| op.put(j * len, x.read()));
+    // Published even if it did not fit: the readers then fail on the size.
+    op.publish(if put.is_ok() { whole } else { 0 });
+    put?;
+    if let Some(x) = recv.iter().find(|x| x.len() != len) {
+        return Err(mismatch(x.len(), len));
     }
-    Ok(())
+    send[me].copy_to(recv[me])?;
+    op.each_published(me, |j| {
+        op.wait(j, whole)?;
+        recv[j].write().copy_from_slice(op.get(j, me * len, len));
+        Ok(())
+    })
 }
 
 /// Every member's `mine` into `blocks` at `root` (`None` elsewhere), blocks of one size.
@@ -168,11 +162,7 @@ pub(super) fn gather(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) 
         return Err(mismatch(len, blocks[0].len()));
     }
     mine.copy_to(blocks[op.me()])?;
-    for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != op.me()) {
-        op.wait(j, len)?;
-        block.write().copy_from_slice(op.get(j, 0, len));
-    }
-    Ok(())
+    op.each_published(root, |j| read_area(op, j, blocks[j]))
 }
 
 /// The root's `blocks` (`None` elsewhere) into every member's `mine`, blocks of one size.
@@ -194,7 +184,9 @@ pub(super) fn scatter(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize)
         op.publish(0);
         return Err(mismatch(blocks[0].len(), len));
     }
-    for (j, &block) in blocks.iter().enumerate() {
+    // Every block at its place in the root's slot but the root's own, which goes straight
+    // across.
+    for (j, &block) in blocks.iter().enumerate().filter(|&(j, _)| j != root) {
         op.put(j * len, block.read())?;
     }
     op.publish(whole);
@@ -215,12 +207,17 @@ fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
     read
 }
 
-/// Reads block `k` of every other member (but `skip`) into `into[j]`, in place.
+/// Waits for member `j`'s data and copies it, as long as `into`, into `into`.
+fn read_area(op: &Op, j: usize, into: Span) -> Result<()> {
+    op.wait(j, into.len())?;
+    into.write().copy_from_slice(op.get(j, 0, into.len()));
+    Ok(())
+}
+
+/// Reads block `k` of every other member (but `skip`) into `into[j]`, in place, those that
+/// have lent theirs first ([`Op::each_published`]).
 fn read_each(op: &Op, into: &[Span], skip: usize, k: usize) -> Result<()> {
-    into.iter()
-        .enumerate()
-        .filter(|&(j, _)| j != skip)
-        .try_for_each(|(j, &block)| op.read_lent(j, k, block.write()))
+    op.each_published(skip, |j| op.read_lent(j, k, into[j].write()))
 }
 
 /// An allgather where every member lends its block (`own`, this member's already checked
@@ -247,11 +244,13 @@ fn alltoall_single_copy(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Re
         send.iter().map(|x| x.read().as_ptr()),
         if wrong.is_none() { len } else { 0 },
     );
-    let read = lent.and_then(|()| match wrong {
+    // This member's own block first, while the others lend theirs.
+    let copied = lent.and_then(|()| match wrong {
         Some(x) => Err(mismatch(x.len(), len)),
-        None => read_each(op, recv, me, me),
+        None => send[me]
+            .copy_to(recv[me])
+            .and_then(|()| read_each(op, recv, me, me)),
     });
-    let copied = read.and_then(|()| send[me].copy_to(recv[me]));
     op.done_reading(copied.is_ok());
     copied.and(op.wait_returned())
 }

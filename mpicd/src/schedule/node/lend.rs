@@ -11,11 +11,11 @@ use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Where waits may sleep (only a broadcast takes [`Way::SingleCopy`] there), a root that lent
-/// a block of at least this many bytes naps first, for about half the time one read of it
-/// takes ([`LEND_NAP_BYTES_PER_US`]), instead of yielding to the readers that need the cores
-/// (3 ranks on 2 cores, 1-4 MiB bcasts: 267 / 496 / 953 us yielding, 173 / 350 / 624 after a
-/// first nap). Below it, a nap outlasts the reads (a nap costs this VM 50 us and more).
+/// Where waits may sleep, a broadcast's root (the only lender there that reads nothing) that
+/// lent a block of at least this many bytes naps first, for about half the time one read of
+/// it takes ([`LEND_NAP_BYTES_PER_US`]), instead of yielding to the readers that need the
+/// cores (3 ranks on 2 cores, 1-4 MiB bcasts: 267 / 496 / 953 us yielding, 173 / 350 / 624
+/// after a first nap). Below it, a nap outlasts the reads (a nap costs this VM 50 us and more).
 const LEND_NAP_FROM: usize = 1 << 20;
 
 /// Bytes a reader copies per microsecond, doubled (a reader's copy runs at 6-10 GB/s here):

@@ -58,6 +58,7 @@ use bodies::{Span, Spans};
 pub use caller::NodeCollective;
 pub use objects::NodeObjects;
 pub(crate) use setup::NodeCell;
+use smallvec::SmallVec;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -131,14 +132,16 @@ enum Way {
 pub(crate) enum SingleCopy {
     /// Some member may not read the others' memory ([`cma::available`]).
     Never,
-    /// Broadcasts only: processes outnumber cores somewhere, where an allgather's or
-    /// all-to-all's members would all read at once, each yielding to the others while it
-    /// waits (3-4 ranks on 2 cores, 256 KiB-4 MiB: 1.1-1.25x the time by messages), and a
-    /// gather's members would wait for a root that reads alone (4 ranks, 16-32 KiB: 1.5x).
-    Bcast,
+    /// Processes outnumber cores somewhere: broadcasts and all-to-alls only. An allgather's
+    /// members would all read the same blocks at once, each yielding to the others while it
+    /// waits (4 ranks on 2 cores, 64-256 KiB: 1.1-1.35x the time through the area or by
+    /// messages), and a gather's root would read alone. An all-to-all's members each read
+    /// blocks no other member reads, those lent first first (3 ranks, 64-128 KiB: 0.7-0.8x
+    /// the time by messages; 4 ranks, 64-128 KiB: 0.8x).
+    SharedCores,
     /// Broadcasts, allgathers, all-to-alls, gathers and scatters: every member has a core of
     /// its own.
-    Moves,
+    OwnCores,
 }
 
 /// The way a collective where a member puts `puts` bytes, in blocks of `block` bytes that
@@ -153,18 +156,15 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         && lend::NOTE_WORD * (node.members + 1) <= cap
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
-            (Some(Collective::Bcast), _) => true,
-            (
-                Some(Collective::Allgather | Collective::Alltoall | Collective::Gather),
-                SingleCopy::Moves,
-            ) => true,
+            (Some(Collective::Bcast | Collective::Alltoall), _) => true,
+            (Some(Collective::Allgather | Collective::Gather), SingleCopy::OwnCores) => true,
             _ => false,
         };
     // Long blocks that only move take the area only where they cannot be lent.
     let area = puts <= cap && (block <= cap / MOVE_SHARE || !lends);
     // Where every member has a core, a read in place beats the area's two copies from
     // SINGLE_COPY_FROM already.
-    let sooner = node.single_copy == SingleCopy::Moves && block > SINGLE_COPY_FROM;
+    let sooner = node.single_copy == SingleCopy::OwnCores && block > SINGLE_COPY_FROM;
     match (area, lends) {
         (_, true) if sooner || !area => Some(Way::SingleCopy),
         (true, _) => Some(Way::Area),
@@ -173,7 +173,7 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
 }
 
 /// Blocks that only move go in place from this length (exclusive) where every member has a
-/// core of its own ([`SingleCopy::Moves`]), even if they fit the area's share: 2 ranks, 8 KiB
+/// core of its own ([`SingleCopy::OwnCores`]), even if they fit the area's share: 2 ranks, 8 KiB
 /// bcast 1.88 -> 1.31 us, all-to-all 2.44 -> 1.85, allgather 1.91 -> 1.80 (Open MPI 1.6, 2.3,
 /// 1.9); at 4 KiB the two ways take the same time. Where processes outnumber cores the area
 /// stays faster up to its share (3 ranks, 8 KiB bcast: 3.9 us against 5.0).
@@ -327,6 +327,25 @@ impl Op {
             true => Ok(()),
             false => Err(mismatch(put as usize, whole)),
         }
+    }
+
+    /// Calls `f` for every member but `skip`, those that have published their data of this
+    /// collective first, each member starting after itself: where processes outnumber cores,
+    /// a member that has not published yet (it has no core now, perhaps) holds up nothing
+    /// that could be done meanwhile.
+    fn each_published(&self, skip: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<()> {
+        let (me, n) = (self.node.me, self.node.members);
+        let mut left: SmallVec<[usize; 8]> = (1..=n)
+            .map(|d| (me + d) % n)
+            .filter(|&j| j != skip)
+            .collect();
+        while !left.is_empty() {
+            let published =
+                |&j: &usize| self.node.area.seq(j, self.slot).load(Ordering::Acquire) >= self.n;
+            let next = left.iter().position(published).unwrap_or(0);
+            f(left.remove(next))?;
+        }
+        Ok(())
     }
 
     /// Waits until every other member has arrived at this collective.

@@ -161,8 +161,8 @@ fn agree(b: &mut Builder) -> Option<Node> {
         area: area.filter(|_| all & MAPPED != 0)?,
         single_copy: match (all & READS != 0, all & SPINS != 0) {
             (false, _) => SingleCopy::Never,
-            (true, false) => SingleCopy::Bcast,
-            (true, true) => SingleCopy::Moves,
+            (true, false) => SingleCopy::SharedCores,
+            (true, true) => SingleCopy::OwnCores,
         },
         pid: std::process::id(),
         me,

@@ -21,7 +21,7 @@ use smallvec::{smallvec, SmallVec};
 use std::sync::atomic::Ordering;
 
 /// Bytes of regions from which a giver pushes its object where every member has a core of
-/// its own ([`SingleCopy::Moves`]): below, the area's two copies cost less than the round trip
+/// its own ([`SingleCopy::OwnCores`]): below, the area's two copies cost less than the round trip
 /// to the root (2 ranks, a vector of 2 Ki doubles: 2.3 us either way; of 8 Ki: 4.6 against
 /// 7.2). Where processes outnumber cores, a giver pushes only an object too long for its
 /// slot, which would otherwise go as a message: there each wait of the round trip goes
@@ -76,8 +76,8 @@ impl Op {
         let cap = self.node.area.cap();
         let long = match self.node.single_copy {
             SingleCopy::Never => return false,
-            SingleCopy::Moves => p.shape.region_bytes() as usize >= PUSH_FROM,
-            SingleCopy::Bcast => 2 * WORD + p.len() > cap,
+            SingleCopy::OwnCores => p.shape.region_bytes() as usize >= PUSH_FROM,
+            SingleCopy::SharedCores => 2 * WORD + p.len() > cap,
         };
         long && p.regions.len() <= MOST_REGIONS
             && 2 * WORD + p.head_len() <= cap
