@@ -142,7 +142,7 @@ pub(crate) enum SingleCopy {
     /// waits (4 ranks on 2 cores, 64-256 KiB: 1.1-1.35x the time through the area or by
     /// messages), and a gather's root would read alone. An all-to-all's members each read
     /// blocks no other member reads, those lent first first (3 ranks, 64-128 KiB: 0.7-0.8x
-    /// the time by messages; 4 ranks, 64-128 KiB: 0.8x).
+    /// the time by messages; 4 ranks, 64-128 KiB: 0.8x), up to [`SHARED_ALLTOALL_MAX`].
     SharedCores,
     /// Broadcasts, allgathers, all-to-alls, gathers and scatters: every member has a core of
     /// its own.
@@ -161,7 +161,9 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         && lend::NOTE_WORD * (node.members + 1) <= cap
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
-            (Some(Collective::Bcast | Collective::Alltoall), _) => true,
+            (Some(Collective::Bcast), _) => true,
+            (Some(Collective::Alltoall), SingleCopy::SharedCores) => block <= SHARED_ALLTOALL_MAX,
+            (Some(Collective::Alltoall), _) => true,
             (Some(Collective::Allgather | Collective::Gather), SingleCopy::OwnCores) => true,
             _ => false,
         };
@@ -183,6 +185,12 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
 /// 1.9); at 4 KiB the two ways take the same time. Where processes outnumber cores the area
 /// stays faster up to its share (3 ranks, 8 KiB bcast: 3.9 us against 5.0).
 const SINGLE_COPY_FROM: usize = 4 << 10;
+
+/// The longest blocks an all-to-all lends where processes outnumber cores
+/// ([`SingleCopy::SharedCores`]): past it a lender waits long for readers that share its core,
+/// and messages, whose pairs finish apart, take less time (4 ranks on 2 cores, 256 KiB-4 MiB:
+/// 1.0-1.15x the time lent blocks take; at 3 ranks the two ways take the same).
+const SHARED_ALLTOALL_MAX: usize = 128 << 10;
 
 /// Node collective number `n` on this member.
 struct Op {
