@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-coll-noise bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-coll-cycle bench-coll-noise bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -158,6 +158,13 @@ bench-ddt: build
 bench-coll: build
 	python3 bench/coll/run.py $(BENCH_COLL_ARGS)
 	bash bench/coll/gather_shapes.sh
+
+# bench-coll-cycle: the collectives benchmark timing each call together with the MPI_Barrier
+# before it (bench/coll/run.py --cycle, about 1.5 minutes), in bench/results/cycle/: where ranks
+# share cores, which rank leaves a barrier first decides how long the others wait inside the
+# call timed alone; the cycle does not move with it. Not part of `make bench`.
+bench-coll-cycle: build
+	python3 bench/coll/run.py --cycle --out bench/results/cycle $(BENCH_COLL_ARGS)
 
 # bench-coll-noise: the collectives benchmark with each implementation against itself (A/A,
 # bench/coll/noise.py, about 2 minutes): how many of its rows fall below 1.0, 0.9 and 0.8 with
