@@ -18,7 +18,7 @@
 //! ```
 
 use super::bodies::{self, Span, Spans};
-use super::{way, Op};
+use super::{way, Node, Op, Way};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
 use crate::reduction::Reduction;
@@ -44,11 +44,12 @@ impl Communicator {
     ) -> Option<NodeCollective> {
         let node = self.node.agreed()?;
         let way = way(node, coll, puts, block)?;
-        Some(NodeCollective(Op::start(
-            Arc::clone(node),
-            self.next_coll_tag(),
-            way,
-        )))
+        Some(self.next_node_collective(Arc::clone(node), way))
+    }
+
+    /// The next blocking collective of this communicator, on `node`, the way `way` goes.
+    fn next_node_collective(&self, node: Arc<Node>, way: Way) -> NodeCollective {
+        NodeCollective(Op::start(node, self.next_coll_tag(), way))
     }
 }
 
@@ -96,8 +97,7 @@ impl Communicator {
                     let (node, way) = (Arc::clone(&op.0.node), op.0.way);
                     op.reduce_own_block(red, part, piece).and_then(|()| {
                         // The next collective, the same way (through the area).
-                        let op = NodeCollective(Op::start(node, self.next_coll_tag(), way));
-                        op.allgather(None, piece)
+                        self.next_node_collective(node, way).allgather(None, piece)
                     })
                 }
                 _ => op.allreduce(red, part, piece),
@@ -204,12 +204,7 @@ impl NodeCollective {
     /// of it into block j of member j's `recv` (`recv` cut into one block per member): the
     /// first half of an allreduce whose members each reduce one block of it
     /// ([`Communicator::node_allreduce`]), [`NodeCollective::allgather`] the second.
-    pub fn reduce_own_block(
-        self,
-        red: &Reduction,
-        send: Option<&[u8]>,
-        recv: &mut [u8],
-    ) -> Result<()> {
+    fn reduce_own_block(self, red: &Reduction, send: Option<&[u8]>, recv: &mut [u8]) -> Result<()> {
         self.run(|op| {
             let len = blocks(recv, op.members())?[0].len();
             let at = op.me() * len;
