@@ -202,8 +202,7 @@ pub(super) unsafe fn allgather(
             Some(mine)
         }
     };
-    let node = c.node_collective(Some(Collective::Allgather), len, len)?;
-    Some(node.allgather(mine, recv).map_err(Into::into))
+    Some(c.node_allgather(mine, recv)?.map_err(Into::into))
 }
 
 /// Gather of equal blocks (`MPI_IN_PLACE` at the root: its block is in place already).

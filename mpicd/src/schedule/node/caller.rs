@@ -22,7 +22,7 @@ use super::{way, Node, Op, Way};
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
 use crate::reduction::Reduction;
-use crate::schedule::select::Collective;
+use crate::schedule::select::{self, Collective};
 use std::sync::Arc;
 
 /// This member's turn in a blocking collective through the node's memory
@@ -106,6 +106,48 @@ impl Communicator {
                 return Some(Err(e));
             }
             at = end;
+        }
+        Some(Ok(()))
+    }
+}
+
+impl Communicator {
+    /// A blocking allgather (`mine`; `None`: already in its block of `all`) of equal blocks,
+    /// `all` cut into one per member, through the node's memory, if the members agreed on an
+    /// area: in one node collective where it takes that path, else (blocks longer than the
+    /// area's share that may not be lent, where processes outnumber cores) in pieces of the
+    /// share, one node collective a piece, in order: piece k is bytes `k * share..` of every
+    /// member's block. The area's two copies beat messages there too (3 ranks on 2 cores,
+    /// 256 KiB-2 MiB: 1.7-2.2x Open MPI, by messages 1.4-1.7x; 4 ranks, 256 KiB-1 MiB: 1.1x,
+    /// by messages 0.8-1.0x). Every member decides alike: the length and the area are the same
+    /// on all.
+    pub fn node_allgather(&self, mine: Option<&[u8]>, all: &mut [u8]) -> Option<Result<()>> {
+        let node = self.node.agreed()?;
+        let members = node.members;
+        let len = all.len() / members;
+        if let Some(op) = self.node_collective(Some(Collective::Allgather), len, len) {
+            return Some(op.allgather(mine, all));
+        }
+        let share = node.area.cap();
+        let fits = all.len() % members == 0 && mine.map_or(true, |m| m.len() == len);
+        if select::forced(Collective::Allgather) || share == 0 || !fits {
+            return None;
+        }
+        let base = all.as_mut_ptr();
+        let mut at = 0;
+        while at < len {
+            let n = (len - at).min(share);
+            // SAFETY: bytes `at..at + n` of each member's block: disjoint parts of the exclusive
+            // borrow `all`, held for the collective.
+            let blocks: Spans = (0..members)
+                .map(|j| unsafe { Span::new(base.add(j * len + at), n) })
+                .collect();
+            let own = mine.map(|m| lent(&m[at..at + n]));
+            let op = self.next_node_collective(Arc::clone(node), Way::Area);
+            if let Err(e) = op.run(|op| bodies::allgather(op, own, &blocks)) {
+                return Some(Err(e));
+            }
+            at += n;
         }
         Some(Ok(()))
     }

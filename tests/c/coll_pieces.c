@@ -1,10 +1,13 @@
-/* allreduce_pieces.c: MPI_Allreduce of every element size, 1 to 32 bytes, at lengths around
- * the node area's share (MPICD_COLL_NODE, 128 KiB) and its multiples. Past the share an
- * allreduce goes through the node's memory in pieces, each cut into one block of whole elements
- * per member, which that member reduces (mpicd/src/schedule/node/caller.rs); a last piece that
- * does not split so (3 members, 1000003 bytes) is reduced whole by every member. Every element
- * of every result is checked against the reduction computed here, in place and not
- * (coll_node.c checks a non-commutative op across the pieces). */
+/* coll_pieces.c: collectives longer than the node area's share (MPICD_COLL_NODE, 128 KiB),
+ * which go through the node's memory in pieces (mpicd/src/schedule/node/caller.rs):
+ * - MPI_Allreduce of every element size, 1 to 32 bytes, at lengths around the share and its
+ *   multiples. Each piece is cut into one block of whole elements per member, which that member
+ *   reduces; a last piece that does not split so (3 members, 1000003 bytes) is reduced whole by
+ *   every member. coll_node.c checks a non-commutative op across the pieces.
+ * - MPI_Allgather of blocks longer than the share, where processes outnumber cores (3-4 ranks
+ *   on 2 cores; elsewhere the blocks are read in place or go by messages): piece k is bytes
+ *   k * share.. of every block.
+ * Every element of every result is checked against what is computed here, in place and not. */
 #include "check.h"
 #include <complex.h>
 #include <string.h>
@@ -47,6 +50,27 @@ CHECKED(of_long_double, long double, MPI_LONG_DOUBLE, MPI_MIN, x < acc ? x : acc
 CHECKED(of_complex, double _Complex, MPI_C_DOUBLE_COMPLEX, MPI_SUM, acc + x)
 CHECKED(of_long_complex, long double _Complex, MPI_C_LONG_DOUBLE_COMPLEX, MPI_PROD, acc * x)
 
+/* An allgather of `len`-byte blocks, in place or not: byte i of rank r's block is
+ * (i * 13 + r * 7) % 251. */
+static void allgather(long len, int in_place) {
+    unsigned char *mine = malloc((size_t)len), *all = malloc((size_t)len * (size_t)size);
+    CHECK(mine && all);
+    for (long i = 0; i < len; i++) mine[i] = (unsigned char)((i * 13 + rank * 7) % 251);
+    memset(all, 0xEE, (size_t)len * (size_t)size);
+    if (in_place) {
+        memcpy(all + (size_t)rank * (size_t)len, mine, (size_t)len);
+        OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)len, MPI_BYTE,
+                         MPI_COMM_WORLD));
+    } else {
+        OK(MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, MPI_COMM_WORLD));
+    }
+    for (int r = 0; r < size; r++)
+        for (long i = 0; i < len; i++)
+            CHECK(all[(size_t)r * (size_t)len + (size_t)i] == (unsigned char)((i * 13 + r * 7) % 251));
+    free(mine);
+    free(all);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -63,7 +87,10 @@ int main(int argc, char **argv) {
             of_complex(b / 16, in_place);
             of_long_complex(b / 32 + 1, in_place);
         }
-    if (rank == 0) printf("allreduce_pieces: all checks passed\n");
+    const long blocks[] = {131072, 131072 + 8, 3 * 131072 + 41, 1 << 20};
+    for (int k = 0; k < (int)(sizeof blocks / sizeof blocks[0]); k++)
+        for (int in_place = 0; in_place < 2; in_place++) allgather(blocks[k], in_place);
+    if (rank == 0) printf("coll_pieces: all checks passed\n");
     MPI_Finalize();
     return 0;
 }
