@@ -10,6 +10,16 @@
 
 enum { LD_SUM = 0, LD_PROD = 1, LD_MAX = 2, LD_MIN = 3 };
 
+/* The bytes of a long double that hold its value: x86's 80-bit type leaves the last 6 of its
+ * 16 as padding, which a computed value (a complex product's, returned in registers) need not
+ * define. A result is written back over these bytes only, so the operand's padding stays as it
+ * was (defined, for valgrind, when the caller's was). */
+#if defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 64
+enum { LD_VALUE = 10 };
+#else
+enum { LD_VALUE = sizeof(long double) };
+#endif
+
 /* acc[i] = acc[i] op inc[i] for n long doubles; returns 0, or -1 for an unknown op. */
 int mpicd_long_double_reduce(int op, unsigned char *acc, const unsigned char *inc, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -23,7 +33,7 @@ int mpicd_long_double_reduce(int op, unsigned char *acc, const unsigned char *in
         case LD_MIN: a = b < a ? b : a; break;
         default: return -1;
         }
-        memcpy(acc + i * sizeof a, &a, sizeof a);
+        memcpy(acc + i * sizeof a, &a, LD_VALUE);
     }
     return 0;
 }
@@ -40,7 +50,9 @@ int mpicd_long_double_complex_reduce(int op, unsigned char *acc, const unsigned 
         case LD_PROD: a = a * b; break;
         default: return -1;
         }
-        memcpy(acc + i * sizeof a, &a, sizeof a);
+        long double re = creall(a), im = cimagl(a);
+        memcpy(acc + i * sizeof a, &re, LD_VALUE);
+        memcpy(acc + i * sizeof a + sizeof re, &im, LD_VALUE);
     }
     return 0;
 }
