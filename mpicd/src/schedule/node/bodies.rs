@@ -3,7 +3,7 @@
 //! builder) or the caller's slices ([`super::NodeCollective`]). Each returns the collective's
 //! outcome on this member.
 
-use super::{mismatch, Op};
+use super::{cma, mismatch, Op};
 use crate::error::Result;
 use crate::reduction::Reduction;
 use smallvec::SmallVec;
@@ -33,6 +33,19 @@ impl Span {
 
     pub(super) fn len(self) -> usize {
         self.len
+    }
+
+    /// Its first `n` bytes (all, if it is shorter).
+    fn head(self, n: usize) -> Span {
+        Span {
+            p: self.p,
+            len: n.min(self.len),
+        }
+    }
+
+    /// Where it starts, for another process to copy to or from ([`cma`]).
+    fn addr(self) -> u64 {
+        self.p as u64
     }
 
     /// The bytes, to read (no write of the span happens while they are borrowed: the steps
@@ -196,15 +209,42 @@ pub(super) fn scatter(op: &Op, blocks: Option<&[Span]>, mine: Span, root: usize)
 /// A broadcast whose readers copy the root's buffer straight from its memory (one copy, no
 /// message): the root lends it and returns once every reader is done with it.
 fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
+    let len = buf.len();
+    let helps = op.root_helps(len);
     if op.me() == root {
         op.gate()?;
-        op.lend(std::iter::once(buf.read().as_ptr()), buf.len())?;
-        op.nap_while_read(buf.len());
-        return op.wait_returned();
+        let share = if helps { op.root_share(len) } else { 0 };
+        op.lend_noting([buf.addr(), share as u64].into_iter(), len)?;
+        // Every reader's last `share` bytes, from the readers that lent their buffers first.
+        let tail = (buf.read()[len - share..].as_ptr(), share);
+        let wrote = match share {
+            0 => Ok(()),
+            _ => op.each_published(root, |j| {
+                let (pid, into) = op.lent(j, 0, len)?;
+                cma::write(pid, &[tail], &[(into + (len - share) as u64, share)])
+            }),
+        };
+        // The root's done word says that its share is written (or could not be).
+        op.done_reading(wrote.is_ok());
+        op.nap_while_read(len);
+        return wrote.and(op.wait_returned());
     }
-    let read = op.read_lent(root, 0, buf.write());
+    if helps {
+        op.gate()?;
+        op.lend_noting(std::iter::once(buf.addr()), len)?;
+    }
+    let read = op.lent(root, 0, len).and_then(|(pid, from)| {
+        let share = op.note_word(root, 2) as usize;
+        if share > len {
+            return Err(mismatch(share, len));
+        }
+        cma::read(pid, from, buf.head(len - share).write()).map(|()| share)
+    });
     op.done_reading(read.is_ok());
-    read
+    match read? {
+        0 => Ok(()),
+        _ => op.wait_returned_by(std::iter::once(root)),
+    }
 }
 
 /// Waits for member `j`'s data and copies it, as long as `into`, into `into`.

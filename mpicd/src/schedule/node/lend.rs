@@ -4,7 +4,7 @@
 //! word, beside its arrival word), and the lender waits for that before its buffers may
 //! change. The steps of [`super::bodies`]' single-copy collectives.
 
-use super::{cma, Op, Way};
+use super::{cma, Op, SingleCopy, Way};
 use crate::engine::WaitPolicy;
 use crate::error::{Error, Result};
 use smallvec::SmallVec;
@@ -26,6 +26,9 @@ const LEND_NAP_BYTES_PER_US: usize = 32 << 10;
 /// process finds a dead peer of its node within about 0.2 s).
 const GIVE_UP_GRACE: Duration = Duration::from_millis(500);
 
+/// The shortest broadcast whose root helps its readers copy ([`Op::root_helps`]).
+const HELP_FROM: usize = 32 << 10;
+
 /// Bytes of one word of a lender's note in its slot (its process, then the address of each
 /// block it lends).
 pub(super) const NOTE_WORD: usize = 8;
@@ -44,11 +47,21 @@ impl Op {
         blocks: impl ExactSizeIterator<Item = *const u8>,
         len: usize,
     ) -> Result<()> {
+        self.lend_noting(blocks.map(|p| p as u64), len)
+    }
+
+    /// [`Op::lend`] with a note of `words` after this process's id: the blocks' addresses,
+    /// then what else the readers need to know alike.
+    pub(super) fn lend_noting(
+        &self,
+        words: impl ExactSizeIterator<Item = u64>,
+        len: usize,
+    ) -> Result<()> {
         let mut note: SmallVec<[u8; 8 * NOTE_WORD]> =
-            SmallVec::with_capacity(NOTE_WORD * (1 + blocks.len()));
+            SmallVec::with_capacity(NOTE_WORD * (1 + words.len()));
         note.extend_from_slice(&u64::from(self.node.pid).to_le_bytes());
-        for p in blocks {
-            note.extend_from_slice(&(p as u64).to_le_bytes());
+        for w in words {
+            note.extend_from_slice(&w.to_le_bytes());
         }
         let put = self.put(0, &note);
         // Published even if it did not fit: the readers then fail on the size.
@@ -59,13 +72,41 @@ impl Op {
     /// Waits for what member `j` lent for this collective, blocks of `into.len()` bytes, and
     /// copies its block `k` into `into` from `j`'s memory.
     pub(super) fn read_lent(&self, j: usize, k: usize, into: &mut [u8]) -> Result<()> {
-        self.wait(j, into.len())?;
-        let word = |at: usize| {
-            let mut w = [0u8; NOTE_WORD];
-            w.copy_from_slice(self.get(j, at * NOTE_WORD, NOTE_WORD));
-            u64::from_le_bytes(w)
-        };
-        cma::read(word(0) as u32, word(1 + k), into)
+        let (pid, at) = self.lent(j, k, into.len())?;
+        cma::read(pid, at, into)
+    }
+
+    /// Waits for what member `j` lent for this collective, blocks of `len` bytes: its process
+    /// and the address of its block `k`.
+    pub(super) fn lent(&self, j: usize, k: usize, len: usize) -> Result<(u32, u64)> {
+        self.wait(j, len)?;
+        Ok((self.note_word(j, 0) as u32, self.note_word(j, 1 + k)))
+    }
+
+    /// Word `at` of the note member `j` published (after [`Op::wait`]).
+    pub(super) fn note_word(&self, j: usize, at: usize) -> u64 {
+        let mut w = [0u8; NOTE_WORD];
+        w.copy_from_slice(self.get(j, at * NOTE_WORD, NOTE_WORD));
+        u64::from_le_bytes(w)
+    }
+
+    /// Whether a broadcast of `len` bytes read in place has its root copy a share of every
+    /// reader's buffer while they copy the rest: where every member has a core, the root
+    /// would otherwise wait idle through the readers' copies, and two copies at once move
+    /// the bytes sooner than one. Alike on every member (the members agreed on the way, and
+    /// the length is the same on all); the root then says in its note how much it copies.
+    pub(super) fn root_helps(&self, len: usize) -> bool {
+        self.node.single_copy == SingleCopy::OwnCores && len >= HELP_FROM
+    }
+
+    /// What a broadcast's root copies into each reader's buffer of `len` bytes where it helps
+    /// ([`Op::root_helps`]): the last 1/p, in whole cache lines. None under valgrind, which
+    /// cannot see another process write this one's memory.
+    pub(super) fn root_share(&self, len: usize) -> usize {
+        match cma::under_valgrind() {
+            true => 0,
+            false => len / self.node.members / 64 * 64,
+        }
     }
 
     /// Tells the members whose blocks this member read that it is done with them (`ok`: every
@@ -93,9 +134,10 @@ impl Op {
         self.wait_returned_by((0..self.node.members).filter(|&j| j != me))
     }
 
-    /// Why reader `j` gave up on this member's block: mostly a member's death, which this
-    /// process learns of within [`GIVE_UP_GRACE`] (then that death, so that a survivor knows to
-    /// recover); else a read that failed.
+    /// Why member `j` gave up on its copies of this collective (reading this member's block,
+    /// or a broadcast's root writing its share): mostly a member's death, which this process
+    /// learns of within [`GIVE_UP_GRACE`] (then that death, so that a survivor knows to
+    /// recover); else a copy that failed.
     fn given_up_by(&self, j: usize) -> Error {
         let until = Instant::now() + GIVE_UP_GRACE;
         loop {
@@ -103,13 +145,14 @@ impl Op {
                 return e;
             }
             if Instant::now() >= until {
-                return Error::Transport(format!("member {j} could not read this member's block"));
+                return Error::Transport(format!("member {j} could not copy its blocks"));
             }
             std::thread::yield_now();
         }
     }
 
-    /// [`Op::wait_returned`] for the members `readers` only (a gather's root).
+    /// [`Op::wait_returned`] for the members `readers` only (a gather's root; a broadcast's
+    /// reader waiting for the root's share, [`Op::root_helps`]).
     pub(super) fn wait_returned_by(&self, readers: impl Iterator<Item = usize>) -> Result<()> {
         let done = 2 * self.n;
         for j in readers {
