@@ -3,7 +3,7 @@
 //! builder) or the caller's slices ([`super::NodeCollective`]). Each returns the collective's
 //! outcome on this member.
 
-use super::{cma, mismatch, Op};
+use super::{cma, lend, mismatch, Op};
 use crate::error::Result;
 use crate::reduction::Reduction;
 use smallvec::SmallVec;
@@ -297,20 +297,58 @@ fn alltoall_single_copy(op: &Op, send: &[Span], recv: &[Span], len: usize) -> Re
 
 /// A gather where every member lends its block and the root copies each straight from its
 /// owner's memory.
+///
+/// Where the root may be written to ([`lend::may_be_written`]), it lends its blocks instead
+/// and every giver writes its own into the root's memory, all at once, while the root copies
+/// its own: the root says which in its note.
 fn gather_single_copy(op: &Op, mine: Span, blocks: Option<&[Span]>, root: usize) -> Result<()> {
     let len = mine.len();
     let Some(blocks) = blocks.filter(|_| op.me() == root) else {
+        let (pid, into) = match op.lent(root, op.me(), len) {
+            Ok(lent) => lent,
+            Err(e) => {
+                // The root's blocks are not as long as this member's (or the root failed): the
+                // root fails too, whichever way it takes (this member writes nothing, and lends
+                // a block of no bytes).
+                op.done_reading(false);
+                let _ = op.gate().and_then(|()| op.lend(std::iter::empty(), 0));
+                return Err(e);
+            }
+        };
+        if op.note_word(root, 1 + op.members()) == PUSH {
+            let wrote = cma::write(pid, &[(mine.read().as_ptr(), len)], &[(into, len)]);
+            op.done_reading(wrote.is_ok());
+            return wrote;
+        }
         op.gate()?;
         op.lend(std::iter::once(mine.read().as_ptr()), len)?;
         return op.wait_returned_by(std::iter::once(root));
     };
-    let read = match blocks.iter().find(|x| x.len() != len) {
-        Some(x) => Err(mismatch(len, x.len())),
-        None => read_each(op, blocks, root, 0),
-    };
+    op.gate()?;
+    let push = lend::may_be_written();
+    let wrong = blocks.iter().find(|x| x.len() != len);
+    // The root's blocks, and whether the givers write them; a block of the wrong size: lent as
+    // 0 bytes, on which the givers fail.
+    let note = blocks
+        .iter()
+        .map(|x| x.addr())
+        .chain([if push { PUSH } else { 0 }]);
+    op.lend_noting(note, if wrong.is_none() { len } else { 0 })?;
+    if let Some(x) = wrong {
+        op.done_reading(false);
+        return Err(mismatch(len, x.len()));
+    }
+    if push {
+        let copied = mine.copy_to(blocks[root]);
+        return copied.and(op.wait_returned());
+    }
+    let read = read_each(op, blocks, root, 0);
     op.done_reading(read.is_ok());
     read.and_then(|()| mine.copy_to(blocks[root]))
 }
+
+/// The last word of a gather's root's note where its givers write their blocks.
+const PUSH: u64 = 1;
 
 /// A scatter where the root lends its blocks and every member copies its own straight from
 /// the root's memory.

@@ -31,9 +31,8 @@ pub(super) fn read(pid: u32, from: u64, into: &mut [u8]) -> Result<()> {
     streams(pid, Way::Read, &local, &[(from, into.len())])
 }
 
-/// Whether this process runs under valgrind (its preloaded core library): valgrind cannot
-/// see another process write this one's memory, so the pushes into a gather's root are left
-/// out there (it would take the pushed bytes for uninitialised ones).
+/// Whether this process runs under valgrind (its preloaded core library), which cannot see
+/// another process write this one's memory ([`super::lend::may_be_written`]).
 pub(super) fn under_valgrind() -> bool {
     static UNDER: OnceLock<bool> = OnceLock::new();
     *UNDER.get_or_init(|| std::env::var("LD_PRELOAD").is_ok_and(|p| p.contains("vgpreload")))

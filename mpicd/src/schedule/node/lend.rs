@@ -26,6 +26,12 @@ const LEND_NAP_BYTES_PER_US: usize = 32 << 10;
 /// process finds a dead peer of its node within about 0.2 s).
 const GIVE_UP_GRACE: Duration = Duration::from_millis(500);
 
+/// Whether other members may write this process's memory ([`cma::write`]): not under
+/// valgrind, which cannot see them do it (it would take the bytes for uninitialised ones).
+pub(super) fn may_be_written() -> bool {
+    !cma::under_valgrind()
+}
+
 /// The shortest broadcast whose root helps its readers copy ([`Op::root_helps`]).
 const HELP_FROM: usize = 32 << 10;
 
@@ -54,11 +60,10 @@ impl Op {
     /// then what else the readers need to know alike.
     pub(super) fn lend_noting(
         &self,
-        words: impl ExactSizeIterator<Item = u64>,
+        words: impl IntoIterator<Item = u64>,
         len: usize,
     ) -> Result<()> {
-        let mut note: SmallVec<[u8; 8 * NOTE_WORD]> =
-            SmallVec::with_capacity(NOTE_WORD * (1 + words.len()));
+        let mut note: SmallVec<[u8; 8 * NOTE_WORD]> = SmallVec::new();
         note.extend_from_slice(&u64::from(self.node.pid).to_le_bytes());
         for w in words {
             note.extend_from_slice(&w.to_le_bytes());
@@ -100,12 +105,12 @@ impl Op {
     }
 
     /// What a broadcast's root copies into each reader's buffer of `len` bytes where it helps
-    /// ([`Op::root_helps`]): the last 1/p, in whole cache lines. None under valgrind, which
-    /// cannot see another process write this one's memory.
+    /// ([`Op::root_helps`]): the last 1/p, in whole cache lines; none where the readers may
+    /// not be written to.
     pub(super) fn root_share(&self, len: usize) -> usize {
-        match cma::under_valgrind() {
-            true => 0,
-            false => len / self.node.members / 64 * 64,
+        match may_be_written() {
+            true => len / self.node.members / 64 * 64,
+            false => 0,
         }
     }
 

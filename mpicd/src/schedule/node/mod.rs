@@ -158,7 +158,7 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
     }
     let cap = node.area.cap();
     let lends = block > 0
-        && lend::NOTE_WORD * (node.members + 1) <= cap
+        && lend::NOTE_WORD * (node.members + 2) <= cap
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
             (Some(Collective::Bcast), _) => true,

@@ -10,7 +10,7 @@
 //! list starts (0: the root takes none of it: its object failed there), then the lists: a count,
 //! then each region's address and length.
 
-use super::super::{cma, SingleCopy};
+use super::super::{cma, lend, SingleCopy};
 use super::{
     corrupt, local, put_word, read_shape, transfer, word, Object, Op, Packing, Put, FAILED, PUSHED,
     WORD,
@@ -81,7 +81,7 @@ impl Op {
         };
         long && p.regions.len() <= MOST_REGIONS
             && 2 * WORD + p.head_len() <= cap
-            && !cma::under_valgrind()
+            && lend::may_be_written()
     }
 
     /// Waits for the root's answer, then writes the regions of `p` where it says. A root
