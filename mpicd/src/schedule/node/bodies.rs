@@ -214,7 +214,7 @@ fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
     if op.me() == root {
         op.gate()?;
         let share = if helps { op.root_share(len) } else { 0 };
-        op.lend_noting([buf.addr(), share as u64].into_iter(), len)?;
+        op.lend_noting([buf.addr(), share as u64], len)?;
         // Every reader's last `share` bytes, from the readers that lent their buffers first.
         let tail = (buf.read()[len - share..].as_ptr(), share);
         let wrote = match share {
@@ -231,7 +231,7 @@ fn bcast_single_copy(op: &Op, buf: Span, root: usize) -> Result<()> {
     }
     if helps {
         op.gate()?;
-        op.lend_noting(std::iter::once(buf.addr()), len)?;
+        op.lend_noting([buf.addr()], len)?;
     }
     let read = op.lent(root, 0, len).and_then(|(pid, from)| {
         let share = op.note_word(root, 2) as usize;
