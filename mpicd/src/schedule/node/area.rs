@@ -115,6 +115,14 @@ impl Area {
         unsafe { self.word(self.part(j)) }
     }
 
+    /// The processor member `j` last ran on, as it last noted it, plus one (0: none noted),
+    /// where processes outnumber cores: on its arrival line, after the arrival word.
+    pub(crate) fn cpu(&self, j: usize) -> &AtomicU64 {
+        // SAFETY: 8 bytes into a part's 128-byte aligned arrival line; the word is only
+        // accessed atomically.
+        unsafe { self.word(self.part(j).add(8)) }
+    }
+
     /// Member `j`'s done word: twice the last collective whose lent blocks it finished
     /// reading, plus one if a read failed (on the second line of its arrival pair).
     pub(crate) fn done(&self, j: usize) -> &AtomicU64 {

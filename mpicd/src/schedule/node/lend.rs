@@ -163,7 +163,7 @@ impl Op {
         for j in readers {
             // (Not noted as j's arrival: the done word counts twice as fast.) A later
             // collective's word: that member went on, so it was done with this one.
-            if self.wait_until(self.node.area.done(j), done, || self.poll())? == done + 1 {
+            if self.wait_until(j, self.node.area.done(j), done, || self.poll())? == done + 1 {
                 return Err(self.given_up_by(j));
             }
         }

@@ -65,7 +65,12 @@ impl Op {
         me.store(done + u64::from(outcome.is_err()), Ordering::Release);
         if outcome.is_err() {
             // Until the root has read it: no later done word of this member hides the failure.
-            let _ = self.wait_until(self.node.area.done(root), done, self.member_poll(root));
+            let _ = self.wait_until(
+                root,
+                self.node.area.done(root),
+                done,
+                self.member_poll(root),
+            );
         }
         outcome
     }
@@ -152,7 +157,7 @@ impl Op {
         }
         let done = 2 * self.n;
         for (j, _) in pushers.iter().filter(|(_, s)| s.is_some()) {
-            let got = self.wait_until(self.node.area.done(*j), done, self.member_poll(*j));
+            let got = self.wait_until(*j, self.node.area.done(*j), done, self.member_poll(*j));
             outcome = outcome.and(match got {
                 Ok(v) if v == done + 1 => Err(Error::Transport(format!(
                     "member {j} could not write its object into the root's"
