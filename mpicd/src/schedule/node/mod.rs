@@ -141,12 +141,16 @@ enum Way {
 pub(crate) enum SingleCopy {
     /// Some member may not read the others' memory ([`cma::available`]).
     Never,
-    /// Processes outnumber cores somewhere: broadcasts and all-to-alls only. An allgather's
-    /// members would all read the same blocks at once, each yielding to the others while it
-    /// waits (4 ranks on 2 cores, 64-256 KiB: 1.1-1.35x the time through the area or by
-    /// messages), and a gather's root would read alone. An all-to-all's members each read
-    /// blocks no other member reads, those lent first first (3 ranks, 64-128 KiB: 0.7-0.8x
-    /// the time by messages; 4 ranks, 64-128 KiB: 0.8x), up to [`SHARED_ALLTOALL_MAX`].
+    /// Processes outnumber cores somewhere: broadcasts, gathers, scatters and all-to-alls,
+    /// whose copies are spread over the members: each of a broadcast's or a scatter's readers
+    /// reads its own, a gather's givers write theirs into the root's buffer (3-4 ranks on 2
+    /// cores, 64 KiB-4 MiB blocks: 1.4-2.8x faster than through the area or by messages, where
+    /// the root copies them all; scatters 1.0-1.3x), an all-to-all's members each read blocks
+    /// no other member reads, those lent first first (3 ranks, 64-128 KiB: 0.7-0.8x the time
+    /// by messages; 4 ranks, 64-128 KiB: 0.8x), up to [`SHARED_ALLTOALL_MAX`]. Not
+    /// allgathers: their members would all read the same blocks at once, each yielding to the
+    /// others while it waits (4 ranks on 2 cores, 64-256 KiB: 1.1-1.35x the time through the
+    /// area or by messages).
     SharedCores,
     /// Broadcasts, allgathers, all-to-alls, gathers and scatters: every member has a core of
     /// its own.
@@ -165,10 +169,10 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         && lend::NOTE_WORD * (node.members + 2) <= cap
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
-            (Some(Collective::Bcast), _) => true,
             (Some(Collective::Alltoall), SingleCopy::SharedCores) => block <= SHARED_ALLTOALL_MAX,
             (Some(Collective::Alltoall), _) => true,
-            (Some(Collective::Allgather | Collective::Gather), SingleCopy::OwnCores) => true,
+            (Some(Collective::Bcast | Collective::Gather), _) => true,
+            (Some(Collective::Allgather), SingleCopy::OwnCores) => true,
             _ => false,
         };
     // Long blocks that only move take the area only where they cannot be lent.
