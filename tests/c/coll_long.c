@@ -7,9 +7,10 @@
  *   (elsewhere the root reads them).
  * Lengths straddle 32 KiB and do not divide evenly; every member is root in turn; collectives
  * run back to back, so that a member leaves for the next while others may still copy; a
- * derived type (every other int) takes the plan's path beside them; a gather whose counts
- * differ between root and givers (an erroneous program) fails at the root, and the next
- * collective still works. Every byte of every result is checked, and a root's
+ * derived type (every other int) takes the plan's path beside them; gathers and broadcasts
+ * whose counts differ between the root and the others (an erroneous program), on either side
+ * of the ways' bounds, fail where the data arrives (the root of a gather, the readers of a
+ * broadcast) and never hang, and the collectives after them still work. Every byte of every result is checked, and a root's
  * buffer must come back unchanged. */
 #include "check.h"
 #include <string.h>
@@ -66,12 +67,24 @@ int main(int argc, char **argv) {
      * have read in place may fail), and the collectives after it still work. */
     if (size > 1) {
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-        long root_len = 65536, giver_len = 65536 + 64;
-        int rc = MPI_Gather(mine, (int)(rank == 0 ? root_len : giver_len), MPI_BYTE, buf,
-                            (int)root_len, MPI_BYTE, 0, MPI_COMM_WORLD);
-        if (rank == 0) CHECK(rc != MPI_SUCCESS);
+        /* Pairs of lengths on either side of the ways' bounds (through the node's area up to
+         * 32 KiB, read in place past it; the root's share of a broadcast from 32 KiB), so that
+         * the members may take different ways and wait for each other: each member that sees
+         * the mismatch fails, and none waits for ever. */
+        const long pairs[][2] = {{65536, 65536 + 64}, {65536, 8}, {8, 65536}, {65536, 16384},
+                                 {16384, 65536}, {200000, 65536}};
+        for (int k = 0; k < (int)(sizeof pairs / sizeof pairs[0]); k++) {
+            long root_len = pairs[k][0], other_len = pairs[k][1];
+            long len = rank == 0 ? root_len : other_len;
+            int rc = MPI_Gather(mine, (int)len, MPI_BYTE, buf, (int)root_len, MPI_BYTE, 0,
+                                MPI_COMM_WORLD);
+            if (rank == 0) CHECK(rc != MPI_SUCCESS);
+            rc = MPI_Bcast(other, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+            if (rank != 0) CHECK(rc != MPI_SUCCESS);
+            /* The collectives after it work. */
+            one(buf, 65536, k % size, 99 + k);
+        }
         OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
-        one(buf, 65536, 0, 99);
     }
     free(mine);
     /* A derived type (every other int of 2 * count) beside the bytes: its own path. */

@@ -123,6 +123,15 @@ impl Area {
         unsafe { self.word(self.part(j).add(8)) }
     }
 
+    /// The shape member `j` gave its last collective (its way and block length: equal on
+    /// every member of a correct program), on its arrival line, written before its arrival
+    /// word.
+    pub(crate) fn shape(&self, j: usize) -> &AtomicU64 {
+        // SAFETY: 16 bytes into a part's 128-byte aligned arrival line; the word is only
+        // accessed atomically.
+        unsafe { self.word(self.part(j).add(16)) }
+    }
+
     /// Member `j`'s done word: twice the last collective whose lent blocks it finished
     /// reading, plus one if a read failed (on the second line of its arrival pair).
     pub(crate) fn done(&self, j: usize) -> &AtomicU64 {

@@ -44,12 +44,13 @@ impl Communicator {
     ) -> Option<NodeCollective> {
         let node = self.node.agreed()?;
         let way = way(node, coll, puts, block)?;
-        Some(self.next_node_collective(Arc::clone(node), way))
+        Some(self.next_node_collective(Arc::clone(node), way, block))
     }
 
-    /// The next blocking collective of this communicator, on `node`, the way `way` goes.
-    fn next_node_collective(&self, node: Arc<Node>, way: Way) -> NodeCollective {
-        NodeCollective(Op::start(node, self.next_coll_tag(), way))
+    /// The next blocking collective of this communicator, on `node`, the way `way` goes, with
+    /// blocks of `block` bytes (the same on every member).
+    fn next_node_collective(&self, node: Arc<Node>, way: Way, block: usize) -> NodeCollective {
+        NodeCollective(Op::start(node, self.next_coll_tag(), way, block))
     }
 }
 
@@ -97,7 +98,8 @@ impl Communicator {
                     let (node, way) = (Arc::clone(&op.0.node), op.0.way);
                     op.reduce_own_block(red, part, piece).and_then(|()| {
                         // The next collective, the same way (through the area).
-                        self.next_node_collective(node, way).allgather(None, piece)
+                        self.next_node_collective(node, way, 0)
+                            .allgather(None, piece)
                     })
                 }
                 _ => op.allreduce(red, part, piece),
@@ -143,7 +145,7 @@ impl Communicator {
                 .map(|j| unsafe { Span::new(base.add(j * len + at), n) })
                 .collect();
             let own = mine.map(|m| lent(&m[at..at + n]));
-            let op = self.next_node_collective(Arc::clone(node), Way::Area);
+            let op = self.next_node_collective(Arc::clone(node), Way::Area, n);
             if let Err(e) = op.run(|op| bodies::allgather(op, own, &blocks)) {
                 return Some(Err(e));
             }

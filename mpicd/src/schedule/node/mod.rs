@@ -226,6 +226,8 @@ struct Op {
     /// This collective's slot of each member.
     slot: usize,
     way: Way,
+    /// Its way and block length, as the other members see them ([`Area::shape`]).
+    shape: u64,
 }
 
 impl Op {
@@ -236,11 +238,12 @@ impl Op {
         }
         let node = setup::node(b)?;
         let way = way(&node, coll, puts, block)?;
-        Some(Op::start(node, b.tag, way))
+        Some(Op::start(node, b.tag, way, block))
     }
 
-    /// Starts the collective whose messages would have tag `tag` on `node`'s communicator.
-    fn start(node: Arc<Node>, tag: i32, way: Way) -> Op {
+    /// Starts the collective whose messages would have tag `tag` on `node`'s communicator, the
+    /// way `way` goes, with blocks of `block` bytes (0: none that only move).
+    fn start(node: Arc<Node>, tag: i32, way: Way, block: usize) -> Op {
         // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
         // one past the last that it counts to.
         let period = TAG_UB as u64 + 1;
@@ -248,6 +251,8 @@ impl Op {
         let n = last + (tag as u64 + period - last % period) % period;
         let n = if n == last { n + period } else { n };
         node.last.store(n, Ordering::Relaxed);
+        let shape = (block as u64) << 1 | u64::from(way == Way::SingleCopy);
+        node.area.shape(node.me).store(shape, Ordering::Relaxed);
         node.area.arrival(node.me).store(n, Ordering::Release);
         if node.wait != WaitPolicy::Spin {
             note_cpu(&node);
@@ -258,6 +263,7 @@ impl Op {
             tag,
             slot: (n % SLOTS as u64) as usize,
             way,
+            shape,
         }
     }
 
@@ -331,6 +337,9 @@ impl Op {
             spins += 1;
             if spins % every == 0 {
                 poll()?;
+                if let Some(s) = self.given_up_on(j, word, n)? {
+                    return Ok(s);
+                }
                 self.pause(&mut since);
                 if shared {
                     here = note_cpu(&self.node);
@@ -340,6 +349,34 @@ impl Op {
                 here = note_cpu(&self.node);
             }
         }
+    }
+
+    /// Whether a wait for member `j`'s `word` to reach `n` can end otherwise: `j` has gone on
+    /// past this collective (it writes nothing more for it: the word as it was left, or an
+    /// error if it was left short), or `j` started this collective with another shape (its
+    /// counts differ from this member's, an erroneous program: an error, where `j` may wait
+    /// for this member in turn). `None`: keep waiting.
+    fn given_up_on(&self, j: usize, word: &AtomicU64, n: u64) -> Result<Option<u64>> {
+        let area = &self.node.area;
+        let at = area.arrival(j).load(Ordering::Acquire);
+        if at > self.n {
+            // What `j` wrote for this collective came before its later arrival.
+            let s = word.load(Ordering::Acquire);
+            return match s >= n {
+                true => Ok(Some(s)),
+                false => Err(Error::InvalidArgument(format!(
+                    "member {j} left collective {} without what this member waits for \
+                     (its arguments differ)",
+                    self.n
+                ))),
+            };
+        }
+        if at == self.n && area.shape(j).load(Ordering::Relaxed) != self.shape {
+            return Err(Error::InvalidArgument(format!(
+                "collective size mismatch: member {j} gave this collective other counts"
+            )));
+        }
+        Ok(None)
     }
 
     /// What a wait does after each progress call, by this process's wait policy (`since`: when

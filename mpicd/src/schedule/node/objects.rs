@@ -73,6 +73,7 @@ impl Communicator {
             Arc::clone(node),
             self.next_coll_tag(),
             Way::Area,
+            0,
         )))
     }
 }
