@@ -252,7 +252,7 @@ impl Op {
         let n = if n == last { n + period } else { n };
         node.last.store(n, Ordering::Relaxed);
         let shape = (block as u64) << 1 | u64::from(way == Way::SingleCopy);
-        node.area.shape(node.me).store(shape, Ordering::Relaxed);
+        node.area.shape(node.me).store(shape, Ordering::Release);
         node.area.arrival(node.me).store(n, Ordering::Release);
         if node.wait != WaitPolicy::Spin {
             note_cpu(&node);
@@ -371,7 +371,13 @@ impl Op {
                 ))),
             };
         }
-        if at == self.n && area.shape(j).load(Ordering::Relaxed) != self.shape {
+        if at == self.n && area.shape(j).load(Ordering::Acquire) != self.shape {
+            // Another shape: this collective's, or the next one's if `j` went on just now,
+            // after writing what it wrote for this one (its shape is stored after that).
+            let s = word.load(Ordering::Acquire);
+            if s >= n {
+                return Ok(Some(s));
+            }
             return Err(Error::InvalidArgument(format!(
                 "collective size mismatch: member {j} gave this collective other counts"
             )));
