@@ -282,10 +282,18 @@ pub unsafe extern "C" fn MPI_Error_string(
         }
         let text = match errorcode {
             0..=MPI_ERR_LASTCODE => {
-                let mut text = crate::errors::class_name(errorcode).to_string();
+                let name = crate::errors::class_name(errorcode);
+                let mut text = name.to_string();
                 if let Some(detail) = last_detail(errorcode) {
+                    // The detail may open with the class's words ("invalid argument: ..."):
+                    // they are said once.
+                    let said = name.split_once(": ").map_or("", |(_, words)| words);
+                    let rest = detail
+                        .strip_prefix(said)
+                        .and_then(|r| r.strip_prefix(": "))
+                        .unwrap_or(&detail);
                     text.push_str(": ");
-                    text.push_str(&detail);
+                    text.push_str(rest);
                 }
                 text
             }

@@ -12,6 +12,7 @@
 //! temporaries); a member known dead or a revoked communicator fails it, when it starts an
 //! exchange or while it waits.
 
+use super::node::Watch;
 use super::{combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
 use crate::engine::{any_failed, Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
@@ -93,6 +94,9 @@ pub(crate) struct Direct {
     failed: Option<Error>,
     /// Some exchange was started (its start checked the communicator).
     started: bool,
+    /// The other members' ways, for a collective that goes by messages on a communicator
+    /// whose members share an area ([`Watch`]).
+    watch: Option<Watch>,
 }
 
 impl Direct {
@@ -105,7 +109,13 @@ impl Direct {
             waiting: Waiting::new(),
             failed: None,
             started: false,
+            watch: None,
         }
+    }
+
+    /// Has the collective watch the other members' ways ([`Watch`]).
+    pub(super) fn watch(&mut self, watch: Watch) {
+        self.watch = Some(watch);
     }
 
     /// A new temporary of `len` bytes (of unspecified contents): its slot.
@@ -153,39 +163,109 @@ impl Direct {
     }
 
     /// Starts the messages of an exchange, receives first, once those still in flight have
-    /// completed.
+    /// completed. A watched collective's sends wait until their members have said they go by
+    /// messages too ([`Watch::ready`]).
     pub(crate) fn start(&mut self, mems: &[Mem], tag: i32, xfers: &[Xfer]) {
         self.settle();
         if self.failed.is_some() {
             // Given up: what live members send in this exchange is still taken.
-            let route = &self.route;
+            let (route, watch) = (&self.route, self.watch.as_ref());
             let _ = self.shared.with(|e| {
-                drop_receives(e, route, tag, xfers);
+                drop_receives(e, route, tag, xfers, watch);
                 Ok(())
             });
             return;
         }
-        let receives = |x: &&Xfer| matches!(x, Xfer::Recv { .. } | Xfer::RecvObject { .. });
-        let ordered = xfers
-            .iter()
-            .filter(receives)
-            .chain(xfers.iter().filter(|x| !receives(x)));
         self.started = true;
+        let receives = |x: &&Xfer| matches!(x, Xfer::Recv { .. } | Xfer::RecvObject { .. });
+        let sends = xfers.iter().filter(|x| !receives(x));
+        if self.watch.is_none() {
+            self.post_each(
+                mems,
+                tag,
+                xfers,
+                xfers.iter().filter(receives).chain(sends),
+                true,
+            );
+            return;
+        }
+        self.post_each(mems, tag, xfers, xfers.iter().filter(receives), true);
+        let watch = self.watch.take();
+        if let Some(w) = &watch {
+            self.send_when_ready(mems, tag, xfers, w, sends.collect());
+        }
+        self.watch = watch;
+    }
+
+    /// Posts each of `sends` (of exchange `xfers`) as soon as the member it goes to has said it
+    /// goes by messages too, waiting for the first that has not; fails if one took the node's
+    /// path ([`Watch::ready`]).
+    fn send_when_ready(
+        &mut self,
+        mems: &[Mem],
+        tag: i32,
+        xfers: &[Xfer],
+        watch: &Watch,
+        mut sends: SmallVec<[&Xfer; 4]>,
+    ) {
+        while !sends.is_empty() && self.failed.is_none() {
+            let mut now = SmallVec::<[&Xfer; 4]>::new();
+            let mut refused = None;
+            sends.retain(|x| match watch.started(member_of(x)) {
+                None => true,
+                Some(Ok(())) => {
+                    now.push(*x);
+                    false
+                }
+                Some(Err(err)) => {
+                    refused.get_or_insert(err);
+                    false
+                }
+            });
+            self.post_each(mems, tag, xfers, now.into_iter(), false);
+            if let (None, Some(&first)) = (&refused, sends.first()) {
+                refused = watch.ready(member_of(first)).err();
+            }
+            if let Some(err) = refused {
+                self.failed.get_or_insert(err);
+                let waiting = &self.waiting;
+                let _ = self.shared.with(|e| {
+                    cancel_receives(e, waiting);
+                    Ok(())
+                });
+            }
+        }
+    }
+
+    /// Posts `each` of the messages of exchange `xfers` (`first`: none of it is posted yet),
+    /// unless the collective cannot go on or one fails.
+    fn post_each<'x>(
+        &mut self,
+        mems: &[Mem],
+        tag: i32,
+        xfers: &[Xfer],
+        each: impl Iterator<Item = &'x Xfer>,
+        first: bool,
+    ) {
         let Direct {
             shared,
             route,
             temps,
             waiting,
             failed,
+            watch,
             ..
         } = self;
         let outcome = shared.with(|e| {
             if let Some(bar) = barred(e, route) {
                 failed.get_or_insert(bar);
-                drop_receives(e, route, tag, xfers);
+                match first {
+                    true => drop_receives(e, route, tag, xfers, watch.as_ref()),
+                    false => cancel_receives(e, waiting),
+                }
                 return Ok(());
             }
-            for x in ordered {
+            for x in each {
                 let posted = post(e, route, temps, mems, tag, x);
                 match posted {
                     Ok((Posted::Pending(op), expected, from)) => waiting.push((op, expected, from)),
@@ -218,14 +298,16 @@ impl Direct {
             return;
         }
         let (route, waiting, failed) = (&self.route, &mut self.waiting, &mut self.failed);
+        let watch = self.watch.as_ref();
         let outcome = self.shared.progress_until(|e| {
-            collect(e, route, waiting, failed);
+            collect(e, route, waiting, failed, watch);
             if waiting.is_empty() {
                 return Ok(Some(()));
             }
             if failed.is_none() {
-                if let Some(bar) = barred(e, route) {
-                    failed.get_or_insert(bar);
+                let broken = barred(e, route).or_else(|| watch.and_then(Watch::broken));
+                if let Some(err) = broken {
+                    failed.get_or_insert(err);
                     cancel_receives(e, waiting);
                 }
             }
@@ -423,6 +505,14 @@ fn post(
     }
 }
 
+/// The member a message of an exchange goes to or comes from.
+fn member_of(x: &Xfer) -> usize {
+    match *x {
+        Xfer::Send { to, .. } | Xfer::SendObject { to, .. } => to as usize,
+        Xfer::Recv { from, .. } | Xfer::RecvObject { from, .. } => from as usize,
+    }
+}
+
 /// Why a collective on `route` cannot go on: its communicator is revoked, or a member is
 /// known dead (then it fails on every member that knows, as a plan's run does).
 pub(super) fn barred(e: &Engine, route: &Route) -> Option<Error> {
@@ -436,10 +526,14 @@ pub(super) fn barred(e: &Engine, route: &Route) -> Option<Error> {
     Some(Error::ProcFailed { rank: dead as i32 })
 }
 
-/// Takes and drops what the live members send in `xfers`, an exchange given up.
-fn drop_receives(e: &mut Engine, route: &Route, tag: i32, xfers: &[Xfer]) {
+/// Takes and drops what the live members send in `xfers`, an exchange given up (not what a
+/// member that took the node's path would have sent: it sends nothing, [`Watch`]).
+fn drop_receives(e: &mut Engine, route: &Route, tag: i32, xfers: &[Xfer], watch: Option<&Watch>) {
     for x in xfers {
         if let Xfer::Recv { from, .. } = *x {
+            if watch.is_some_and(|w| w.took_node(from as usize)) {
+                continue;
+            }
             if let Ok(source) = route.group.world_rank(from) {
                 e.drop_next(route, source, tag);
             }
@@ -456,7 +550,13 @@ fn cancel_receives(e: &mut Engine, waiting: &[InFlight]) {
 }
 
 /// Collects the completed messages; a failure cancels the receives still waiting.
-fn collect(e: &mut Engine, route: &Route, waiting: &mut Waiting, failed: &mut Option<Error>) {
+fn collect(
+    e: &mut Engine,
+    route: &Route,
+    waiting: &mut Waiting,
+    failed: &mut Option<Error>,
+    watch: Option<&Watch>,
+) {
     let mut i = 0;
     while i < waiting.len() {
         let (op, expected, from) = waiting[i];
@@ -465,7 +565,11 @@ fn collect(e: &mut Engine, route: &Route, waiting: &mut Waiting, failed: &mut Op
             Ok(Some(outcome)) => {
                 waiting.swap_remove(i);
                 if let (Ok(status), Some((source, tag))) = (&outcome, from) {
-                    if status.cancelled {
+                    let sends = |w: &Watch| {
+                        let k = route.group.comm_rank(source);
+                        !k.is_some_and(|k| w.took_node(k as usize))
+                    };
+                    if status.cancelled && watch.map_or(true, sends) {
                         // Given up: the live sender's message is still taken.
                         e.drop_next(route, source, tag);
                     }

@@ -22,6 +22,11 @@ const ALIGN: usize = 128;
 /// reduction's non-roots) before it waits.
 pub(crate) const SLOTS: usize = 8;
 
+/// Collectives whose way each member keeps a record of ([`Area::took`]): a member that took
+/// the node's path can be told from one that went by messages until it has run this many
+/// collectives further.
+pub(crate) const WAYS: usize = 4;
+
 /// Bytes of the areas this process maps now, every communicator's together ([`mapped`]).
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
@@ -130,6 +135,16 @@ impl Area {
         // SAFETY: 16 bytes into a part's 128-byte aligned arrival line; the word is only
         // accessed atomically.
         unsafe { self.word(self.part(j).add(16)) }
+    }
+
+    /// Which way member `j` took for collective `n`, among its last [`WAYS`]: the word holds a
+    /// collective's number times two, plus one if it went by messages ([`super::watch`]), on
+    /// its arrival line, after the shape (written before its arrival word).
+    pub(crate) fn took(&self, j: usize, n: u64) -> &AtomicU64 {
+        let k = (n % WAYS as u64) as usize;
+        // SAFETY: 32 to 56 bytes into a part's 128-byte aligned arrival line; the words are
+        // only accessed atomically.
+        unsafe { self.word(self.part(j).add(32 + 8 * k)) }
     }
 
     /// Member `j`'s done word: twice the last collective whose lent blocks it finished

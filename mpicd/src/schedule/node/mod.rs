@@ -51,6 +51,7 @@ mod entries;
 mod lend;
 mod objects;
 mod setup;
+mod watch;
 
 use super::direct::barred;
 use super::select::{self, Collective};
@@ -72,6 +73,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+pub(crate) use watch::Watch;
 
 /// Blocks that only move (a broadcast's, a gather's) go through the area up to a quarter of
 /// the agreed size where they may be lent instead: above, one copy beats the two through the
@@ -133,6 +135,9 @@ enum Way {
     /// straight out of them (one copy, as UCX's cma rendezvous, but with no message).
     /// Broadcast, allgather, all-to-all, gather and scatter ([`SingleCopy`]).
     SingleCopy,
+    /// Not through the node's memory: the collective goes by messages, and only arrives, so
+    /// that the others can tell ([`watch`]).
+    Messages,
 }
 
 /// Which collectives may take [`Way::SingleCopy`] on a communicator, as its members agreed
@@ -147,7 +152,9 @@ pub(crate) enum SingleCopy {
     /// cores, 64 KiB-4 MiB blocks: 1.4-2.8x faster than through the area or by messages, where
     /// the root copies them all; scatters 1.0-1.3x), an all-to-all's members each read blocks
     /// no other member reads, those lent first first (3 ranks, 64-128 KiB: 0.7-0.8x the time
-    /// by messages; 4 ranks, 64-128 KiB: 0.8x), up to [`SHARED_ALLTOALL_MAX`]. Not
+    /// by messages; 4 ranks, 64-128 KiB: 0.8x; 256 KiB: 0.75-0.9x; 1-4 MiB: 4 ranks 1.0x, 3
+    /// ranks 1.05-1.35x, which messages would pay too, waiting for their receivers to say they
+    /// go by messages as well, [`watch`]). Not
     /// allgathers: their members would all read the same blocks at once, each yielding to the
     /// others while it waits (4 ranks on 2 cores, 64-256 KiB: 1.1-1.35x the time through the
     /// area or by messages).
@@ -169,9 +176,7 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
         && lend::NOTE_WORD * (node.members + 2) <= cap
         && match (coll, node.single_copy) {
             (_, SingleCopy::Never) => false,
-            (Some(Collective::Alltoall), SingleCopy::SharedCores) => block <= SHARED_ALLTOALL_MAX,
-            (Some(Collective::Alltoall), _) => true,
-            (Some(Collective::Bcast | Collective::Gather), _) => true,
+            (Some(Collective::Alltoall | Collective::Bcast | Collective::Gather), _) => true,
             (Some(Collective::Allgather), SingleCopy::OwnCores) => true,
             _ => false,
         };
@@ -194,12 +199,6 @@ fn way(node: &Node, coll: Option<Collective>, puts: usize, block: usize) -> Opti
 /// stays faster up to its share (3 ranks, 8 KiB bcast: 3.9 us against 5.0).
 const SINGLE_COPY_FROM: usize = 4 << 10;
 
-/// The longest blocks an all-to-all lends where processes outnumber cores
-/// ([`SingleCopy::SharedCores`]): past it a lender waits long for readers that share its core,
-/// and messages, whose pairs finish apart, take less time (4 ranks on 2 cores, 256 KiB-4 MiB:
-/// 1.0-1.15x the time lent blocks take; at 3 ranks the two ways take the same).
-const SHARED_ALLTOALL_MAX: usize = 128 << 10;
-
 /// Notes in the area the processor this process runs on now ([`Area::cpu`]), and returns
 /// what it noted: the processor's number plus one, 0 if unknown (`sched_getcpu` failed; the
 /// area's first contents, so that a member that never noted one shares no processor).
@@ -214,6 +213,48 @@ fn note_cpu(node: &Node) -> u64 {
         word.store(cpu, Ordering::Relaxed);
     }
     cpu
+}
+
+/// The shape a collective that goes by messages notes ([`Way::Messages`]): no other way's.
+const BY_MESSAGES: u64 = u64::MAX;
+
+impl Node {
+    /// The number of the collective whose messages have tag `tag` (or would have): the tag
+    /// counts collectives modulo `TAG_UB + 1`, so the number is the first one past the last
+    /// this member started that it counts to.
+    fn number(&self, tag: i32) -> u64 {
+        let period = TAG_UB as u64 + 1;
+        let last = self.last.load(Ordering::Relaxed);
+        let n = last + (tag as u64 + period - last % period) % period;
+        if n == last {
+            n + period
+        } else {
+            n
+        }
+    }
+
+    /// Whether this member started the collective of tag `tag` already (a part of it).
+    fn started(&self, tag: i32) -> bool {
+        let last = self.last.load(Ordering::Relaxed);
+        last != 0 && last % (TAG_UB as u64 + 1) == tag as u64
+    }
+
+    /// Starts the collective of tag `tag` on this member, with shape `shape` ([`Area::shape`];
+    /// [`BY_MESSAGES`]: it goes by messages): notes its shape and way, then arrives. Its
+    /// number.
+    fn arrive(&self, tag: i32, shape: u64) -> u64 {
+        let n = self.number(tag);
+        self.last.store(n, Ordering::Relaxed);
+        let area = &self.area;
+        area.shape(self.me).store(shape, Ordering::Release);
+        let way = n << 1 | u64::from(shape == BY_MESSAGES);
+        area.took(self.me, n).store(way, Ordering::Release);
+        area.arrival(self.me).store(n, Ordering::Release);
+        if self.wait != WaitPolicy::Spin {
+            note_cpu(self);
+        }
+        n
+    }
 }
 
 /// Node collective number `n` on this member.
@@ -234,29 +275,28 @@ impl Op {
     /// The next node collective of `b`'s communicator, if it takes this path ([`way`]).
     fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize, block: usize) -> Option<Op> {
         if coll.is_some_and(select::forced) {
+            let node = b.direct.as_ref()?.node_cell().agreed().cloned();
+            watch::by_messages(b, node);
             return None;
         }
         let node = setup::node(b)?;
-        let way = way(&node, coll, puts, block)?;
-        Some(Op::start(node, b.tag, way, block))
+        match way(&node, coll, puts, block) {
+            Some(way) => Some(Op::start(node, b.tag, way, block)),
+            None => {
+                watch::by_messages(b, Some(node));
+                None
+            }
+        }
     }
 
     /// Starts the collective whose messages would have tag `tag` on `node`'s communicator, the
     /// way `way` goes, with blocks of `block` bytes (0: none that only move).
     fn start(node: Arc<Node>, tag: i32, way: Way, block: usize) -> Op {
-        // The collective's tag counts collectives modulo TAG_UB + 1: the number is the first
-        // one past the last that it counts to.
-        let period = TAG_UB as u64 + 1;
-        let last = node.last.load(Ordering::Relaxed);
-        let n = last + (tag as u64 + period - last % period) % period;
-        let n = if n == last { n + period } else { n };
-        node.last.store(n, Ordering::Relaxed);
-        let shape = (block as u64) << 1 | u64::from(way == Way::SingleCopy);
-        node.area.shape(node.me).store(shape, Ordering::Release);
-        node.area.arrival(node.me).store(n, Ordering::Release);
-        if node.wait != WaitPolicy::Spin {
-            note_cpu(&node);
-        }
+        let shape = match way {
+            Way::Messages => BY_MESSAGES,
+            _ => (block as u64) << 1 | u64::from(way == Way::SingleCopy),
+        };
+        let n = node.arrive(tag, shape);
         Op {
             node,
             n,

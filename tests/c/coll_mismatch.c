@@ -1,0 +1,117 @@
+/* coll_mismatch.c: collectives whose counts differ between rank 0 and the others (an erroneous
+ * program, which mpicd must turn into errors, never a hang) under MPI_ERRORS_RETURN: every
+ * reduction, allgather, all-to-all, scatter and broadcast, with pairs of lengths on either side
+ * of the node's area (one member takes the shared memory, another messages: each waited for the
+ * other before, mpicd/src/schedule/node/watch.rs) and across UCX's protocols. Every call
+ * returns; at least one member reports the mismatch (the members agree on it after the call, by
+ * point-to-point messages, not by a collective of the same kind); the collectives after it
+ * still give the right results. One rank has nothing to mismatch.
+ *
+ * Where the members share no area (MPICD_COLL_NODE=0, the tcp runs), every collective goes by
+ * messages, and the mismatches run at 2 ranks only: at 3 or more, a member that sees the
+ * mismatch stops, and one that waits for it to forward a message (a broadcast's tree), or whose
+ * counts took it to another algorithm (an allreduce, scan or allgather), can still hang (a known
+ * limit, README "Errors"). */
+#include "check.h"
+#include <string.h>
+
+enum op { ALLREDUCE, REDUCE, SCAN, EXSCAN, REDUCE_SCATTER_BLOCK, ALLGATHER, ALLTOALL, SCATTER, BCAST };
+static const char *names[] = {"allreduce", "reduce", "scan", "exscan", "reduce_scatter_block",
+                              "allgather", "alltoall", "scatter", "bcast"};
+
+static int rank, size;
+
+static int call(enum op op, int *s, int *r, int count) {
+    MPI_Comm w = MPI_COMM_WORLD;
+    switch (op) {
+    case ALLREDUCE: return MPI_Allreduce(s, r, count, MPI_INT, MPI_SUM, w);
+    case REDUCE: return MPI_Reduce(s, r, count, MPI_INT, MPI_SUM, 0, w);
+    case SCAN: return MPI_Scan(s, r, count, MPI_INT, MPI_SUM, w);
+    case EXSCAN: return MPI_Exscan(s, r, count, MPI_INT, MPI_SUM, w);
+    case REDUCE_SCATTER_BLOCK: return MPI_Reduce_scatter_block(s, r, count, MPI_INT, MPI_SUM, w);
+    case ALLGATHER: return MPI_Allgather(s, count, MPI_INT, r, count, MPI_INT, w);
+    case ALLTOALL: return MPI_Alltoall(s, count, MPI_INT, r, count, MPI_INT, w);
+    case SCATTER: return MPI_Scatter(s, count, MPI_INT, r, count, MPI_INT, 0, w);
+    case BCAST: return MPI_Bcast(s, count, MPI_INT, 0, w);
+    }
+    return MPI_ERR_OTHER;
+}
+
+/* Whether any rank failed: gathered at rank 0 and sent back, by point-to-point. */
+static int any_failed(int failed) {
+    int any = failed;
+    if (rank == 0) {
+        for (int r = 1; r < size; r++) {
+            int f;
+            OK(MPI_Recv(&f, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            any |= f;
+        }
+        for (int r = 1; r < size; r++) OK(MPI_Send(&any, 1, MPI_INT, r, 78, MPI_COMM_WORLD));
+    } else {
+        OK(MPI_Send(&failed, 1, MPI_INT, 0, 77, MPI_COMM_WORLD));
+        OK(MPI_Recv(&any, 1, MPI_INT, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    return any;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 1) {
+        printf("coll_mismatch: nothing to mismatch at 1 rank\n");
+        MPI_Finalize();
+        return 0;
+    }
+    OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    /* Bytes at rank 0, bytes elsewhere. */
+    const long pairs[][2] = {{8, 1 << 20}, {1 << 20, 8}, {65536, 4 << 20}, {4 << 20, 65536},
+                             {8, 65536}, {65536, 8}};
+    const int npairs = (int)(sizeof pairs / sizeof pairs[0]);
+    long most = (long)size * (4 << 20);
+    int *s = calloc((size_t)most / 4, 4), *r = calloc((size_t)most / 4, 4);
+    CHECK(s && r);
+    const char *node = getenv("MPICD_COLL_NODE");
+    int messages_only = node && strcmp(node, "0") == 0;
+    for (int op = ALLREDUCE; op <= BCAST && !(messages_only && size > 2); op++) {
+        for (int k = 0; k < npairs; k++) {
+            if (rank == 0)
+                fprintf(stderr, "coll_mismatch: %s, %ld B at rank 0, %ld B elsewhere\n", names[op],
+                        pairs[k][0], pairs[k][1]);
+            long bytes = pairs[k][rank == 0 ? 0 : 1];
+            int rc = call((enum op)op, s, r, (int)(bytes / 4));
+            if (!any_failed(rc != MPI_SUCCESS)) {
+                fprintf(stderr, "[rank %d] %s of %ld B at rank 0, %ld B elsewhere: no rank failed\n",
+                        rank, names[op], pairs[k][0], pairs[k][1]);
+                CHECK(0);
+            }
+            if (rc != MPI_SUCCESS) {
+                int cls;
+                OK(MPI_Error_class(rc, &cls));
+                CHECK(cls != MPI_SUCCESS);
+            }
+            /* What comes after works. */
+            OK(MPI_Barrier(MPI_COMM_WORLD));
+            int x = rank + 1, sum = 0;
+            OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+            CHECK(sum == size * (size + 1) / 2);
+        }
+    }
+    /* The same collectives with equal counts still work, on either side of the area. */
+    for (long bytes = 8; bytes <= (4 << 20); bytes *= 64) {
+        int count = (int)(bytes / 4);
+        for (int i = 0; i < count; i++) s[i] = rank + i;
+        OK(MPI_Allreduce(s, r, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        for (int i = 0; i < count; i++) CHECK(r[i] == size * (size - 1) / 2 + size * i);
+        OK(MPI_Reduce(s, r, count, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            for (int i = 0; i < count; i++) CHECK(r[i] == size * (size - 1) / 2 + size * i);
+        OK(MPI_Scan(s, r, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        for (int i = 0; i < count; i++) CHECK(r[i] == rank * (rank + 1) / 2 + (rank + 1) * i);
+    }
+    free(s);
+    free(r);
+    if (rank == 0) printf("coll_mismatch: all checks passed\n");
+    MPI_Finalize();
+    return 0;
+}
