@@ -4,6 +4,7 @@
 //! [`super::progress`]; this file only answers questions about them.
 
 use super::{Engine, Op, OpId, Route};
+use crate::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once any process of the job is known failed: lets a hot path skip the engine's lock
@@ -30,6 +31,19 @@ impl Engine {
             .copied()
             .filter(|&r| route.group.comm_rank(r).is_some())
             .collect()
+    }
+
+    /// Why a collective on `route` cannot go on: its communicator is revoked, or a member is
+    /// known dead (then it fails on every member that knows, as a plan's run does).
+    pub(crate) fn barred(&self, route: &Route) -> Option<Error> {
+        if self.is_revoked(route.context) {
+            return Some(Error::Revoked);
+        }
+        if !any_failed() {
+            return None;
+        }
+        let dead = *self.failed_members(route).first()?;
+        Some(Error::ProcFailed { rank: dead as i32 })
     }
 
     /// Acknowledges, for the communicator of `route`, every failure known now; returns how

@@ -14,7 +14,7 @@
 
 use super::node::Watch;
 use super::{combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
-use crate::engine::{any_failed, Engine, OpId, Posted, Shared};
+use crate::engine::{Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::route::Route;
 use crate::status::Status;
@@ -263,7 +263,7 @@ impl Direct {
             ..
         } = self;
         let outcome = shared.with(|e| {
-            if let Some(bar) = barred(e, route) {
+            if let Some(bar) = e.barred(route) {
                 failed.get_or_insert(bar);
                 match first {
                     true => drop_receives(e, route, tag, xfers, watch.as_ref()),
@@ -311,7 +311,7 @@ impl Direct {
                 return Ok(Some(()));
             }
             if failed.is_none() {
-                let broken = barred(e, route).or_else(|| watch.and_then(Watch::broken));
+                let broken = e.barred(route).or_else(|| watch.and_then(Watch::broken));
                 if let Some(err) = broken {
                     failed.get_or_insert(err);
                     cancel_receives(e, waiting);
@@ -332,7 +332,7 @@ impl Direct {
         self.settle();
         if !self.started && self.failed.is_none() {
             let route = &self.route;
-            match self.shared.with(|e| Ok(barred(e, route))) {
+            match self.shared.with(|e| Ok(e.barred(route))) {
                 Ok(Some(e)) | Err(e) => self.fail(e),
                 Ok(None) => {}
             }
@@ -517,19 +517,6 @@ fn member_of(x: &Xfer) -> usize {
         Xfer::Send { to, .. } | Xfer::SendObject { to, .. } => to as usize,
         Xfer::Recv { from, .. } | Xfer::RecvObject { from, .. } => from as usize,
     }
-}
-
-/// Why a collective on `route` cannot go on: its communicator is revoked, or a member is
-/// known dead (then it fails on every member that knows, as a plan's run does).
-pub(super) fn barred(e: &Engine, route: &Route) -> Option<Error> {
-    if e.is_revoked(route.context) {
-        return Some(Error::Revoked);
-    }
-    if !any_failed() {
-        return None;
-    }
-    let dead = *e.failed_members(route).first()?;
-    Some(Error::ProcFailed { rank: dead as i32 })
 }
 
 /// Takes and drops what the live members send in `xfers`, an exchange given up (not what a

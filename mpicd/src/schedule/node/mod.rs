@@ -53,7 +53,6 @@ mod objects;
 mod setup;
 mod watch;
 
-use super::direct::barred;
 use super::select::{self, Collective};
 use super::Builder;
 use crate::engine::{any_failed, any_revoked, Shared, WaitPolicy, SLEEP_AFTER};
@@ -316,7 +315,7 @@ impl Op {
         let route = &self.node.route;
         self.node
             .shared
-            .with(|e| barred(e, route).map_or(Ok(()), Err))
+            .with(|e| e.barred(route).map_or(Ok(()), Err))
     }
 
     /// Progresses the engine once; fails as [`Op::check`] does.
@@ -324,7 +323,7 @@ impl Op {
         let route = &self.node.route;
         self.node.shared.with(|e| {
             e.progress();
-            barred(e, route).map_or(Ok(()), Err)
+            e.barred(route).map_or(Ok(()), Err)
         })
     }
 
