@@ -133,6 +133,47 @@ static void user_ops(int rank, int size, MPI_Comm comm) {
     if (rank > 0)
         for (int i = 0; i < 4; i++) CHECK(prod[i] == exprod[i]);
 
+    /* The same, long (128 KiB: a chain of the members past 64 KiB, every member's prefix
+     * passed on to the next), in place too; element k of rank r is matrix_of(r + k % 5). */
+    {
+        enum { N = 4096 };
+        long long(*mine_l)[4] = malloc(sizeof(long long[N][4]));
+        long long(*out_l)[4] = malloc(sizeof(long long[N][4]));
+        long long want_in[5][4], want_ex[5][4];
+        CHECK(mine_l && out_l);
+        for (int j = 0; j < 5; j++) {
+            long long p[4] = {1, 0, 0, 1};
+            for (int r = 0; r <= rank; r++) {
+                long long m[4];
+                matrix_of(r + j, m);
+                int one = 1;
+                if (r == rank) memcpy(want_ex[j], p, sizeof p);
+                matmul(p, m, &one, &mat);
+                memcpy(p, m, sizeof p);
+            }
+            memcpy(want_in[j], p, sizeof p);
+        }
+        for (int pass = 0; pass < 4; pass++) {
+            int exclusive = pass >= 2, in_place = pass % 2;
+            for (int k = 0; k < N; k++) {
+                matrix_of(rank + k % 5, mine_l[k]);
+                for (int i = 0; i < 4; i++) out_l[k][i] = -7;
+            }
+            long long(*into)[4] = in_place ? mine_l : out_l;
+            const void *from = in_place ? MPI_IN_PLACE : (const void *)mine_l;
+            if (exclusive)
+                OK(MPI_Exscan(from, into, N, mat, mul, comm));
+            else
+                OK(MPI_Scan(from, into, N, mat, mul, comm));
+            if (!exclusive || rank > 0)
+                for (int k = 0; k < N; k++)
+                    for (int i = 0; i < 4; i++)
+                        CHECK(into[k][i] == (exclusive ? want_ex : want_in)[k % 5][i]);
+        }
+        free(mine_l);
+        free(out_l);
+    }
+
     /* Reduce_local: inout = in op inout */
     long long a[4] = {1, 2, 3, 4}, b[4] = {0, 1, 1, 0};
     OK(MPI_Reduce_local(a, b, 1, mat, mul));

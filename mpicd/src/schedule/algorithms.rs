@@ -555,6 +555,69 @@ pub fn alltoall_pairwise(b: &mut Builder, send: &[Buf], recv: &[Buf]) {
     }
 }
 
+/// Prefix reduction in rank order along the members (p - 1 hops, one after the other): member r
+/// receives the reduction of members 0..r from member r - 1, combines its own operand after it,
+/// and passes the result on to member r + 1. `recv` gets the reduction of members 0..=rank
+/// (`exclusive`: 0..rank; member 0's `recv` is then left as it was). Any op, commutative or not.
+pub fn scan_chain(b: &mut Builder, send: Buf, recv: Buf, exclusive: bool) {
+    let (rank, size) = (b.rank(), b.size());
+    let last = rank + 1 == size;
+    if rank == 0 {
+        if !exclusive {
+            b.copy(send, recv);
+        }
+        if !last {
+            b.send(1, send);
+        }
+        return;
+    }
+    let out = match (exclusive, send == recv) {
+        // The prefix arrives where the result goes; the own operand is combined after it
+        // into a temporary passed on (or not at all, at the last member).
+        (true, false) => {
+            b.recv(rank - 1, recv);
+            if last {
+                return;
+            }
+            let pass = b.temp(send.len());
+            b.copy(recv, pass);
+            b.merge(pass, send, false);
+            pass
+        }
+        // In place: the own operand is in the result, which the prefix replaces.
+        (true, true) => {
+            let inc = b.temp(recv.len());
+            b.recv(rank - 1, inc);
+            let pass = b.temp(recv.len());
+            if !last {
+                b.copy(inc, pass);
+                b.merge(pass, recv, false);
+            }
+            b.copy(inc, recv);
+            if last {
+                return;
+            }
+            pass
+        }
+        // The prefix arrives in the result, and the own operand is combined after it.
+        (false, false) => {
+            b.recv(rank - 1, recv);
+            b.merge(recv, send, false);
+            recv
+        }
+        // In place: the own operand is in the result; the prefix goes first.
+        (false, true) => {
+            let inc = b.temp(recv.len());
+            b.recv(rank - 1, inc);
+            b.merge(recv, inc, true);
+            recv
+        }
+    };
+    if !last {
+        b.send(rank + 1, out);
+    }
+}
+
 /// Prefix reduction in rank order by recursive doubling (⌈log2 p⌉ rounds): `recv` gets the
 /// reduction of members 0..=rank (`exclusive`: 0..rank; member 0's `recv` is then left as it
 /// was, as MPI_Exscan leaves it undefined). Any op, commutative or not.

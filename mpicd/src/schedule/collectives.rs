@@ -112,7 +112,11 @@ pub fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) {
     if node::scan(b, send, recv, exclusive) {
         return;
     }
-    alg::scan_recursive_doubling(b, send.unwrap_or(recv), recv, exclusive);
+    let send = send.unwrap_or(recv);
+    match choose(Collective::Scan, shape(b, recv.len())) {
+        Algorithm::Chain => alg::scan_chain(b, send, recv, exclusive),
+        _ => alg::scan_recursive_doubling(b, send, recv, exclusive),
+    }
 }
 
 /// Gathers every member's `mine` into `blocks` at `root` (`mine` `None`: in place at the

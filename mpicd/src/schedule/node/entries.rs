@@ -104,7 +104,7 @@ pub(in crate::schedule) fn scan(
     recv: Buf,
     exclusive: bool,
 ) -> bool {
-    run(b, None, (recv.len(), 0), |b, op| {
+    run(b, Some(Collective::Scan), (recv.len(), 0), |b, op| {
         let last = op.me() + usize::from(!exclusive);
         with_reduction(b, |b, red| {
             let (send, recv) = (span(b, send.unwrap_or(recv)), span(b, recv));
