@@ -133,7 +133,7 @@ pub const COLL_ALGORITHMS: Knob = Knob {
           linear binomial scatter_allgather; reduce: binomial linear; allreduce: \
           recursive_doubling ring rabenseifner linear; allgather: linear ring; alltoall: linear \
           pairwise; gather and scatter: linear binomial; reduce_scatter: ring reduce_scatterv \
-          linear). Unnamed \
+          linear; scan: chain recursive_doubling). Unnamed \
           ones are chosen by message and communicator size.",
 };
 
