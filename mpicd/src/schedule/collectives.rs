@@ -7,6 +7,7 @@
 use super::algorithms as alg;
 use super::few;
 use super::node;
+use super::scans;
 use super::select::{choose, Algorithm, Collective, Shape};
 use super::{Buf, Builder};
 use crate::reduction::Order;
@@ -114,8 +115,8 @@ pub fn scan(b: &mut Builder, send: Option<Buf>, recv: Buf, exclusive: bool) {
     }
     let send = send.unwrap_or(recv);
     match choose(Collective::Scan, shape(b, recv.len())) {
-        Algorithm::Chain => alg::scan_chain(b, send, recv, exclusive),
-        _ => alg::scan_recursive_doubling(b, send, recv, exclusive),
+        Algorithm::Chain => scans::chain(b, send, recv, exclusive),
+        _ => scans::recursive_doubling(b, send, recv, exclusive),
     }
 }
 

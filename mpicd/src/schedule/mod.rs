@@ -28,6 +28,7 @@ pub mod inter;
 pub mod neighbor;
 mod node;
 pub mod objects;
+pub mod scans;
 pub mod select;
 #[cfg(test)]
 mod sim;

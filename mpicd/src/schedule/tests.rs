@@ -4,6 +4,7 @@
 
 use super::algorithms as alg;
 use super::few;
+use super::scans;
 use super::{sim, Buf, Builder, Plan, Reduction};
 use crate::group::Group;
 use crate::reduction::Order;
@@ -248,14 +249,16 @@ fn reductions_combine_in_rank_order() {
                     assert!(recv.iter().all(|v| *v == all), "rabenseifner {size} {len}");
                 }
             }
-            for exclusive in [false, true] {
-                let (_, recv) = reduce_all(size, &red, len, |b, s, v| {
-                    alg::scan_recursive_doubling(b, s, v, exclusive)
+            for (exclusive, chain) in [(false, false), (true, false), (false, true), (true, true)] {
+                let (_, recv) = reduce_all(size, &red, len, |b, s, v| match chain {
+                    true => scans::chain(b, s, v, exclusive),
+                    false => scans::recursive_doubling(b, s, v, exclusive),
                 });
                 for (r, got) in recv.iter().enumerate() {
                     let upto = if exclusive { r } else { r + 1 };
                     if upto > 0 {
-                        assert_eq!(*got, fold(&red, &operands[..upto]), "scan {size} {r}");
+                        let want = fold(&red, &operands[..upto]);
+                        assert_eq!(*got, want, "scan {size} {r} chain {chain}");
                     }
                 }
             }
