@@ -45,12 +45,15 @@ const SPARES: usize = 8;
 const SPARE_BYTES: usize = 16 << 20;
 
 /// A temporary of `len` bytes, reused if one is spare (its contents are then what the last
-/// user left: initialized bytes, of no meaning): the first that is long enough, else the last.
+/// user left: initialized bytes, of no meaning): the shortest that is long enough, else the
+/// last.
 fn take_temp(len: usize) -> Vec<u8> {
     let spare = SPARE
         .try_with(|s| {
             let mut s = s.try_borrow_mut().ok()?;
-            let fits = s.iter().position(|v| v.len() >= len);
+            let fits = (0..s.len())
+                .filter(|&i| s[i].len() >= len)
+                .min_by_key(|&i| s[i].len());
             match fits {
                 Some(i) => Some(s.swap_remove(i)),
                 None => s.pop(),
@@ -71,15 +74,16 @@ fn take_temp(len: usize) -> Vec<u8> {
     }
 }
 
-/// Keeps a temporary for reuse, within [`SPARES`] and [`SPARE_BYTES`].
+/// Keeps a temporary for reuse, within [`SPARES`] and [`SPARE_BYTES`] (of memory held: a
+/// temporary cut short keeps its allocation).
 fn give_back(v: Vec<u8>) {
-    if v.is_empty() || v.len() > SPARE_BYTES {
+    if v.is_empty() || v.capacity() > SPARE_BYTES {
         return;
     }
     let _ = SPARE.try_with(|s| {
         if let Ok(mut s) = s.try_borrow_mut() {
-            let kept: usize = s.iter().map(Vec::len).sum();
-            if s.len() < SPARES && kept + v.len() <= SPARE_BYTES {
+            let kept: usize = s.iter().map(Vec::capacity).sum();
+            if s.len() < SPARES && kept + v.capacity() <= SPARE_BYTES {
                 s.push(v);
             }
         }
