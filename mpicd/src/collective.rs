@@ -18,7 +18,6 @@ pub use crate::reduction::{reduce_local, CombineFn, Order, ReduceOp, Reduction};
 use crate::request::{scope, wait_all, wait_posted, Request, Scope};
 use crate::schedule::select::Collective;
 use crate::schedule::{collectives, Builder, Plan};
-use crate::tag::TAG_UB;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -31,18 +30,25 @@ impl Communicator {
     /// The tag of the next collective on this communicator (every member starts its
     /// collectives in the same order, as MPI requires, so all agree on it).
     pub(crate) fn next_coll_tag(&self) -> i32 {
-        (self.coll_seq.fetch_add(1, Ordering::Relaxed) % (TAG_UB as u32 + 1)) as i32
+        crate::engine::tag_of(self.next_coll_seq())
+    }
+
+    /// The number of the next collective on this communicator (its tag's low bits: see
+    /// [`Communicator::next_coll_tag`]).
+    fn next_coll_seq(&self) -> u32 {
+        self.coll_seq.fetch_add(1, Ordering::Relaxed)
     }
 
     /// A new plan for a collective on this communicator. Its messages' tag is taken now:
     /// every member makes its collectives' plans in the same order. On an inter-communicator
     /// the plan names the remote group's members too ([`Builder::remote`]).
     pub fn plan(&self) -> Builder {
-        let tag = self.next_coll_tag();
+        let seq = self.next_coll_seq();
         match self.is_inter() {
-            true => Builder::inter(self.coll.clone(), self.size(), self.rank, tag),
-            false => Builder::new(self.coll.clone(), self.rank, tag),
+            true => Builder::inter(self.coll.clone(), self.size(), self.rank, 0),
+            false => Builder::new(self.coll.clone(), self.rank, 0),
         }
+        .numbered(seq)
     }
 
     /// A collective on this communicator done as its algorithm writes it (see
@@ -54,13 +60,12 @@ impl Communicator {
             return self.plan();
         }
         self.watch_members();
-        let tag = self.next_coll_tag();
         Builder::direct(
             Arc::clone(&self.shared),
             self.coll.clone(),
             Arc::clone(&self.node),
             self.rank,
-            tag,
+            self.next_coll_seq(),
         )
     }
 

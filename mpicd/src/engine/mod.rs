@@ -12,6 +12,7 @@
 //! - [`agree`]: non-blocking agreements on a new communicator's context id;
 //! - [`failed`]: failed members of communicators and their acknowledgment (ULFM);
 //! - [`revoke`]: revoked communicators and the notices that tell their members (ULFM);
+//! - [`abort`]: collectives given up because the members' arguments differ, and their notices;
 //! - [`rma`]: what windows use: the worker and peers' endpoints;
 //! - [`helper`]: the background progress thread that serves unmapped windows' targets;
 //! - [`foreign`]: processes of other jobs (dynamic processes), ports and the launcher's
@@ -20,10 +21,12 @@
 //! The engine lives behind one mutex ([`Shared`]); every public call takes the lock for a short
 //! step (post, or progress and test) and releases it, so several threads may use the runtime.
 
+mod abort;
 mod agree;
 mod contiguous;
 mod custom;
 mod failed;
+pub(crate) use abort::{disagrees, tag_of};
 pub(crate) use failed::any_failed;
 pub(crate) use revoke::any_revoked;
 mod finish;
@@ -99,6 +102,8 @@ pub(crate) struct Engine {
     acked: std::collections::HashMap<u32, usize>,
     /// Revoked communicators and the engine's own operations that serve them.
     revocations: revoke::Revocations,
+    /// Collectives given up because the members' arguments differ.
+    aborts: abort::Aborts,
     net: Net,
 }
 
@@ -225,6 +230,7 @@ impl Engine {
             background_active: false,
             acked: std::collections::HashMap::new(),
             revocations: revoke::Revocations::new(size),
+            aborts: abort::Aborts::default(),
             net: Net {
                 stranded: Vec::new(),
                 peers: (0..size)

@@ -70,6 +70,7 @@ impl Engine {
         }
         if active || due || self.progress_calls % SCHEDULE_POLL == 0 {
             self.advance_revocations();
+            self.advance_aborts();
         }
         self.idle_streak = match active {
             true => 0,
@@ -268,7 +269,10 @@ impl Engine {
 
     /// Operations still in flight, not counting drains of discarded messages.
     pub(crate) fn pending(&self) -> usize {
-        self.table.occupied() - self.orphans.len() - self.revocations.standing()
+        self.table.occupied()
+            - self.orphans.len()
+            - self.revocations.standing()
+            - self.aborts.standing()
     }
 }
 

@@ -186,20 +186,29 @@ impl Engine {
         let Some((_, members)) = decode(bytes) else {
             return;
         };
-        let route = self.revocations.route.clone();
         for m in members {
             if m == self.net.rank || Some(m) == skip || self.net.has_failed(m) {
                 continue;
             }
-            let copy: Box<[u8]> = bytes.into();
-            // SAFETY: the bytes are kept with the send's id until it completes.
-            let sent =
-                unsafe { self.post_send(&route, m, REVOKE_TAG, copy.as_ptr(), copy.len(), false) };
-            // A member that cannot be reached needs no notice.
-            if let Ok(Posted::Pending(id)) = sent {
-                self.revocations.sending.push((id, copy));
-            }
+            self.send_notice(m, REVOKE_TAG, bytes.into());
         }
+    }
+
+    /// Sends notice `bytes` to world rank `to` under `tag` (a revocation's, or a given-up
+    /// collective's: [`super::abort`]).
+    pub(super) fn send_notice(&mut self, to: u32, tag: i32, bytes: Box<[u8]>) {
+        let route = self.revocations.route.clone();
+        // SAFETY: the bytes are kept with the send's id until it completes.
+        let sent = unsafe { self.post_send(&route, to, tag, bytes.as_ptr(), bytes.len(), false) };
+        // A process that cannot be reached needs no notice.
+        if let Ok(Posted::Pending(id)) = sent {
+            self.revocations.sending.push((id, bytes));
+        }
+    }
+
+    /// The notice context's route, over every process of the job.
+    pub(super) fn notice_route(&self) -> &Route {
+        &self.revocations.route
     }
 
     /// Takes the notices that arrived, passing on those of revocations new here, and reaps
@@ -223,10 +232,16 @@ impl Engine {
             if let Some(status) = status {
                 let len = (status.bytes.unwrap_or(0) as usize).min(buf.len());
                 let from = u32::try_from(status.source).ok();
-                if let Some((context, _)) = decode(&buf[..len]) {
-                    if self.revoke_here(context) {
-                        self.notify(&buf[..len], from);
+                match (status.tag, from) {
+                    (super::abort::ABORT_TAG, Some(from)) => self.abort_noticed(&buf[..len], from),
+                    (REVOKE_TAG, _) => {
+                        if let Some((context, _)) = decode(&buf[..len]) {
+                            if self.revoke_here(context) {
+                                self.notify(&buf[..len], from);
+                            }
+                        }
                     }
+                    _ => {}
                 }
             }
             if self.post_notice_receive(buf).is_err() {

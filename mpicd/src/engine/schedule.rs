@@ -4,9 +4,14 @@
 //! fails the run, which waits for what it started (the messages point into the run's
 //! temporaries), then completes with the first error. Where a member is gone (dead, or the
 //! communicator revoked) the run's other receives are cancelled first, as they may never be
-//! matched; where the failure is the data's (a sender's callback failed, a size differs), they
-//! are received, since their senders, alive, wait for that.
+//! matched; where the failure is the data's (a sender's callback failed), they are received,
+//! since their senders, alive, wait for that. Where the members' arguments differ (a size, a
+//! kind of message: [`disagrees`]) the member that finds it tells the others, whose runs of the
+//! same collective then fail too, and every member drains the collective's tag
+//! ([`super::abort`]): the receives are cancelled, as the messages they wait for may never be
+//! sent.
 
+use super::abort::{any_aborted, disagrees};
 use super::{Engine, Op, OpId, Posted};
 use crate::error::{Error, Result};
 use crate::plan::PackState;
@@ -46,10 +51,13 @@ enum RunState {
 }
 
 impl Run {
-    fn fail(&mut self, e: Error) {
-        if matches!(self.state, RunState::Running) {
+    /// Fails the run with `e` (the first failure stays); true if this was its first.
+    fn fail(&mut self, e: Error) -> bool {
+        let first = matches!(self.state, RunState::Running);
+        if first {
             self.state = RunState::Failing(e);
         }
+        first
     }
 }
 
@@ -123,6 +131,38 @@ impl Engine {
     /// what it sent is awaited.
     fn fail_run(&mut self, run: &mut Run, e: Error) {
         run.fail(e);
+        self.cancel_run_receives(run);
+    }
+
+    /// Fails `run` with `e` found by this member (the first error stays); if the members'
+    /// arguments differ, tells the others and cancels the run's receives
+    /// ([`Engine::give_up`]).
+    fn run_failed(&mut self, run: &mut Run, e: Error) {
+        let told = disagrees(&e);
+        if run.fail(e) && told {
+            let plan = Arc::clone(run.frame.plan());
+            if let Some(seq) = plan.seq {
+                if !self.is_given_up(&plan.route, seq) {
+                    self.give_up(&plan.route, seq);
+                }
+                self.cancel_run_receives(run);
+            }
+        }
+    }
+
+    /// Fails `run` if another member gave its collective up.
+    fn check_given_up(&mut self, run: &mut Run) {
+        let plan = run.frame.plan();
+        let Some(seq) = plan.seq else {
+            return;
+        };
+        let route = plan.route.clone();
+        if let Some(e) = self.barred_at(&route, seq) {
+            self.fail_run(run, e);
+        }
+    }
+
+    fn cancel_run_receives(&mut self, run: &Run) {
         for w in &run.waiting {
             if self.is_receive(w.id) {
                 let _ = self.cancel(w.id);
@@ -160,6 +200,9 @@ impl Engine {
         let plan = Arc::clone(run.frame.plan());
         loop {
             self.collect_exchange(run);
+            if matches!(run.state, RunState::Running) && any_aborted() {
+                self.check_given_up(run);
+            }
             let step = plan.steps.get(run.cursor);
             // Local steps after a `Post` run while its messages travel.
             let overlaps = run.overlapping && step.is_some_and(Step::is_local);
@@ -181,7 +224,7 @@ impl Engine {
                 Step::Exchange(xfers) | Step::Post(xfers) => self.post_exchange(run, xfers),
                 local => {
                     if let Err(e) = run.frame.run_local(local) {
-                        run.fail(e);
+                        self.run_failed(run, e);
                     }
                 }
             }
@@ -209,14 +252,15 @@ impl Engine {
                     match outcome.and_then(|s| check_size(&s, w.expected)) {
                         Ok(()) => {}
                         // The members are alive: their messages are received (a rendezvous
-                        // sender waits for its receiver), then the run fails.
-                        Err(e) if !peer_gone(&e) => run.fail(e),
+                        // sender waits for its receiver), then the run fails; unless their
+                        // arguments differ (see `run_failed`).
+                        Err(e) if !peer_gone(&e) => self.run_failed(run, e),
                         Err(e) => self.fail_run(run, e),
                     }
                 }
                 Err(e) => {
                     run.waiting.swap_remove(i);
-                    run.fail(e);
+                    self.run_failed(run, e);
                 }
             }
         }
@@ -271,10 +315,10 @@ impl Engine {
                 }
                 Ok((Posted::Done(outcome), expected, _)) => {
                     if let Err(e) = outcome.and_then(|s| check_size(&s, expected)) {
-                        run.fail(e);
+                        self.run_failed(run, e);
                     }
                 }
-                Err(e) => run.fail(e),
+                Err(e) => self.run_failed(run, e),
             }
             if !matches!(run.state, RunState::Running) {
                 // Nothing more is started; what was is awaited.

@@ -10,16 +10,18 @@
 //! Failures are those of a run: a failed message fails the collective, the receives still
 //! waiting are cancelled and what was sent is awaited (the messages point into the
 //! temporaries); a member known dead or a revoked communicator fails it, when it starts an
-//! exchange or while it waits.
+//! exchange or while it waits. A member that fails it on its own (the members' arguments
+//! differ) tells the others before it waits for what it sent, and they fail it too
+//! ([`Engine::give_up`]): none waits for ever for a member that has left.
 
 use super::node::Watch;
+use super::spare::{give_back, take_temp};
 use super::{combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
-use crate::engine::{Engine, OpId, Posted, Shared};
+use crate::engine::{disagrees, tag_of, Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::route::Route;
 use crate::status::Status;
 use smallvec::SmallVec;
-use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Messages in flight, with a receive's expected size.
@@ -33,67 +35,12 @@ type Posting = (Posted, Option<usize>, Option<(u32, i32)>);
 /// A message in flight (see [`Waiting`]).
 type InFlight = (OpId, Option<usize>, Option<(u32, i32)>);
 
-thread_local! {
-    /// Temporaries of this thread's collectives run directly, kept for the next ones (no heap
-    /// allocation per call once warm).
-    static SPARE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// How many temporaries are kept for reuse, and their most bytes together: long ones too, whose
-/// fresh pages would otherwise fault in at every call (2 ranks, 1 MiB reduce: 150 -> 110 us).
-const SPARES: usize = 8;
-const SPARE_BYTES: usize = 16 << 20;
-
-/// A temporary of `len` bytes, reused if one is spare (its contents are then what the last
-/// user left: initialized bytes, of no meaning): the shortest that is long enough, else the
-/// last.
-fn take_temp(len: usize) -> Vec<u8> {
-    let spare = SPARE
-        .try_with(|s| {
-            let mut s = s.try_borrow_mut().ok()?;
-            let fits = (0..s.len())
-                .filter(|&i| s[i].len() >= len)
-                .min_by_key(|&i| s[i].len());
-            match fits {
-                Some(i) => Some(s.swap_remove(i)),
-                None => s.pop(),
-            }
-        })
-        .ok()
-        .flatten();
-    match spare {
-        Some(mut v) => {
-            if v.len() >= len {
-                v.truncate(len);
-            } else {
-                v.resize(len, 0);
-            }
-            v
-        }
-        None => vec![0u8; len],
-    }
-}
-
-/// Keeps a temporary for reuse, within [`SPARES`] and [`SPARE_BYTES`] (of memory held: a
-/// temporary cut short keeps its allocation).
-fn give_back(v: Vec<u8>) {
-    if v.is_empty() || v.capacity() > SPARE_BYTES {
-        return;
-    }
-    let _ = SPARE.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut() {
-            let kept: usize = s.iter().map(Vec::capacity).sum();
-            if s.len() < SPARES && kept + v.capacity() <= SPARE_BYTES {
-                s.push(v);
-            }
-        }
-    });
-}
-
 /// The state of a collective being run directly.
 pub(crate) struct Direct {
     shared: Arc<Shared>,
     route: Route,
+    /// The collective's number on its communicator.
+    seq: u32,
     /// The communicator's shared-memory area ([`super::node`]).
     node: Arc<NodeCell>,
     /// The temporaries, by slot (see `Mem::Slot`).
@@ -102,6 +49,8 @@ pub(crate) struct Direct {
     waiting: Waiting,
     /// The first failure: the steps written after it do nothing.
     failed: Option<Error>,
+    /// The failure was this member's own, and the others were told ([`Engine::give_up`]).
+    told: bool,
     /// Some exchange was started (its start checked the communicator).
     started: bool,
     /// The other members' ways, for a collective that goes by messages on a communicator
@@ -110,14 +59,16 @@ pub(crate) struct Direct {
 }
 
 impl Direct {
-    pub(crate) fn new(shared: Arc<Shared>, route: Route, node: Arc<NodeCell>) -> Direct {
+    pub(crate) fn new(shared: Arc<Shared>, route: Route, node: Arc<NodeCell>, seq: u32) -> Direct {
         Direct {
             shared,
             route,
+            seq,
             node,
             temps: SmallVec::new(),
             waiting: Waiting::new(),
             failed: None,
+            told: false,
             started: false,
             watch: None,
         }
@@ -260,6 +211,7 @@ impl Direct {
         let Direct {
             shared,
             route,
+            seq,
             temps,
             waiting,
             failed,
@@ -267,7 +219,7 @@ impl Direct {
             ..
         } = self;
         let outcome = shared.with(|e| {
-            if let Some(bar) = e.barred(route) {
+            if let Some(bar) = e.barred_at(route, *seq) {
                 failed.get_or_insert(bar);
                 match first {
                     true => drop_receives(e, route, tag, xfers, watch.as_ref()),
@@ -307,15 +259,19 @@ impl Direct {
         if self.waiting.is_empty() {
             return;
         }
-        let (route, waiting, failed) = (&self.route, &mut self.waiting, &mut self.failed);
+        let (route, seq, waiting) = (&self.route, self.seq, &mut self.waiting);
+        let (failed, told) = (&mut self.failed, &mut self.told);
         let watch = self.watch.as_ref();
         let outcome = self.shared.progress_until(|e| {
             collect(e, route, waiting, failed, watch);
+            tell(e, route, seq, failed, told);
             if waiting.is_empty() {
                 return Ok(Some(()));
             }
             if failed.is_none() {
-                let broken = e.barred(route).or_else(|| watch.and_then(Watch::broken));
+                let broken = e
+                    .barred_at(route, seq)
+                    .or_else(|| watch.and_then(Watch::broken));
                 if let Some(err) = broken {
                     failed.get_or_insert(err);
                     cancel_receives(e, waiting);
@@ -335,11 +291,18 @@ impl Direct {
     pub(crate) fn complete(&mut self) -> Result<()> {
         self.settle();
         if !self.started && self.failed.is_none() {
-            let route = &self.route;
-            match self.shared.with(|e| Ok(e.barred(route))) {
+            let (route, seq) = (&self.route, self.seq);
+            match self.shared.with(|e| Ok(e.barred_at(route, seq))) {
                 Ok(Some(e)) | Err(e) => self.fail(e),
                 Ok(None) => {}
             }
+        }
+        if self.failed.is_some() && !self.told {
+            let (route, seq, failed, told) = (&self.route, self.seq, &self.failed, &mut self.told);
+            let _ = self.shared.with(|e| {
+                tell(e, route, seq, failed, told);
+                Ok(())
+            });
         }
         match self.failed.take() {
             Some(e) => Err(e),
@@ -374,12 +337,14 @@ impl Builder {
         route: Route,
         node: Arc<NodeCell>,
         rank: i32,
-        tag: i32,
+        seq: u32,
     ) -> Builder {
         // One literal: the builder (some 460 bytes) is made where it stays, not moved.
         Builder {
-            direct: Some(Direct::new(shared, route.clone(), node)),
-            ..Builder::new(route, rank, tag)
+            direct: Some(Direct::new(shared, route.clone(), node, seq)),
+            tag: tag_of(seq),
+            seq: Some(seq),
+            ..Builder::new(route, rank, 0)
         }
     }
 
@@ -535,6 +500,22 @@ fn drop_receives(e: &mut Engine, route: &Route, tag: i32, xfers: &[Xfer], watch:
                 e.drop_next(route, source, tag);
             }
         }
+    }
+}
+
+/// Tells the other members that this one gave up collective `seq` on `route`, once, if it
+/// failed for a disagreement of the members' arguments ([`disagrees`]) that no notice told it
+/// of.
+fn tell(e: &mut Engine, route: &Route, seq: u32, failed: &Option<Error>, told: &mut bool) {
+    let Some(err) = failed else {
+        return;
+    };
+    if *told {
+        return;
+    }
+    *told = true;
+    if disagrees(err) && !e.is_given_up(route, seq) {
+        e.give_up(route, seq);
     }
 }
 

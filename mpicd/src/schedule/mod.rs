@@ -32,6 +32,7 @@ pub mod scans;
 pub mod select;
 #[cfg(test)]
 mod sim;
+mod spare;
 #[cfg(test)]
 mod tests;
 
@@ -185,6 +186,9 @@ pub struct Plan {
     pub(crate) route: Route,
     /// The tag of every message of the plan (on the communicator's collective context).
     pub(crate) tag: i32,
+    /// The collective's number on its communicator, whose low bits are the tag (`None`: a
+    /// plan of the runtime's own, an agreement's).
+    pub(crate) seq: Option<u32>,
     mems: Vec<Mem>,
     objects: Vec<Arc<dyn Object>>,
     pub(crate) steps: Vec<Step>,
@@ -341,6 +345,7 @@ pub struct Builder {
     size: i32,
     route: Route,
     tag: i32,
+    seq: Option<u32>,
     /// Inline for the usual few (a collective run directly allocates none).
     mems: SmallVec<[Mem; 4]>,
     objects: Vec<Arc<dyn Object>>,
@@ -357,6 +362,7 @@ impl Builder {
             size: route.group.size(),
             route,
             tag,
+            seq: None,
             mems: SmallVec::new(),
             objects: Vec::new(),
             steps: Vec::new(),
@@ -379,6 +385,12 @@ impl Builder {
         let mut b = Builder::new(route, rank, tag);
         b.size = local;
         b
+    }
+
+    /// A builder of collective number `seq` on its communicator (its messages' tag).
+    pub(crate) fn numbered(mut self, seq: u32) -> Builder {
+        (self.tag, self.seq) = (crate::engine::tag_of(seq), Some(seq));
+        self
     }
 
     pub fn rank(&self) -> i32 {
@@ -560,6 +572,7 @@ impl Builder {
         Arc::new(Plan {
             route: self.route,
             tag: self.tag,
+            seq: self.seq,
             mems: self.mems.into_vec(),
             objects: self.objects,
             steps: self.steps,
