@@ -184,9 +184,10 @@ impl Engine {
             .find(|a| a.context == context && a.seq == seq)
     }
 
-    /// Lets go of the collectives given up on `context` that collective `seq` is far past.
+    /// Lets go of the collectives given up on `context` that collective `seq` is far past (not
+    /// those still to come here: a notice may come before its collective starts).
     fn forget_stale(&mut self, context: u32, seq: u32) {
-        let stale = |a: &Abort| a.context == context && seq.wrapping_sub(a.seq) >= STALE_AFTER;
+        let stale = |a: &Abort| a.context == context && is_far_past(a.seq, seq);
         if !self.aborts.given_up.iter().any(stale) {
             return;
         }
@@ -224,6 +225,12 @@ impl Engine {
     }
 }
 
+/// True if collective `then` is [`STALE_AFTER`] or more collectives before `now` (numbers wrap:
+/// one less than half the range behind counts as before, the rest as to come).
+fn is_far_past(then: u32, now: u32) -> bool {
+    (STALE_AFTER..1 << 31).contains(&now.wrapping_sub(then))
+}
+
 /// A notice: the collective context, then the collective's number.
 fn encode(context: u32, seq: u32) -> [u8; 8] {
     let mut b = [0u8; 8];
@@ -251,5 +258,17 @@ mod tests {
         assert_eq!(tag_of(TAG_UB as u32 + 3), 2);
         assert_eq!(tag_of(5), 5);
         assert_eq!(u64::from(STALE_AFTER) * 2, TAG_UB as u64 + 1);
+    }
+
+    #[test]
+    fn only_collectives_far_behind_are_stale() {
+        assert!(!is_far_past(10, 10));
+        assert!(!is_far_past(10, 11));
+        // A notice of a collective this member has not started yet.
+        assert!(!is_far_past(11, 10));
+        assert!(!is_far_past(u32::MAX, 3));
+        assert!(is_far_past(10, 10 + STALE_AFTER));
+        assert!(is_far_past(u32::MAX - 5, STALE_AFTER));
+        assert!(!is_far_past(10 + STALE_AFTER, 10));
     }
 }
