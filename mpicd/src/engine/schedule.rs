@@ -16,7 +16,7 @@ use super::{Engine, Op, OpId, Posted};
 use crate::error::{Error, Result};
 use crate::plan::PackState;
 use crate::route::Route;
-use crate::schedule::{Frame, Plan, Step, Xfer};
+use crate::schedule::{check_size, Frame, Plan, Step, Xfer};
 use crate::status::Status;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -375,17 +375,5 @@ unsafe impl PackState for Unmade {
 
     fn regions(&mut self) -> Result<Vec<crate::plan::RawRegion>> {
         Err(Error::RemoteFailure)
-    }
-}
-
-/// A collective's receive must get exactly the bytes it expects.
-fn check_size(status: &Status, expected: Option<usize>) -> Result<()> {
-    match (expected, status.bytes) {
-        (None, _) => Ok(()),
-        (Some(n), Some(got)) if got == n as u64 => Ok(()),
-        (Some(n), got) => Err(Error::InvalidArgument(format!(
-            "collective size mismatch: {} bytes arrived where {n} were expected",
-            got.map_or("unknown".into(), |g| g.to_string())
-        ))),
     }
 }

@@ -16,11 +16,10 @@
 
 use super::node::Watch;
 use super::spare::{give_back, take_temp};
-use super::{combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
+use super::{check_size, combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
 use crate::engine::{disagrees, tag_of, Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
 use crate::route::Route;
-use crate::status::Status;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -51,6 +50,11 @@ pub(crate) struct Direct {
     failed: Option<Error>,
     /// The failure was this member's own, and the others were told ([`Engine::give_up`]).
     told: bool,
+    /// The members agree on their node's area ([`super::node`], in their first collective):
+    /// another member's notice that it gave the collective up does not fail these exchanges,
+    /// which every member must finish alike (a member that left the agreement would take no
+    /// area where the others took one).
+    agreeing: bool,
     /// Some exchange was started (its start checked the communicator).
     started: bool,
     /// The other members' ways, for a collective that goes by messages on a communicator
@@ -69,8 +73,23 @@ impl Direct {
             waiting: Waiting::new(),
             failed: None,
             told: false,
+            agreeing: false,
             started: false,
             watch: None,
+        }
+    }
+
+    /// Runs the agreement on the node's area (`true`) or the collective itself (see
+    /// `agreeing`).
+    pub(super) fn set_agreeing(&mut self, agreeing: bool) {
+        self.agreeing = agreeing;
+    }
+
+    /// Why the collective cannot go on: see [`Engine::barred_at`] (and `agreeing`).
+    fn barred(e: &mut Engine, route: &Route, seq: u32, agreeing: bool) -> Option<Error> {
+        match agreeing {
+            true => e.barred(route),
+            false => e.barred_at(route, seq),
         }
     }
 
@@ -216,10 +235,11 @@ impl Direct {
             waiting,
             failed,
             watch,
+            agreeing,
             ..
         } = self;
         let outcome = shared.with(|e| {
-            if let Some(bar) = e.barred_at(route, *seq) {
+            if let Some(bar) = Direct::barred(e, route, *seq, *agreeing) {
                 failed.get_or_insert(bar);
                 match first {
                     true => drop_receives(e, route, tag, xfers, watch.as_ref()),
@@ -259,7 +279,8 @@ impl Direct {
         if self.waiting.is_empty() {
             return;
         }
-        let (route, seq, waiting) = (&self.route, self.seq, &mut self.waiting);
+        let (route, seq, waiting, agreeing) =
+            (&self.route, self.seq, &mut self.waiting, self.agreeing);
         let (failed, told) = (&mut self.failed, &mut self.told);
         let watch = self.watch.as_ref();
         let outcome = self.shared.progress_until(|e| {
@@ -269,8 +290,7 @@ impl Direct {
                 return Ok(Some(()));
             }
             if failed.is_none() {
-                let broken = e
-                    .barred_at(route, seq)
+                let broken = Direct::barred(e, route, seq, agreeing)
                     .or_else(|| watch.and_then(Watch::broken));
                 if let Some(err) = broken {
                     failed.get_or_insert(err);
@@ -562,17 +582,5 @@ fn collect(
                 failed.get_or_insert(err);
             }
         }
-    }
-}
-
-/// A collective's receive must get exactly the bytes it expects.
-fn check_size(status: &Status, expected: Option<usize>) -> Result<()> {
-    match (expected, status.bytes) {
-        (None, _) => Ok(()),
-        (Some(n), Some(got)) if got == n as u64 => Ok(()),
-        (Some(n), got) => Err(Error::InvalidArgument(format!(
-            "collective size mismatch: {} bytes arrived where {n} were expected",
-            got.map_or("unknown".into(), |g| g.to_string())
-        ))),
     }
 }

@@ -580,3 +580,15 @@ impl Builder {
         })
     }
 }
+
+/// A collective's receive must get exactly the bytes it expects.
+pub(crate) fn check_size(status: &crate::status::Status, expected: Option<usize>) -> Result<()> {
+    match (expected, status.bytes) {
+        (None, _) => Ok(()),
+        (Some(n), Some(got)) if got == n as u64 => Ok(()),
+        (Some(n), got) => Err(Error::InvalidArgument(format!(
+            "collective size mismatch: {} bytes arrived where {n} were expected",
+            got.map_or("unknown".into(), |g| g.to_string())
+        ))),
+    }
+}

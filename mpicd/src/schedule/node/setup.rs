@@ -68,7 +68,10 @@ pub(super) fn node(b: &mut Builder) -> Option<Arc<Node>> {
         return node.clone();
     }
     let cell = Arc::clone(d.node_cell());
+    let direct = |b: &mut Builder, on: bool| b.direct.as_mut().map(|d| d.set_agreeing(on));
+    direct(b, true);
     let made = agree(b).map(Arc::new);
+    direct(b, false);
     let _ = cell.0.set(made.clone());
     made
 }
