@@ -26,43 +26,23 @@ static int call(enum op op, int nonblocking, int *s, int *r, int count) {
     MPI_Comm w = MPI_COMM_WORLD;
     MPI_Request q = MPI_REQUEST_NULL;
     int rc = MPI_ERR_OTHER;
+/* The blocking call, or its non-blocking twin (the same arguments and &q). */
+#define EITHER(blocking, twin, ...) \
+    rc = nonblocking ? MPI_##twin(__VA_ARGS__, &q) : MPI_##blocking(__VA_ARGS__); \
+    break
     switch (op) {
-    case ALLREDUCE:
-        rc = nonblocking ? MPI_Iallreduce(s, r, count, MPI_INT, MPI_SUM, w, &q)
-                         : MPI_Allreduce(s, r, count, MPI_INT, MPI_SUM, w);
-        break;
-    case REDUCE:
-        rc = nonblocking ? MPI_Ireduce(s, r, count, MPI_INT, MPI_SUM, 0, w, &q)
-                         : MPI_Reduce(s, r, count, MPI_INT, MPI_SUM, 0, w);
-        break;
-    case SCAN:
-        rc = nonblocking ? MPI_Iscan(s, r, count, MPI_INT, MPI_SUM, w, &q)
-                         : MPI_Scan(s, r, count, MPI_INT, MPI_SUM, w);
-        break;
-    case EXSCAN:
-        rc = nonblocking ? MPI_Iexscan(s, r, count, MPI_INT, MPI_SUM, w, &q)
-                         : MPI_Exscan(s, r, count, MPI_INT, MPI_SUM, w);
-        break;
+    case ALLREDUCE: EITHER(Allreduce, Iallreduce, s, r, count, MPI_INT, MPI_SUM, w);
+    case REDUCE: EITHER(Reduce, Ireduce, s, r, count, MPI_INT, MPI_SUM, 0, w);
+    case SCAN: EITHER(Scan, Iscan, s, r, count, MPI_INT, MPI_SUM, w);
+    case EXSCAN: EITHER(Exscan, Iexscan, s, r, count, MPI_INT, MPI_SUM, w);
     case REDUCE_SCATTER_BLOCK:
-        rc = nonblocking ? MPI_Ireduce_scatter_block(s, r, count, MPI_INT, MPI_SUM, w, &q)
-                         : MPI_Reduce_scatter_block(s, r, count, MPI_INT, MPI_SUM, w);
-        break;
-    case ALLGATHER:
-        rc = nonblocking ? MPI_Iallgather(s, count, MPI_INT, r, count, MPI_INT, w, &q)
-                         : MPI_Allgather(s, count, MPI_INT, r, count, MPI_INT, w);
-        break;
-    case ALLTOALL:
-        rc = nonblocking ? MPI_Ialltoall(s, count, MPI_INT, r, count, MPI_INT, w, &q)
-                         : MPI_Alltoall(s, count, MPI_INT, r, count, MPI_INT, w);
-        break;
-    case SCATTER:
-        rc = nonblocking ? MPI_Iscatter(s, count, MPI_INT, r, count, MPI_INT, 0, w, &q)
-                         : MPI_Scatter(s, count, MPI_INT, r, count, MPI_INT, 0, w);
-        break;
-    case BCAST:
-        rc = nonblocking ? MPI_Ibcast(s, count, MPI_INT, 0, w, &q) : MPI_Bcast(s, count, MPI_INT, 0, w);
-        break;
+        EITHER(Reduce_scatter_block, Ireduce_scatter_block, s, r, count, MPI_INT, MPI_SUM, w);
+    case ALLGATHER: EITHER(Allgather, Iallgather, s, count, MPI_INT, r, count, MPI_INT, w);
+    case ALLTOALL: EITHER(Alltoall, Ialltoall, s, count, MPI_INT, r, count, MPI_INT, w);
+    case SCATTER: EITHER(Scatter, Iscatter, s, count, MPI_INT, r, count, MPI_INT, 0, w);
+    case BCAST: EITHER(Bcast, Ibcast, s, count, MPI_INT, 0, w);
     }
+#undef EITHER
     if (rc == MPI_SUCCESS && nonblocking) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
     return rc;
 }

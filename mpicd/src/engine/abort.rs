@@ -109,13 +109,9 @@ impl Engine {
         )))
     }
 
-    /// True if collective number `seq` on `route` is known given up (by this member or another).
-    pub(crate) fn is_given_up(&self, route: &Route, seq: u32) -> bool {
-        any_aborted() && self.find_abort(route.context, seq).is_some()
-    }
-
     /// This member gives up collective number `seq` on `route` (its arguments and another
-    /// member's differ): it drains the collective's tag and tells every other member.
+    /// member's differ): it drains the collective's tag and tells every other member; nothing
+    /// if the collective is known given up already (by this member, or another's notice).
     pub(crate) fn give_up(&mut self, route: &Route, seq: u32) {
         if !self.note_abort(route.context, seq, self.net.rank) {
             return;

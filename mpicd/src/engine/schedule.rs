@@ -142,9 +142,7 @@ impl Engine {
         if run.fail(e) && told {
             let plan = Arc::clone(run.frame.plan());
             if let Some(seq) = plan.seq {
-                if !self.is_given_up(&plan.route, seq) {
-                    self.give_up(&plan.route, seq);
-                }
+                self.give_up(&plan.route, seq);
                 self.cancel_run_receives(run);
             }
         }

@@ -48,8 +48,6 @@ pub(crate) struct Direct {
     waiting: Waiting,
     /// The first failure: the steps written after it do nothing.
     failed: Option<Error>,
-    /// The failure was this member's own, and the others were told ([`Engine::give_up`]).
-    told: bool,
     /// The members agree on their node's area ([`super::node`], in their first collective):
     /// another member's notice that it gave the collective up does not fail these exchanges,
     /// which every member must finish alike (a member that left the agreement would take no
@@ -72,7 +70,6 @@ impl Direct {
             temps: SmallVec::new(),
             waiting: Waiting::new(),
             failed: None,
-            told: false,
             agreeing: false,
             started: false,
             watch: None,
@@ -281,11 +278,11 @@ impl Direct {
         }
         let (route, seq, waiting, agreeing) =
             (&self.route, self.seq, &mut self.waiting, self.agreeing);
-        let (failed, told) = (&mut self.failed, &mut self.told);
+        let failed = &mut self.failed;
         let watch = self.watch.as_ref();
         let outcome = self.shared.progress_until(|e| {
             collect(e, route, waiting, failed, watch);
-            tell(e, route, seq, failed, told);
+            tell(e, route, seq, failed);
             if waiting.is_empty() {
                 return Ok(Some(()));
             }
@@ -317,10 +314,10 @@ impl Direct {
                 Ok(None) => {}
             }
         }
-        if self.failed.is_some() && !self.told {
-            let (route, seq, failed, told) = (&self.route, self.seq, &self.failed, &mut self.told);
+        if self.failed.is_some() {
+            let (route, seq, failed) = (&self.route, self.seq, &self.failed);
             let _ = self.shared.with(|e| {
-                tell(e, route, seq, failed, told);
+                tell(e, route, seq, failed);
                 Ok(())
             });
         }
@@ -523,18 +520,11 @@ fn drop_receives(e: &mut Engine, route: &Route, tag: i32, xfers: &[Xfer], watch:
     }
 }
 
-/// Tells the other members that this one gave up collective `seq` on `route`, once, if it
-/// failed for a disagreement of the members' arguments ([`disagrees`]) that no notice told it
-/// of.
-fn tell(e: &mut Engine, route: &Route, seq: u32, failed: &Option<Error>, told: &mut bool) {
-    let Some(err) = failed else {
-        return;
-    };
-    if *told {
-        return;
-    }
-    *told = true;
-    if disagrees(err) && !e.is_given_up(route, seq) {
+/// Tells the other members that this one gave up collective `seq` on `route`, if it failed
+/// for a disagreement of the members' arguments ([`disagrees`]) and they do not know yet
+/// ([`Engine::give_up`] tells once, and not those a notice told it of).
+fn tell(e: &mut Engine, route: &Route, seq: u32, failed: &Option<Error>) {
+    if failed.as_ref().is_some_and(disagrees) {
         e.give_up(route, seq);
     }
 }
