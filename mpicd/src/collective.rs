@@ -260,7 +260,7 @@ fn isend<'s, 'a>(
 pub fn bcast(comm: &Communicator, buf: &mut [u8], root: i32) -> Result<()> {
     check_root(comm, root)?;
     let len = buf.len();
-    if let Some(op) = comm.node_collective(Some(Collective::Bcast), len, len) {
+    if let Some(op) = comm.node_collective(Some(Collective::Bcast), len, len, Some(root as usize)) {
         return op.bcast(buf, root as usize);
     }
     let mut b = comm.direct();
@@ -300,7 +300,9 @@ pub fn reduce_by(
             "reduce: the root's receive buffer does not fit the send buffer".into(),
         ));
     }
-    if let Some(op) = comm.node_collective(Some(Collective::Reduce), send.len(), 0) {
+    if let Some(op) =
+        comm.node_collective(Some(Collective::Reduce), send.len(), 0, Some(root as usize))
+    {
         return op.reduce(&reduction, Some(send), recv, root as usize);
     }
     let mut b = comm.direct();
@@ -361,7 +363,7 @@ pub fn scan_by(
     scan: Scan,
 ) -> Result<()> {
     comm.require_intra("scan")?;
-    if let Some(op) = comm.node_collective(None, buf.len(), 0) {
+    if let Some(op) = comm.node_collective(None, buf.len(), 0, None) {
         return op.scan(&reduction, None, buf, scan == Scan::Exclusive);
     }
     let mut b = comm.direct();

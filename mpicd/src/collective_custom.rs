@@ -153,7 +153,7 @@ impl Communicator {
     /// from the message, then sends on from its own copy).
     pub fn bcast_custom<T: CustomSend + CustomRecv>(&self, value: &mut T, root: i32) -> Result<()> {
         check_root(self, root)?;
-        if let Some(op) = self.node_objects(Collective::Bcast) {
+        if let Some(op) = self.node_objects(Collective::Bcast, Some(root as usize)) {
             return op.bcast(&Relayed(Lent(value as *mut T)), root as usize);
         }
         let mut b = self.plan();
@@ -181,7 +181,7 @@ impl Communicator {
             )),
             None => Ok(()),
         };
-        if let Some(op) = self.node_objects(Collective::Gather) {
+        if let Some(op) = self.node_objects(Collective::Gather, Some(root as usize)) {
             // It checks `all` itself.
             let blocks: Option<Vec<_>> = all.map(|a| a.iter_mut().map(lend_mut).collect());
             let blocks = blocks.as_deref().map(dyns);
@@ -217,7 +217,7 @@ impl Communicator {
             )),
             None => Ok(()),
         };
-        if let Some(op) = self.node_objects(Collective::Gather) {
+        if let Some(op) = self.node_objects(Collective::Gather, Some(root as usize)) {
             // It checks `all` itself, and fails its members if `all` is wrong.
             let blocks: Option<Vec<_>> = all.map(|a| a.iter().map(lend).collect());
             let blocks = blocks.as_deref().map(dyns);
@@ -240,7 +240,7 @@ impl Communicator {
     ) -> Result<()> {
         self.require_intra("allgather_custom")?;
         check_len("allgather_custom: all", all.len(), self.size())?;
-        if let Some(op) = self.node_objects(Collective::Allgather) {
+        if let Some(op) = self.node_objects(Collective::Allgather, None) {
             let blocks: Vec<_> = all.iter_mut().map(lend_mut).collect();
             return op.allgather(Some(&lend(mine)), &dyns(&blocks));
         }
@@ -261,7 +261,7 @@ impl Communicator {
         self.require_intra("alltoall_custom")?;
         check_len("alltoall_custom: send", send.len(), self.size())?;
         check_len("alltoall_custom: recv", recv.len(), self.size())?;
-        if let Some(op) = self.node_objects(Collective::Alltoall) {
+        if let Some(op) = self.node_objects(Collective::Alltoall, None) {
             let out: Vec<_> = send.iter().map(lend).collect();
             let inc: Vec<_> = recv.iter_mut().map(lend_mut).collect();
             return op.alltoall(&dyns(&out), &dyns(&inc));

@@ -65,7 +65,7 @@ fn valid_root(c: &Communicator, root: c_int) -> Option<usize> {
 }
 
 pub(super) fn barrier(c: &Communicator) -> Option<CResult<()>> {
-    let op = c.node_collective(Some(Collective::Barrier), 0, 0)?;
+    let op = c.node_collective(Some(Collective::Barrier), 0, 0, None)?;
     Some(op.barrier().map_err(Into::into))
 }
 
@@ -79,7 +79,7 @@ pub(super) unsafe fn bcast(
     let (len, root) = (bytes_of(count, dtype)?, valid_root(c, root)?);
     // SAFETY: forwarded (read at the root, written elsewhere).
     let buf = unsafe { output(buffer, len) }?;
-    let op = c.node_collective(Some(Collective::Bcast), len, len)?;
+    let op = c.node_collective(Some(Collective::Bcast), len, len, Some(root))?;
     Some(op.bcast(buf, root).map_err(Into::into))
 }
 
@@ -125,7 +125,7 @@ pub(super) unsafe fn reduce(
         // SAFETY: forwarded; the result buffer is significant at the root only.
         false => (Some(unsafe { input(send, len) }?), None),
     };
-    let node = c.node_collective(Some(Collective::Reduce), len, 0)?;
+    let node = c.node_collective(Some(Collective::Reduce), len, 0, Some(root))?;
     Some(node.reduce(&red, send, recv, root).map_err(Into::into))
 }
 
@@ -146,7 +146,7 @@ pub(super) unsafe fn allreduce(
     let done = match scan {
         None => c.node_allreduce(&red, send, recv, types::basic(dtype)?.size)?,
         Some(exclusive) => c
-            .node_collective(None, len, 0)?
+            .node_collective(None, len, 0, None)?
             .scan(&red, send, recv, exclusive),
     };
     Some(done.map_err(Into::into))
@@ -169,7 +169,7 @@ pub(super) unsafe fn reduce_scatter_block(
     if !apart(send, recv) {
         return None;
     }
-    let node = c.node_collective(Some(Collective::ReduceScatter), whole, 0)?;
+    let node = c.node_collective(Some(Collective::ReduceScatter), whole, 0, None)?;
     Some(
         node.reduce_scatter_block(&red, send, recv)
             .map_err(Into::into),
@@ -244,7 +244,7 @@ pub(super) unsafe fn gather(
         || all.as_ref().map_or(0, |a| a.len() / c.size() as usize),
         <[u8]>::len,
     );
-    let node = c.node_collective(Some(Collective::Gather), len, len)?;
+    let node = c.node_collective(Some(Collective::Gather), len, len, Some(root))?;
     Some(node.gather(mine, all, root).map_err(Into::into))
 }
 
@@ -289,7 +289,7 @@ pub(super) unsafe fn scatter(
     let len = mine
         .as_deref()
         .map_or_else(|| all.map_or(0, |a| a.len() / members), <[u8]>::len);
-    let node = c.node_collective(Some(Collective::Gather), len * members, len)?;
+    let node = c.node_collective(Some(Collective::Gather), len * members, len, Some(root))?;
     Some(node.scatter(all, mine, root).map_err(Into::into))
 }
 
@@ -311,6 +311,6 @@ pub(super) unsafe fn alltoall(
     let (Some(send), recv) = (unsafe { operands(send, recv, whole, false) })? else {
         return None;
     };
-    let node = c.node_collective(Some(Collective::Alltoall), whole, len)?;
+    let node = c.node_collective(Some(Collective::Alltoall), whole, len, None)?;
     Some(node.alltoall(send, recv).map_err(Into::into))
 }

@@ -141,14 +141,17 @@ fn dyns(objs: &[Objects]) -> Vec<&dyn Object> {
 }
 
 /// A blocking collective (`now`) through the node's memory, where the communicator has an
-/// area ([`Communicator::node_objects`]): done, or failed; `None`: the caller writes a plan.
+/// area ([`Communicator::node_objects`]; `root`: the collective's, if it has one): done, or
+/// failed; `None`: the caller writes a plan (a non-blocking one always: it takes no turn
+/// here).
 fn on_node(
     c: &Communicator,
     now: bool,
-    coll: Collective,
+    (coll, root): (Collective, Option<c_int>),
     run: impl FnOnce(NodeObjects) -> mpicd::Result<()>,
 ) -> Option<CResult<Written>> {
-    let op = c.node_objects(coll).filter(|_| now)?;
+    let root = root.map(|r| r as usize);
+    let op = now.then(|| c.node_objects(coll, root)).flatten()?;
     Some(run(op).map(|()| Written::Done).map_err(Into::into))
 }
 
@@ -159,7 +162,7 @@ pub(crate) fn bcast(
     root: c_int,
     now: bool,
 ) -> CResult<Written> {
-    let on = on_node(c, now, Collective::Bcast, |op| {
+    let on = on_node(c, now, (Collective::Bcast, Some(root)), |op| {
         op.bcast(&objects_of(&t, a), root as usize)
     });
     on.unwrap_or_else(|| {
@@ -181,7 +184,7 @@ pub(crate) fn gather(
     let at_root = c.rank() == root;
     let here = at_root && in_place(send.p);
     let recv = recv.filter(|_| at_root);
-    let on = on_node(c, now, Collective::Gather, |op| {
+    let on = on_node(c, now, (Collective::Gather, Some(root)), |op| {
         let mine = (!here).then(|| objects_of(&t, send));
         let all = recv.as_ref().map(|l| each(&t, l));
         let all = all.as_deref().map(dyns);
@@ -211,7 +214,7 @@ pub(crate) fn scatter(
     let at_root = c.rank() == root;
     let here = at_root && in_place(recv.p);
     let send = send.filter(|_| at_root);
-    let on = on_node(c, now, Collective::Gather, |op| {
+    let on = on_node(c, now, (Collective::Gather, Some(root)), |op| {
         let mine = (!here).then(|| objects_of(&t, recv));
         let all = send.as_ref().map(|l| each(&t, l));
         let all = all.as_deref().map(dyns);
@@ -238,7 +241,7 @@ pub(crate) fn allgather(
     now: bool,
 ) -> CResult<Written> {
     let here = in_place(send.p);
-    let on = on_node(c, now, Collective::Allgather, |op| {
+    let on = on_node(c, now, (Collective::Allgather, None), |op| {
         let mine = (!here).then(|| objects_of(&t, send));
         let all = each(&t, &recv);
         op.allgather(mine.as_ref().map(|m| m as &dyn Object), &dyns(&all))
@@ -265,7 +268,7 @@ pub(crate) fn alltoall(
             "MPI_IN_PLACE all-to-all of custom-typed objects is not supported",
         ));
     };
-    let on = on_node(c, now, Collective::Alltoall, |op| {
+    let on = on_node(c, now, (Collective::Alltoall, None), |op| {
         let (out, inc) = (each(&t, &send), each(&t, &recv));
         op.alltoall(&dyns(&out), &dyns(&inc))
     });

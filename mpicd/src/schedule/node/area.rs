@@ -137,9 +137,9 @@ impl Area {
         unsafe { self.word(self.part(j).add(16)) }
     }
 
-    /// Which way member `j` took for collective `n`, among its last [`WAYS`]: the word holds a
-    /// collective's number times two, plus one if it went by messages ([`super::watch`]), on
-    /// its arrival line, after the shape (written before its arrival word).
+    /// Which way member `j` took for collective `n`, among its last [`WAYS`], with which root:
+    /// its record of it ([`super::record::Took`]), on its arrival line, after the shape
+    /// (written before its arrival word).
     pub(crate) fn took(&self, j: usize, n: u64) -> &AtomicU64 {
         let k = (n % WAYS as u64) as usize;
         // SAFETY: 32 to 56 bytes into a part's 128-byte aligned arrival line; the words are

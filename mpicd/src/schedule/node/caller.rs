@@ -10,7 +10,7 @@
 //! # let mpi = mpicd::init()?;
 //! # let world = mpi.world();
 //! let mut value = [0u8; 8];
-//! match world.node_collective(Some(Collective::Bcast), 8, 8) {
+//! match world.node_collective(Some(Collective::Bcast), 8, 8, Some(0)) {
 //!     Some(op) => op.bcast(&mut value, 0)?,
 //!     None => { /* the builder's way: world.direct() ... */ }
 //! }
@@ -35,22 +35,30 @@ impl Communicator {
     /// of `block` bytes that only move (0 for a reduction), takes that path. Only then does
     /// it take the collective's turn (as [`Communicator::direct`] does), so with `None` the
     /// caller goes the builder's way. Every member must decide alike: `puts` and `block` are
-    /// sizes the collective's rules make equal on every member.
+    /// sizes the collective's rules make equal on every member. `root`: the collective's root,
+    /// if it has one (a member that gave another fails the collective where it is waited for).
     pub fn node_collective(
         &self,
         coll: Option<Collective>,
         puts: usize,
         block: usize,
+        root: Option<usize>,
     ) -> Option<NodeCollective> {
         let node = self.node.agreed()?;
         let way = way(node, coll, puts, block)?;
-        Some(self.next_node_collective(Arc::clone(node), way, block))
+        Some(self.next_node_collective(Arc::clone(node), way, block, root))
     }
 
     /// The next blocking collective of this communicator, on `node`, the way `way` goes, with
-    /// blocks of `block` bytes (the same on every member).
-    fn next_node_collective(&self, node: Arc<Node>, way: Way, block: usize) -> NodeCollective {
-        NodeCollective(Op::start(node, self.next_coll_tag(), way, block))
+    /// blocks of `block` bytes and root `root` (the same on every member).
+    fn next_node_collective(
+        &self,
+        node: Arc<Node>,
+        way: Way,
+        block: usize,
+        root: Option<usize>,
+    ) -> NodeCollective {
+        NodeCollective(Op::start(node, self.next_coll_tag(), way, block, root))
     }
 }
 
@@ -79,7 +87,7 @@ impl Communicator {
         let node = self.node.agreed()?;
         let (len, cap, members) = (recv.len(), node.area.cap(), node.members);
         if len <= cap {
-            let op = self.node_collective(Some(Collective::Allreduce), len, 0)?;
+            let op = self.node_collective(Some(Collective::Allreduce), len, 0, None)?;
             return Some(op.allreduce(red, send, recv));
         }
         let whole = unit > 0 && len % unit == 0 && send.map_or(true, |s| s.len() == len);
@@ -92,13 +100,13 @@ impl Communicator {
             let end = (at + block * members).min(len);
             let part = send.map(|s| &s[at..end]);
             let piece = &mut recv[at..end];
-            let op = self.node_collective(Some(Collective::Allreduce), piece.len(), 0)?;
+            let op = self.node_collective(Some(Collective::Allreduce), piece.len(), 0, None)?;
             let done = match piece.len() % (unit * members) {
                 0 => {
                     let (node, way) = (Arc::clone(&op.0.node), op.0.way);
                     op.reduce_own_block(red, part, piece).and_then(|()| {
                         // The next collective, the same way (through the area).
-                        self.next_node_collective(node, way, 0)
+                        self.next_node_collective(node, way, 0, None)
                             .allgather(None, piece)
                     })
                 }
@@ -127,7 +135,7 @@ impl Communicator {
         let node = self.node.agreed()?;
         let members = node.members;
         let len = all.len() / members;
-        if let Some(op) = self.node_collective(Some(Collective::Allgather), len, len) {
+        if let Some(op) = self.node_collective(Some(Collective::Allgather), len, len, None) {
             return Some(op.allgather(mine, all));
         }
         let share = node.area.cap();
@@ -145,7 +153,7 @@ impl Communicator {
                 .map(|j| unsafe { Span::new(base.add(j * len + at), n) })
                 .collect();
             let own = mine.map(|m| lent(&m[at..at + n]));
-            let op = self.next_node_collective(Arc::clone(node), Way::Area, n);
+            let op = self.next_node_collective(Arc::clone(node), Way::Area, n, None);
             if let Err(e) = op.run(|op| bodies::allgather(op, own, &blocks)) {
                 return Some(Err(e));
             }

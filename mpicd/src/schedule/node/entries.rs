@@ -29,10 +29,21 @@ fn spans(b: &mut Builder, bufs: &[Buf]) -> Spans {
 fn run(
     b: &mut Builder,
     coll: Option<Collective>,
-    (puts, block): (usize, usize),
+    sizes: (usize, usize),
     body: impl FnOnce(&mut Builder, &Op) -> Result<()>,
 ) -> bool {
-    let Some(op) = Op::begin(b, coll, puts, block) else {
+    run_rooted(b, coll, sizes, None, body)
+}
+
+/// [`run`], for a collective with root `root`.
+fn run_rooted(
+    b: &mut Builder,
+    coll: Option<Collective>,
+    sizes: (usize, usize),
+    root: Option<usize>,
+    body: impl FnOnce(&mut Builder, &Op) -> Result<()>,
+) -> bool {
+    let Some(op) = Op::begin(b, coll, sizes, root) else {
         return false;
     };
     let outcome = op.check().and_then(|()| body(b, &op));
@@ -62,10 +73,12 @@ pub(in crate::schedule) fn barrier(b: &mut Builder) -> bool {
 }
 
 pub(in crate::schedule) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
-    run(
+    let sizes = (buf.len(), buf.len());
+    run_rooted(
         b,
         Some(Collective::Bcast),
-        (buf.len(), buf.len()),
+        sizes,
+        Some(root as usize),
         |b, op| bodies::bcast(op, span(b, buf), root as usize),
     )
 }
@@ -77,13 +90,20 @@ pub(in crate::schedule) fn reduce(
     recv: Option<Buf>,
     root: i32,
 ) -> bool {
-    run(b, Some(Collective::Reduce), (send.len(), 0), |b, op| {
-        let acc = recv.filter(|_| op.me() == root as usize);
-        with_reduction(b, |b, red| {
-            let (send, acc) = (span(b, send), acc.map(|x| span(b, x)));
-            bodies::reduce(op, red, send, acc, 0..op.members(), 0)
-        })
-    })
+    let sizes = (send.len(), 0);
+    run_rooted(
+        b,
+        Some(Collective::Reduce),
+        sizes,
+        Some(root as usize),
+        |b, op| {
+            let acc = recv.filter(|_| op.me() == root as usize);
+            with_reduction(b, |b, red| {
+                let (send, acc) = (span(b, send), acc.map(|x| span(b, x)));
+                bodies::reduce(op, red, send, acc, 0..op.members(), 0)
+            })
+        },
+    )
 }
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
@@ -177,10 +197,16 @@ pub(in crate::schedule) fn gather(
     if !uniform {
         return false;
     }
-    run(b, Some(Collective::Gather), (len, len), |b, op| {
-        let blocks = blocks.map(|x| spans(b, x));
-        bodies::gather(op, span(b, mine), blocks.as_deref(), root as usize)
-    })
+    run_rooted(
+        b,
+        Some(Collective::Gather),
+        (len, len),
+        Some(root as usize),
+        |b, op| {
+            let blocks = blocks.map(|x| spans(b, x));
+            bodies::gather(op, span(b, mine), blocks.as_deref(), root as usize)
+        },
+    )
 }
 
 /// Scatters `blocks` from `root` into every member's `mine`, blocks of one size (`uniform`).
@@ -196,8 +222,15 @@ pub(in crate::schedule) fn scatter(
         return false;
     }
     let whole = len * b.size() as usize;
-    run(b, Some(Collective::Gather), (whole, len), |b, op| {
-        let blocks = blocks.map(|x| spans(b, x));
-        bodies::scatter(op, blocks.as_deref(), span(b, mine), root as usize)
-    })
+    let sizes = (whole, len);
+    run_rooted(
+        b,
+        Some(Collective::Gather),
+        sizes,
+        Some(root as usize),
+        |b, op| {
+            let blocks = blocks.map(|x| spans(b, x));
+            bodies::scatter(op, blocks.as_deref(), span(b, mine), root as usize)
+        },
+    )
 }

@@ -50,6 +50,7 @@ mod cma;
 mod entries;
 mod lend;
 mod objects;
+mod record;
 mod setup;
 mod watch;
 
@@ -66,6 +67,7 @@ pub(super) use entries::{
     allgather, allreduce, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan, scatter,
 };
 pub use objects::NodeObjects;
+use record::{root_code, Took};
 pub(crate) use setup::NodeCell;
 use smallvec::SmallVec;
 use std::ops::Range;
@@ -239,15 +241,15 @@ impl Node {
     }
 
     /// Starts the collective of tag `tag` on this member, with shape `shape` ([`Area::shape`];
-    /// [`BY_MESSAGES`]: it goes by messages): notes its shape and way, then arrives. Its
-    /// number.
-    fn arrive(&self, tag: i32, shape: u64) -> u64 {
+    /// [`BY_MESSAGES`]: it goes by messages) and root `root`: notes its shape, way and root,
+    /// then arrives. Its number.
+    fn arrive(&self, tag: i32, shape: u64, root: Option<usize>) -> u64 {
         let n = self.number(tag);
         self.last.store(n, Ordering::Relaxed);
         let area = &self.area;
         area.shape(self.me).store(shape, Ordering::Release);
-        let way = n << 1 | u64::from(shape == BY_MESSAGES);
-        area.took(self.me, n).store(way, Ordering::Release);
+        let took = Took::record(n, shape == BY_MESSAGES, root_code(root));
+        area.took(self.me, n).store(took, Ordering::Release);
         area.arrival(self.me).store(n, Ordering::Release);
         if self.wait != WaitPolicy::Spin {
             note_cpu(self);
@@ -268,34 +270,43 @@ struct Op {
     way: Way,
     /// Its way and block length, as the other members see them ([`Area::shape`]).
     shape: u64,
+    /// Its root, as its record of its way notes it ([`root_code`]).
+    root: u32,
 }
 
 impl Op {
     /// The next node collective of `b`'s communicator, if it takes this path ([`way`]).
-    fn begin(b: &mut Builder, coll: Option<Collective>, puts: usize, block: usize) -> Option<Op> {
+    /// (`root`: the collective's root, if it has one.)
+    fn begin(
+        b: &mut Builder,
+        coll: Option<Collective>,
+        (puts, block): (usize, usize),
+        root: Option<usize>,
+    ) -> Option<Op> {
         if coll.is_some_and(select::forced) {
             let node = b.direct.as_ref()?.node_cell().agreed().cloned();
-            watch::by_messages(b, node);
+            watch::by_messages(b, node, root);
             return None;
         }
         let node = setup::node(b)?;
         match way(&node, coll, puts, block) {
-            Some(way) => Some(Op::start(node, b.tag, way, block)),
+            Some(way) => Some(Op::start(node, b.tag, way, block, root)),
             None => {
-                watch::by_messages(b, Some(node));
+                watch::by_messages(b, Some(node), root);
                 None
             }
         }
     }
 
     /// Starts the collective whose messages would have tag `tag` on `node`'s communicator, the
-    /// way `way` goes, with blocks of `block` bytes (0: none that only move).
-    fn start(node: Arc<Node>, tag: i32, way: Way, block: usize) -> Op {
+    /// way `way` goes, with blocks of `block` bytes (0: none that only move) and root `root`
+    /// (if it has one).
+    fn start(node: Arc<Node>, tag: i32, way: Way, block: usize, root: Option<usize>) -> Op {
         let shape = match way {
             Way::Messages => BY_MESSAGES,
             _ => (block as u64) << 1 | u64::from(way == Way::SingleCopy),
         };
-        let n = node.arrive(tag, shape);
+        let n = node.arrive(tag, shape, root);
         Op {
             node,
             n,
@@ -303,6 +314,7 @@ impl Op {
             slot: (n % SLOTS as u64) as usize,
             way,
             shape,
+            root: root_code(root),
         }
     }
 
@@ -398,6 +410,9 @@ impl Op {
     fn given_up_on(&self, j: usize, word: &AtomicU64, n: u64) -> Result<Option<u64>> {
         let area = &self.node.area;
         let at = area.arrival(j).load(Ordering::Acquire);
+        if at >= self.n {
+            self.same_root(j)?;
+        }
         if at > self.n {
             // What `j` wrote for this collective came before its later arrival.
             let s = word.load(Ordering::Acquire);

@@ -53,8 +53,8 @@ impl Communicator {
     /// memory, if its members agree on an area and no algorithm is forced for `coll`. Only
     /// then does it take the collective's turn, so with `None` the caller writes a plan.
     /// Every member of the collective must call it alike (all of a collective's objects are
-    /// of custom types, or none).
-    pub fn node_objects(&self, coll: Collective) -> Option<NodeObjects> {
+    /// of custom types, or none), with the same `root` (if it has one).
+    pub fn node_objects(&self, coll: Collective, root: Option<usize>) -> Option<NodeObjects> {
         if select::forced(coll) || self.is_inter() {
             return None;
         }
@@ -74,6 +74,7 @@ impl Communicator {
             self.next_coll_tag(),
             Way::Area,
             0,
+            root,
         )))
     }
 }

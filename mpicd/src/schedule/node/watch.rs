@@ -16,6 +16,7 @@
 //!
 //! [`Area::took`]: super::area::Area::took
 
+use super::record::{root_mismatch, Took};
 use super::{Node, Op, Way};
 use crate::error::{Error, Result};
 use crate::schedule::Builder;
@@ -27,43 +28,37 @@ use std::sync::Arc;
 pub(crate) struct Watch(Op);
 
 /// Notes in the area `node` of `b`'s communicator (if its members agreed on one) that `b`'s
-/// collective goes by messages, and has `b` watch the others' ways. A collective that did part
-/// of its work through the area already (its number is its tag's) is not watched.
-pub(super) fn by_messages(b: &mut Builder, node: Option<Arc<Node>>) {
+/// collective goes by messages (with root `root`, if it has one), and has `b` watch the
+/// others' ways. A collective that did part of its work through the area already (its number
+/// is its tag's) is not watched.
+pub(super) fn by_messages(b: &mut Builder, node: Option<Arc<Node>>, root: Option<usize>) {
     let (Some(node), Some(direct)) = (node, b.direct.as_mut()) else {
         return;
     };
     if node.started(b.tag) {
         return;
     }
-    direct.watch(Watch(Op::start(node, b.tag, Way::Messages, 0)));
-}
-
-/// How member `k` started the watched collective, as far as its record tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Took {
-    /// It has not started it yet.
-    NotYet,
-    Messages,
-    Node,
-    /// It is [`super::area::WAYS`] collectives further: its record of this one is gone.
-    Past,
-}
-
-/// How the word `took` of [`super::area::Area::took`] tells collective `n` started.
-fn took(word: u64, n: u64) -> Took {
-    match (word >> 1).cmp(&n) {
-        std::cmp::Ordering::Less => Took::NotYet,
-        std::cmp::Ordering::Equal if word & 1 == 1 => Took::Messages,
-        std::cmp::Ordering::Equal => Took::Node,
-        std::cmp::Ordering::Greater => Took::Past,
-    }
+    direct.watch(Watch(Op::start(node, b.tag, Way::Messages, 0, root)));
 }
 
 impl Watch {
     fn took(&self, k: usize) -> Took {
         let op = &self.0;
-        took(op.node.area.took(k, op.n).load(Ordering::Acquire), op.n)
+        Took::of(op.node.area.took(k, op.n).load(Ordering::Acquire), op.n)
+    }
+
+    /// The error, if member `k`'s record of the collective says it did not go by messages
+    /// with this member's root; `None` if it went so, or has not started yet.
+    fn refusal(&self, k: usize, took: Took) -> Option<Error> {
+        match took {
+            Took::NotYet => None,
+            Took::Started {
+                messages: true,
+                root,
+            } if root == self.0.root => None,
+            Took::Started { messages: true, .. } => Some(root_mismatch(k, self.0.n)),
+            Took::Started { .. } | Took::Past => Some(self.mismatch(k)),
+        }
     }
 
     /// Whether this member may send member `k` its messages of the collective now (see
@@ -71,35 +66,41 @@ impl Watch {
     pub(crate) fn started(&self, k: usize) -> Option<Result<()>> {
         match self.took(k) {
             Took::NotYet => None,
-            Took::Messages => Some(Ok(())),
-            Took::Node | Took::Past => Some(Err(self.mismatch(k))),
+            took => Some(self.refusal(k, took).map_or(Ok(()), Err)),
         }
     }
 
     /// Waits until member `k` has started the collective, as a node collective's waits do
     /// ([`Op::wait_until`]); fails if `k` took the node's path, so that this member does not
-    /// send it a message: `k` would never take it. (A member that went past the collective
+    /// send it a message: `k` would never take it; or if `k` gave it another root (it would
+    /// not take the message, or not from here). (A member that went past the collective
     /// without this member's message did not go by messages either: in a correct program, it
     /// receives what this member sends it.)
     pub(crate) fn ready(&self, k: usize) -> Result<()> {
         let op = &self.0;
         let word = op.node.area.took(k, op.n);
-        let at = op.wait_until(k, word, op.n << 1, || op.poll())?;
-        match took(at, op.n) {
-            Took::Messages => Ok(()),
-            _ => Err(self.mismatch(k)),
-        }
+        let at = op.wait_until(k, word, Took::started_from(op.n), || op.poll())?;
+        self.refusal(k, Took::of(at, op.n)).map_or(Ok(()), Err)
     }
 
-    /// The error, if some member took the node's path for the collective.
+    /// The error, if some member took the node's path for the collective, or gave it another
+    /// root.
     pub(crate) fn broken(&self) -> Option<Error> {
-        let k = (0..self.0.node.members).find(|&k| self.took(k) == Took::Node)?;
-        Some(self.mismatch(k))
+        (0..self.0.node.members).find_map(|k| match self.took(k) {
+            Took::Past => None,
+            took => self.refusal(k, took),
+        })
     }
 
     /// Whether member `k` took the node's path for the collective: it sends no message of it.
     pub(crate) fn took_node(&self, k: usize) -> bool {
-        self.took(k) == Took::Node
+        matches!(
+            self.took(k),
+            Took::Started {
+                messages: false,
+                ..
+            }
+        )
     }
 
     fn mismatch(&self, k: usize) -> Error {
