@@ -16,6 +16,7 @@ mod course;
 mod fake;
 #[cfg(test)]
 mod flows;
+mod lead;
 mod link;
 mod recv;
 mod send;

@@ -19,6 +19,7 @@
 //! [`Error::DatatypeMismatch`]; that message was taken whole by the lead's collector, so there
 //! is nothing left to drain. Only a stopped receive (dead peer, finalize) posts nothing more.
 
+use super::lead::{decode_lead, decode_table};
 use super::unpacker::{check_length, Provided, Unpacker};
 use super::{Context, Course, Link};
 use crate::error::{Error, Result};
@@ -567,43 +568,6 @@ impl<L: Link> Transfer<L> {
             && self.directs.is_empty()
             && (course.is_stopped() || self.regions_posted >= self.plan.region_messages())
     }
-}
-
-/// Decodes a lead the collector took from a message of `kind`: the plan, or why the receive
-/// fails (a contiguous message, or a malformed lead).
-pub(super) fn decode_lead(kind: MessageKind, lead: &mut Collector) -> Result<Lead> {
-    if kind == MessageKind::Contiguous {
-        // A contiguous message: the collector took all of it (keeping at most LEAD_MAX
-        // bytes), and its sender completes normally.
-        lead.bytes = Vec::new();
-        return Err(Error::DatatypeMismatch {
-            message: MessageKind::Contiguous,
-        });
-    }
-    if lead.received > LEAD_MAX {
-        return Err(Error::InvalidDatatype(
-            "malformed custom message: lead longer than the protocol allows".into(),
-        ));
-    }
-    WirePlan::decode_lead(&lead.bytes)
-}
-
-/// Completes `plan` (decoded from a lead whose table travels apart) with its `runs` region runs
-/// from the table message the collector took.
-pub(super) fn decode_table(
-    table: &mut Collector,
-    plan: &mut WirePlan,
-    runs: u64,
-) -> Result<WirePlan> {
-    let bytes = std::mem::take(&mut table.bytes);
-    if table.received != bytes.len() {
-        return Err(Error::InvalidDatatype(
-            "malformed custom message: region table of the wrong length".into(),
-        ));
-    }
-    let mut plan = std::mem::replace(plan, WirePlan::failure());
-    plan.decode_table(runs, &bytes)?;
-    Ok(plan)
 }
 
 /// Posts a receive that drops the private message `m` matches, into `sink` (made on first use).

@@ -1,7 +1,7 @@
 //! Unit tests of the operations' transitions that need no transport: how a course turns failed
 //! or stopped, and what a receive makes of the lead and table messages it collected.
 
-use super::recv::{decode_lead, decode_table};
+use super::lead::{decode_lead, decode_table};
 use super::Course;
 use crate::datatype::ElementType;
 use crate::error::Error;
