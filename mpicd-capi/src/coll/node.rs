@@ -101,8 +101,7 @@ unsafe fn operands<'a>(
         // SAFETY: forwarded.
         false => Some(unsafe { input(send, len) }?),
     };
-    send.map_or(true, |s| apart(s, recv))
-        .then_some((send, recv))
+    send.is_none_or(|s| apart(s, recv)).then_some((send, recv))
 }
 
 pub(super) unsafe fn reduce(

@@ -492,6 +492,23 @@ fn loc_takes(value: Value, index: Value, max: bool, a: &[u8], b: &[u8]) -> bool 
     }
 }
 
+/// A reduction moved to whichever thread combines (see [`Reduction::into_combine`]).
+struct Shared(Reduction);
+
+// SAFETY: a reduction holds plain values and, for a user op, a C function pointer and a
+// datatype handle; the handle is only passed back to that function, from whichever thread
+// progresses the engine, as MPI lets any thread complete a request.
+unsafe impl Send for Shared {}
+// SAFETY: as above; combining never mutates the reduction.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The whole wrapper, not its field, is what the closure captures (so it is Send + Sync).
+    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
+        self.0.combine(acc, inc)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,22 +585,5 @@ mod tests {
             .combine(&mut acc, &z(3.0, -1.0))
             .unwrap();
         assert_eq!(acc, z(5.0, 5.0));
-    }
-}
-
-/// A reduction moved to whichever thread combines (see [`Reduction::into_combine`]).
-struct Shared(Reduction);
-
-// SAFETY: a reduction holds plain values and, for a user op, a C function pointer and a
-// datatype handle; the handle is only passed back to that function, from whichever thread
-// progresses the engine, as MPI lets any thread complete a request.
-unsafe impl Send for Shared {}
-// SAFETY: as above; combining never mutates the reduction.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    /// The whole wrapper, not its field, is what the closure captures (so it is Send + Sync).
-    fn combine(&self, acc: &mut [u8], inc: &[u8]) -> mpicd::Result<()> {
-        self.0.combine(acc, inc)
     }
 }
