@@ -25,7 +25,7 @@ endif
 DEPS_STAMP := target/.deps-ok
 OMPI_PINGPONG := target/bench/ompi_pingpong
 
-.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo bench bench-coll bench-coll-cycle bench-coll-noise bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
+.PHONY: all deps build test test-mpi4py test-mpi4py-spawn test-mpi4py-abi test-soak test-slurm test-memcheck install demo doc bench bench-coll bench-coll-cycle bench-coll-noise bench-ddt bench-fairness bench-p2p bench-python bench-rma fuzz fmt clean
 
 # Where `make install` puts libmpi, mpi.h, mpicc and the pkg-config files. Not /usr/local: its
 # include/mpi.h would shadow Open MPI's for a plain cc.
@@ -57,9 +57,10 @@ build: deps
 # the Python package's pytest suite under mpirun (python/run-tests.sh: pip-installs pytest, numpy
 # and the package with its C extension; one run through its ctypes fallback),
 # the real mpi4py's own suite at 1-3 ranks (tests/run-mpi4py.sh, see test-mpi4py), and a smoke run
-# of every benchmark (tiny sizes, data checked, nothing timed).
+# of every benchmark (tiny sizes, data checked, nothing timed); `make doc` checks the docs' links.
 test: build
 	$(CARGO) test --release --workspace
+	$(MAKE) doc
 	bash tests/run-mpi-tests.sh
 # A peer lost through the network alone (two network namespaces, link cut) fails operations in 10 s.
 	bash tests/run-unreachable-test.sh
@@ -203,6 +204,11 @@ bench-p2p: build $(OMPI_PINGPONG)
 FUZZ_SECONDS ?= 120
 fuzz: deps
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# doc: the developer documentation of the runtime and the C ABI, private items included (the
+# module docs describe the internals), in target/doc; fails on a link that does not resolve.
+doc: deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --document-private-items -p mpicd -p mpicd-capi
 
 # fmt: formats the Rust code.
 fmt:

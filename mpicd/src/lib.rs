@@ -43,6 +43,9 @@
 //!
 //! Processes get their rank and their peers' addresses from PMIx (`mpirun`, `srun --mpi=pmix`,
 //! `prterun`); started alone, a program is a singleton of size 1.
+// The module docs describe the internals and link to them: `make doc` builds them with the
+// private items, where those links resolve (it fails on any link that does not).
+#![allow(rustdoc::private_intra_doc_links)]
 
 // The layers, each importing only from the ones below it (docs/ARCHITECTURE.md):
 //   foundations   config, error, tag, datatype, reduction, status, group, info, route,

@@ -1,7 +1,7 @@
 //! Failures as a communicator sees them (ULFM, as Open MPI 5's `MPIX_Comm_*` calls define
 //! them): the members known failed, acknowledging them, and the acknowledged ones. A receive
 //! from any source on a communicator with a failed member whose failure was not acknowledged
-//! fails with [`Error::ProcFailedPending`](crate::Error::ProcFailedPending) and stays pending
+//! fails with [`Error::ProcFailedPending`] and stays pending
 //! ([`Request::wait_or_pending`](crate::Request::wait_or_pending)); once acknowledged, it waits
 //! for the live members again. A revoked communicator ([`Communicator::revoke`]) runs nothing
 //! but these calls, the agreement and shrink.

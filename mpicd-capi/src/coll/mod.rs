@@ -52,7 +52,7 @@ pub(crate) enum Launch {
 }
 
 /// What writing a collective gave: a plan to launch, or the collective itself, done (a
-/// blocking one written directly: see [`plans::Writer`]).
+/// blocking one written directly: see [`writer::Writer`]).
 pub(crate) enum Written {
     Plan(Arc<Plan>),
     Done,

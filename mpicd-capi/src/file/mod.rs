@@ -4,7 +4,7 @@
 //! (`MPI_File_open`, `_close`, `_delete`, `_set_size`, `_preallocate`, `_get_size`, `_sync`,
 //! `_get_group`, `_get_amode`, info, atomicity and error handlers). What a file does is
 //! [`mpicd::file::File`]'s; views and pointers are in [`view`], data access in [`data`] (the
-//! entry points in [`read`], [`write`] and their large-count forms [`read_c`], [`write_c`]),
+//! entry points in [`read`], [`write`](mod@write) and their large-count forms [`read_c`], [`write_c`]),
 //! data representations in [`datarep`].
 
 pub mod data;

@@ -66,7 +66,7 @@ pub(crate) unsafe fn array<T: Wide>(ptr: *const T, n: u64, what: &str) -> CResul
 /// The C array at `ptr` of `n` elements as a slice.
 ///
 /// # Safety
-/// As for [`array`].
+/// As for [`array`](fn@array).
 pub(super) unsafe fn raw<'a, T>(ptr: *const T, n: u64, what: &str) -> CResult<&'a [T]> {
     if n == 0 {
         return Ok(&[]);

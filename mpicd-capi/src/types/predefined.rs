@@ -196,7 +196,7 @@ fn basic_types() -> &'static [Option<Datatype>] {
 }
 
 /// The pair types' structs, made once, so that a pair inside a derived type is recognized as
-/// the named type it came from ([`pair_handle`]).
+/// the named type it came from ([`predefined_handle`]).
 fn pair_types() -> &'static [(MPI_Datatype, Datatype)] {
     struct Pairs(Vec<(MPI_Datatype, Datatype)>);
     // SAFETY: the handles are constants the library never dereferences; `Datatype` is Send

@@ -1,6 +1,6 @@
 //! Groups named across jobs, for [`crate::Communicator::intercomm_create`]: its leaders swap
 //! their groups' members, which are world ranks while both groups live in one job (as
-//! before), and descriptors ([`ProcDesc`]) as soon as a process of another job is involved
+//! before), and descriptors ([`ProcDesc`](super::procs::ProcDesc)) as soon as a process of another job is involved
 //! (the other leader, or a member): the receiver registers them, and the members then learn
 //! their tag sources ([`crate::Communicator::learn_sources`]).
 

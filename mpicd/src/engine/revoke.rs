@@ -2,7 +2,7 @@
 //! that tell the other members, and what a revocation does to the operations in flight.
 //!
 //! A revocation covers a communicator's point-to-point and collective contexts; its
-//! fault-tolerance context ([`FAULT_OFFSET`]), where agreement and shrink run, stays usable.
+//! fault-tolerance context ([`FAULT_OFFSET`](crate::route::FAULT_OFFSET)), where agreement and shrink run, stays usable.
 //! Once a process knows of it:
 //! - a new operation on a covered context fails with [`Error::Revoked`] when posted;
 //! - a receive waiting there is cancelled and completes with `Revoked`; a collective run

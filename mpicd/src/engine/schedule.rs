@@ -358,7 +358,7 @@ fn peer_gone(e: &Error) -> bool {
 }
 
 /// The state of a send whose object could not make one (its state callback failed): the send
-/// fails with that error after a failure lead ([`crate::ops::send`]).
+/// fails with that error after a failure lead (`ops/send.rs`).
 struct Unmade(Option<Error>);
 
 // SAFETY: it has no regions.

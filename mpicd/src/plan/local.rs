@@ -2,7 +2,7 @@
 //! of objects): the receiver is resized to the sender's shape, the packed part goes through a
 //! bounded buffer, piece by piece, and the regions are copied straight into the receiver's, as
 //! one stream of bytes. What a message to oneself would do, without the transport. The node
-//! collectives of objects ([`crate::schedule::node`]) take the receiving half, [`prepare`] and
+//! collectives of objects (`schedule/node`) take the receiving half, [`prepare`] and
 //! [`fill_regions`], for an object whose parts lie in shared memory.
 
 use super::{PackState, RawRegion, UnpackState};

@@ -1,6 +1,6 @@
 //! The plan layer: what a datatype moves and how it is cut for the wire. A datatype becomes
 //! an operation state ([`PackState`] on the sender, [`UnpackState`] on the receiver) that tells
-//! its packed size and hands over its regions; [`choose`] turns that shape into a
+//! its packed size and hands over its regions; [`choose`](mod@choose) turns that shape into a
 //! [`WirePlan`](crate::wire::WirePlan) (which regions go zero-copy, how much of the stream
 //! rides in the lead), and the stream [`StreamWriter`]/[`StreamReader`] produce and consume the
 //! packed stream piece by piece. Custom types compile into it (the C callbacks, the Rust [`crate::custom`] traits, serde),

@@ -1,4 +1,4 @@
-//! Collectives run as they are written: a [`Builder`](super::Builder) made by
+//! Collectives run as they are written: a [`Builder`] made by
 //! `Communicator::direct` does each step when the algorithm writes it, instead of keeping a
 //! [`Plan`](super::Plan) for the engine to run. An exchange's messages are posted at once and
 //! awaited before the next exchange (a `Post`'s while the local steps that follow run); a copy or
@@ -348,7 +348,7 @@ impl Drop for Direct {
 
 impl Builder {
     /// A builder that does each step as it is written, on the engine of `shared` (see
-    /// [`direct`]): [`Builder::complete`] ends it.
+    /// [`Direct`]): [`Builder::complete`] ends it.
     pub(crate) fn direct(
         shared: Arc<crate::engine::Shared>,
         route: Route,

@@ -19,7 +19,7 @@
 //! # The surface
 //!
 //! Every call the layers above may make, one a line (`ep`: an [`Endpoint`], `m`: a
-//! [`TagMatch`], `req`: a [`UcxRequest`]). `Ok(None)` from a send means it completed at once;
+//! [`TagMatch`](crate::tag::TagMatch), `req`: a [`UcxRequest`]). `Ok(None)` from a send means it completed at once;
 //! a receive always returns a request. Calls marked `unsafe` take memory that must stay valid
 //! until the request completes.
 //!

@@ -1,4 +1,4 @@
-//! Epochs and synchronization: which targets this process may access now ([`Epoch`]: a fence
+//! Epochs and synchronization: which targets this process may access now ([`Epoch`](super::epoch::Epoch): a fence
 //! epoch, passive-target locks, a PSCW access group), fence, lock and unlock (shared and
 //! exclusive, on the target's lock word with remote atomics only, so the target never has to
 //! call MPI), lock-all, flushes, and post/start/complete/wait/test (posts and completions

@@ -22,7 +22,7 @@
 //!
 //! A private message of zero bytes where data was expected, or a body whose trailer is not
 //! zero, means the sender failed after the lead left; the receiver then completes with
-//! [`Error::RemoteFailure`]. (A body cannot be cut short once UCX sends it: after a pack
+//! [`Error::RemoteFailure`](crate::Error::RemoteFailure). (A body cannot be cut short once UCX sends it: after a pack
 //! failure the rest of it is zeros, which the receiver's unpack callback may see before the
 //! trailer fails the receive.)
 //!

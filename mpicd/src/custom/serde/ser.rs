@@ -290,7 +290,7 @@ impl<'a, 'p> ser::Serializer for &'a mut Encoder<'p> {
         self.other().collect_str(value).map_err(FormatError::from)
     }
 
-    /// What `Vec`, slices and the other collections call: [`Self::serialize_seq`] and its
+    /// What `Vec`, slices and the other collections call: [`serialize_seq`](serde::Serializer::serialize_seq) and its
     /// elements, with the elements of a raw array written by a loop of its own ([`raw_run`]).
     fn collect_seq<I>(self, iter: I) -> FormatResult<()>
     where
