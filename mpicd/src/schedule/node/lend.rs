@@ -82,9 +82,11 @@ impl Op {
     }
 
     /// Waits for what member `j` lent for this collective, blocks of `len` bytes: its process
-    /// and the address of its block `k`.
+    /// and the address of its block `k`. Fails if `j` named another root: its note then means
+    /// something else (a gather's root lends where its givers should write, not a block).
     pub(super) fn lent(&self, j: usize, k: usize, len: usize) -> Result<(u32, u64)> {
         self.wait(j, len)?;
+        self.same_root(j)?;
         Ok((self.note_word(j, 0) as u32, self.note_word(j, 1 + k)))
     }
 
@@ -140,10 +142,15 @@ impl Op {
     }
 
     /// Why member `j` gave up on its copies of this collective (reading this member's block,
-    /// or a broadcast's root writing its share): mostly a member's death, which this process
-    /// learns of within [`GIVE_UP_GRACE`] (then that death, so that a survivor knows to
-    /// recover); else a copy that failed.
+    /// or a broadcast's root writing its share): another root than this member's, a member's
+    /// death, which this process learns of within [`GIVE_UP_GRACE`] (then that death, so that
+    /// a survivor knows to recover); else a copy that failed.
     fn given_up_by(&self, j: usize) -> Error {
+        // Where some member named another root, `j` gave up on that disagreement (with this
+        // member or with another): it is the error.
+        if let Err(e) = self.same_roots() {
+            return e;
+        }
         let until = Instant::now() + GIVE_UP_GRACE;
         loop {
             if let Err(e) = self.poll() {

@@ -65,6 +65,14 @@ pub(super) fn root_mismatch(j: usize, n: u64) -> Error {
 }
 
 impl Op {
+    /// [`Op::same_root`] for every other member that arrived at this collective.
+    pub(super) fn same_roots(&self) -> Result<()> {
+        let node = &*self.node;
+        (0..node.members)
+            .filter(|&j| j != node.me && node.area.arrival(j).load(Ordering::Acquire) >= self.n)
+            .try_for_each(|j| self.same_root(j))
+    }
+
     /// Fails if member `j` started this collective with another root (an erroneous program,
     /// where `j` may wait for this member in turn). Its record of the collective must be
     /// written (it arrived); a record gone (it went [`super::area::WAYS`] further) tells nothing.
