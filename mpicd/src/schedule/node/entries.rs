@@ -83,7 +83,8 @@ pub(in crate::schedule) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
     )
 }
 
-/// Reduces every member's `send` into `recv` at `root` (see [`crate::schedule::collectives::reduce`]).
+/// Reduces every member's `send` into `recv` at `root`
+/// (see [`crate::schedule::collectives::reduce`]).
 pub(in crate::schedule) fn reduce(
     b: &mut Builder,
     send: Buf,

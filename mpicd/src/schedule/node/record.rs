@@ -1,14 +1,14 @@
-//! Each member's record of how it started each of its last [`super::area::WAYS`] node collectives
-//! ([`super::area::Area::took`]): the collective's number, its root, and whether it went by messages.
-//! Other members read it to tell that a member went another way ([`super::watch`]) or gave
-//! the collective another root (an erroneous program, where the two may wait for each other:
-//! both fail instead, [`Op::same_root`]).
+//! Each member's record of how it started each of its last [`super::area::WAYS`] node
+//! collectives ([`super::area::Area::took`]): the collective's number, its root, and whether it
+//! went by messages. Other members read it to tell that a member went another way
+//! ([`super::watch`]) or gave the collective another root (an erroneous program, where the two
+//! may wait for each other: both fail instead, [`Op::same_root`]).
 
 use super::Op;
 use crate::error::{Error, Result};
 use std::sync::atomic::Ordering;
 
-/// How member `k` started collective `n`, as its record ([`super::area::Area::took`]) tells: the
+/// How a member started collective `n`, as its record ([`super::area::Area::took`]) tells: the
 /// collective's number, then its root ([`root_code`], [`ROOT_BITS`] bits), then one bit if it
 /// went by messages ([`super::watch`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

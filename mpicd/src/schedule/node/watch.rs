@@ -5,8 +5,9 @@
 //! on every member. Where they differ (an erroneous program), some members may take the node's
 //! path and others messages: those wait for messages that never come, these for words in the
 //! area that are never written, and nothing would end the wait. So a member that goes by
-//! messages notes it beside its arrival word ([`Area::took`], its shape [`BY_MESSAGES`](super::BY_MESSAGES)), and
-//! the members on the node's path fail when they see it ([`super::Op::given_up_on`]); and it
+//! messages notes it beside its arrival word ([`Area::took`], its shape
+//! [`BY_MESSAGES`](super::BY_MESSAGES)), and the members on the node's path fail when they see
+//! it ([`super::Op::given_up_on`]); and it
 //! - sends to a member only once that member has said it goes by messages too ([`Watch::ready`]):
 //!   a send to a member that took the node's path would never be received, and could not be
 //!   taken back;
