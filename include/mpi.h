@@ -2884,7 +2884,7 @@ int MPI_Get_version(int *version, int *subversion);
 // time, from any thread.
 int MPI_Abi_get_version(int *abi_major, int *abi_minor);
 
-// "mpicd <version> ...".
+// "mpicd", its version, and the MPI version and ABI it implements.
 int MPI_Get_library_version(char *version, int *resultlen);
 
 // The host name.

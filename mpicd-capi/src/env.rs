@@ -379,7 +379,7 @@ pub unsafe extern "C" fn MPI_Abi_get_version(
     })
 }
 
-/// `"mpicd <version> ..."`.
+/// "mpicd", its version, and the MPI version and ABI it implements.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_library_version(
     version: *mut c_char,
