@@ -25,18 +25,8 @@ fn spans(b: &mut Builder, bufs: &[Buf]) -> Spans {
 }
 
 /// Runs `body` as node collective of `puts` bytes per member, in blocks of `block` bytes that
-/// only move, in `b`; false if it does not take this path.
+/// only move, with root `root` (if it has one), in `b`; false if it does not take this path.
 fn run(
-    b: &mut Builder,
-    coll: Option<Collective>,
-    sizes: (usize, usize),
-    body: impl FnOnce(&mut Builder, &Op) -> Result<()>,
-) -> bool {
-    run_rooted(b, coll, sizes, None, body)
-}
-
-/// [`run`], for a collective with root `root`.
-fn run_rooted(
     b: &mut Builder,
     coll: Option<Collective>,
     sizes: (usize, usize),
@@ -67,14 +57,14 @@ fn with_reduction(
 }
 
 pub(in crate::schedule) fn barrier(b: &mut Builder) -> bool {
-    run(b, Some(Collective::Barrier), (0, 0), |_, op| {
+    run(b, Some(Collective::Barrier), (0, 0), None, |_, op| {
         bodies::barrier(op)
     })
 }
 
 pub(in crate::schedule) fn bcast(b: &mut Builder, buf: Buf, root: i32) -> bool {
     let sizes = (buf.len(), buf.len());
-    run_rooted(
+    run(
         b,
         Some(Collective::Bcast),
         sizes,
@@ -92,7 +82,7 @@ pub(in crate::schedule) fn reduce(
     root: i32,
 ) -> bool {
     let sizes = (send.len(), 0);
-    run_rooted(
+    run(
         b,
         Some(Collective::Reduce),
         sizes,
@@ -109,12 +99,18 @@ pub(in crate::schedule) fn reduce(
 
 /// Reduces every member's operand (`send`, or `buf` in place) into `buf` on every member.
 pub(in crate::schedule) fn allreduce(b: &mut Builder, send: Option<Buf>, buf: Buf) -> bool {
-    run(b, Some(Collective::Allreduce), (buf.len(), 0), |b, op| {
-        with_reduction(b, |b, red| {
-            let (send, buf) = (span(b, send.unwrap_or(buf)), span(b, buf));
-            bodies::reduce(op, red, send, Some(buf), 0..op.members(), 0)
-        })
-    })
+    run(
+        b,
+        Some(Collective::Allreduce),
+        (buf.len(), 0),
+        None,
+        |b, op| {
+            with_reduction(b, |b, red| {
+                let (send, buf) = (span(b, send.unwrap_or(buf)), span(b, buf));
+                bodies::reduce(op, red, send, Some(buf), 0..op.members(), 0)
+            })
+        },
+    )
 }
 
 /// Prefix reduction into `recv` (`exclusive`: of the members before this one; member 0's
@@ -125,7 +121,7 @@ pub(in crate::schedule) fn scan(
     recv: Buf,
     exclusive: bool,
 ) -> bool {
-    run(b, Some(Collective::Scan), (recv.len(), 0), |b, op| {
+    run(b, Some(Collective::Scan), (recv.len(), 0), None, |b, op| {
         let last = op.me() + usize::from(!exclusive);
         with_reduction(b, |b, red| {
             let (send, recv) = (span(b, send.unwrap_or(recv)), span(b, recv));
@@ -146,6 +142,7 @@ pub(in crate::schedule) fn reduce_scatter(
         b,
         Some(Collective::ReduceScatter),
         (send.len(), 0),
+        None,
         |b, op| {
             let (at, _) = blocks[op.me()];
             with_reduction(b, |b, red| {
@@ -162,7 +159,7 @@ pub(in crate::schedule) fn allgather(b: &mut Builder, mine: Option<Buf>, blocks:
     if blocks.iter().any(|x| x.len() != len) {
         return false;
     }
-    run(b, Some(Collective::Allgather), (len, len), |b, op| {
+    run(b, Some(Collective::Allgather), (len, len), None, |b, op| {
         let mine = mine.map(|x| span(b, x));
         bodies::allgather(op, mine, &spans(b, blocks))
     })
@@ -181,7 +178,7 @@ pub(in crate::schedule) fn alltoall(
         return false;
     }
     let puts = (len * send.len(), len);
-    run(b, Some(Collective::Alltoall), puts, |b, op| {
+    run(b, Some(Collective::Alltoall), puts, None, |b, op| {
         bodies::alltoall(op, &spans(b, send), &spans(b, recv), len)
     })
 }
@@ -198,7 +195,7 @@ pub(in crate::schedule) fn gather(
     if !uniform {
         return false;
     }
-    run_rooted(
+    run(
         b,
         Some(Collective::Gather),
         (len, len),
@@ -224,7 +221,7 @@ pub(in crate::schedule) fn scatter(
     }
     let whole = len * b.size() as usize;
     let sizes = (whole, len);
-    run_rooted(
+    run(
         b,
         Some(Collective::Gather),
         sizes,
