@@ -316,12 +316,12 @@ impl<C: Wide, D: Wide> Side<C, D> {
         unsafe {
             if !self.dtypes.is_null() {
                 let dtypes = (0..n).map(|i| *self.dtypes.add(i)).collect();
-                return Ok(Layout {
-                    p: self.buf,
-                    counts: wide(self.counts, n, "counts")?,
-                    displs: wide(self.displs, n, "displacements")?,
+                return Ok(Layout::typed(
+                    self.buf,
+                    wide(self.counts, n, "counts")?,
+                    wide(self.displs, n, "displacements")?,
                     dtypes,
-                });
+                ));
             }
             if self.counts.is_null() && self.displs.is_null() {
                 return Layout::uniform(self.buf, n, self.count, self.dtype);

@@ -90,12 +90,12 @@ unsafe fn remote_layout<C: Wide, D: Wide>(c: &Communicator, side: &Side<C, D>) -
     // SAFETY: MPI requires one entry per member of the remote group in each array.
     let layout = unsafe {
         if !side.dtypes.is_null() {
-            Layout {
-                p: side.buf,
-                counts: wide(side.counts, n, "counts")?,
-                displs: wide(side.displs, n, "displacements")?,
-                dtypes: (0..n).map(|i| *side.dtypes.add(i)).collect(),
-            }
+            Layout::typed(
+                side.buf,
+                wide(side.counts, n, "counts")?,
+                wide(side.displs, n, "displacements")?,
+                (0..n).map(|i| *side.dtypes.add(i)).collect(),
+            )
         } else if side.counts.is_null() && side.displs.is_null() {
             Layout::uniform(side.buf, n, side.count, side.dtype)?
         } else {

@@ -57,12 +57,12 @@ impl<C: Wide, D: Wide> Side<C, D> {
                 )?
             },
             Side::Typed(p, counts, displs, dtypes) => unsafe {
-                Layout {
+                Layout::typed(
                     p,
-                    counts: wide(counts, n, "counts")?,
-                    displs: wide(displs, n, "displs")?,
-                    dtypes: array(dtypes, n, "datatypes")?.into(),
-                }
+                    wide(counts, n, "counts")?,
+                    wide(displs, n, "displs")?,
+                    array(dtypes, n, "datatypes")?.into(),
+                )
             },
         };
         Ok((0..n).map(|i| layout.arg(i)).collect())

@@ -7,7 +7,7 @@
 //! extent MPI_Type_create_resized gives the custom type (1 by default: displacements in
 //! bytes). Reductions over custom types do not exist (MPI_ERR_TYPE).
 
-use super::writer::{Arg, Layout};
+use super::writer::{Arg, Each, Layout};
 use super::Written;
 use crate::abi::*;
 use crate::blocks::in_place;
@@ -40,10 +40,35 @@ pub(crate) fn custom_of(
     here: bool,
     layout: Option<&Layout>,
 ) -> CResult<Option<Arc<CustomType>>> {
-    let own = if here { None } else { custom_type(mine) };
+    // The layout's type, where it names every block and is custom (looked up already).
+    let whole = layout.and_then(|l| Some((*l.dtypes.first()?, Arc::clone(l.custom.as_ref()?))));
+    let own = match (here, &whole) {
+        (true, _) => None,
+        (false, Some((d, t))) if *d == mine => Some(Arc::clone(t)),
+        (false, _) => custom_type(mine),
+    };
     let Some(layout) = layout else {
         return Ok(own);
     };
+    let (first, plain) = match whole {
+        Some((_, t)) => (Some(t), false),
+        None => layout_types(layout),
+    };
+    let mixed = match &own {
+        Some(_) => plain,
+        None => !here && first.is_some(),
+    };
+    if mixed && !here {
+        return Err(fail(
+            MPI_ERR_TYPE,
+            "a custom datatype on one side of a collective needs custom types on the other",
+        ));
+    }
+    Ok(own.or(first))
+}
+
+/// The first custom type among `layout`'s datatypes, and whether any is not custom.
+fn layout_types(layout: &Layout) -> (Option<Arc<CustomType>>, bool) {
     let (mut first, mut plain) = (None, false);
     // Each datatype once where neighbours repeat it (every block of a uniform layout).
     let mut seen = None;
@@ -58,17 +83,7 @@ pub(crate) fn custom_of(
             None => plain = true,
         }
     }
-    let mixed = match &own {
-        Some(_) => plain,
-        None => !here && first.is_some(),
-    };
-    if mixed && !here {
-        return Err(fail(
-            MPI_ERR_TYPE,
-            "a custom datatype on one side of a collective needs custom types on the other",
-        ));
-    }
-    Ok(own.or(first))
+    (first, plain)
 }
 
 /// `count` objects of a custom type at an address of the caller's, lent to a plan: a send or
@@ -112,7 +127,7 @@ fn object(b: &mut Builder, t: &Arc<CustomType>, a: Arg) -> ObjId {
     b.object(Arc::new(objects_of(t, a)))
 }
 
-fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
+fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Each<ObjId> {
     each(t, l)
         .into_iter()
         .map(|o| b.object(Arc::new(o)))
@@ -121,8 +136,8 @@ fn blocks(b: &mut Builder, t: &Arc<CustomType>, l: &Layout) -> Vec<ObjId> {
 
 /// `l`'s blocks, each a member's objects, of the custom type its datatype names (a w-layout's
 /// may differ from block to block; `t` is the first's).
-fn each(t: &Arc<CustomType>, l: &Layout) -> Vec<Objects> {
-    let mut last: Option<(MPI_Datatype, Arc<CustomType>)> = None;
+fn each(t: &Arc<CustomType>, l: &Layout) -> Each<Objects> {
+    let mut last = l.custom.as_ref().map(|c| (l.dtypes[0], Arc::clone(c)));
     (0..l.counts.len())
         .map(|i| {
             let a = l.arg(i);
@@ -136,7 +151,7 @@ fn each(t: &Arc<CustomType>, l: &Layout) -> Vec<Objects> {
         .collect()
 }
 
-fn dyns(objs: &[Objects]) -> Vec<&dyn Object> {
+fn dyns(objs: &[Objects]) -> Each<&dyn Object> {
     objs.iter().map(|o| o as &dyn Object).collect()
 }
 
@@ -244,7 +259,8 @@ pub(crate) fn allgather(
     let on = on_node(c, now, (Collective::Allgather, None), |op| {
         let mine = (!here).then(|| objects_of(&t, send));
         let all = each(&t, &recv);
-        op.allgather(mine.as_ref().map(|m| m as &dyn Object), &dyns(&all))
+        let all = dyns(&all);
+        op.allgather(mine.as_ref().map(|m| m as &dyn Object), &all)
     });
     on.unwrap_or_else(|| {
         let mut b = c.plan();
@@ -270,7 +286,8 @@ pub(crate) fn alltoall(
     };
     let on = on_node(c, now, (Collective::Alltoall, None), |op| {
         let (out, inc) = (each(&t, &send), each(&t, &recv));
-        op.alltoall(&dyns(&out), &dyns(&inc))
+        let (out, inc) = (dyns(&out), dyns(&inc));
+        op.alltoall(&out, &inc)
     });
     on.unwrap_or_else(|| {
         let mut b = c.plan();

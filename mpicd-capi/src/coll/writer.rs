@@ -12,6 +12,7 @@ use super::objects;
 use super::Written;
 use crate::abi::*;
 use crate::blocks::{in_place, Elem};
+use crate::custom::CustomType;
 use crate::errors::{fail, CResult};
 use mpicd::schedule::{Buf, Builder, Frame, Plan};
 use mpicd::{Communicator, TypedBuf};
@@ -43,6 +44,9 @@ pub(crate) struct Layout {
     pub counts: Each<i64>,
     pub displs: Each<i64>,
     pub dtypes: Each<MPI_Datatype>,
+    /// The custom type of every block, where one datatype (a custom one) names them all:
+    /// looked up once, with the extent.
+    pub custom: Option<Arc<CustomType>>,
 }
 
 impl Layout {
@@ -53,12 +57,13 @@ impl Layout {
         count: i64,
         dtype: MPI_Datatype,
     ) -> CResult<Layout> {
-        let extent = extent(dtype)?;
+        let (extent, custom) = extent(dtype)?;
         Ok(Layout {
             p,
             counts: SmallVec::from_elem(count, n),
             displs: (0..n as i64).map(|i| i * count * extent).collect(),
             dtypes: SmallVec::from_elem(dtype, n),
+            custom,
         })
     }
 
@@ -69,14 +74,31 @@ impl Layout {
         displs: Each<i64>,
         dtype: MPI_Datatype,
     ) -> CResult<Layout> {
-        let extent = extent(dtype)?;
+        let (extent, custom) = extent(dtype)?;
         let n = counts.len();
         Ok(Layout {
             p,
             counts,
             displs: displs.into_iter().map(|d| d * extent).collect(),
             dtypes: SmallVec::from_elem(dtype, n),
+            custom,
         })
+    }
+
+    /// Counts, byte displacements and a datatype per block (a w-layout).
+    pub(crate) fn typed(
+        p: *const c_void,
+        counts: Each<i64>,
+        displs: Each<i64>,
+        dtypes: Each<MPI_Datatype>,
+    ) -> Layout {
+        Layout {
+            p,
+            counts,
+            displs,
+            dtypes,
+            custom: None,
+        }
     }
 
     pub(crate) fn arg(&self, i: usize) -> Arg {
@@ -86,11 +108,11 @@ impl Layout {
 }
 
 /// The distance between consecutive elements of `dtype` in an array (a custom type's is 1
-/// unless MPI_Type_create_resized set it).
-fn extent(dtype: MPI_Datatype) -> CResult<i64> {
+/// unless MPI_Type_create_resized set it), and its custom type if it is one.
+fn extent(dtype: MPI_Datatype) -> CResult<(i64, Option<Arc<CustomType>>)> {
     match objects::custom_type(dtype) {
-        Some(t) => Ok(t.bounds.1),
-        None => Ok(Elem::of(dtype)?.stride()),
+        Some(t) => Ok((t.bounds.1, Some(t))),
+        None => Ok((Elem::of(dtype)?.stride(), None)),
     }
 }
 
