@@ -2276,6 +2276,80 @@ int MPI_Iexscan_c(const void *sendbuf,
                   MPI_Comm comm,
                   MPI_Request *request);
 
+// A persistent request for: block i of every member sent to member i.
+int MPI_Alltoall_init(const void *sendbuf,
+                      int sendcount,
+                      MPI_Datatype sendtype,
+                      void *recvbuf,
+                      int recvcount,
+                      MPI_Datatype recvtype,
+                      MPI_Comm comm,
+                      MPI_Info info,
+                      MPI_Request *request);
+
+// A persistent request for: block i of every member sent to member i (large counts).
+int MPI_Alltoall_init_c(const void *sendbuf,
+                        MPI_Count sendcount,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        MPI_Count recvcount,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i.
+int MPI_Alltoallv_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (of varying size) of every member sent to member i (large counts).
+int MPI_Alltoallv_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i.
+int MPI_Alltoallw_init(const void *sendbuf,
+                       const int *sendcounts,
+                       const int *sdispls,
+                       const MPI_Datatype *sendtypes,
+                       void *recvbuf,
+                       const int *recvcounts,
+                       const int *rdispls,
+                       const MPI_Datatype *recvtypes,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
+int MPI_Alltoallw_init_c(const void *sendbuf,
+                         const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes,
+                         void *recvbuf,
+                         const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls,
+                         const MPI_Datatype *recvtypes,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
 // A persistent request for: the root's buffer copied to every member.
 int MPI_Bcast_init(void *buffer,
                    int count,
@@ -2439,80 +2513,6 @@ int MPI_Allgatherv_init_c(const void *sendbuf,
                           MPI_Comm comm,
                           MPI_Info info,
                           MPI_Request *request);
-
-// A persistent request for: block i of every member sent to member i.
-int MPI_Alltoall_init(const void *sendbuf,
-                      int sendcount,
-                      MPI_Datatype sendtype,
-                      void *recvbuf,
-                      int recvcount,
-                      MPI_Datatype recvtype,
-                      MPI_Comm comm,
-                      MPI_Info info,
-                      MPI_Request *request);
-
-// A persistent request for: block i of every member sent to member i (large counts).
-int MPI_Alltoall_init_c(const void *sendbuf,
-                        MPI_Count sendcount,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        MPI_Count recvcount,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-// A persistent request for: block i (of varying size) of every member sent to member i.
-int MPI_Alltoallv_init(const void *sendbuf,
-                       const int *sendcounts,
-                       const int *sdispls,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       const int *recvcounts,
-                       const int *rdispls,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-// A persistent request for: block i (of varying size) of every member sent to member i (large counts).
-int MPI_Alltoallv_init_c(const void *sendbuf,
-                         const MPI_Count *sendcounts,
-                         const MPI_Aint *sdispls,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         const MPI_Count *recvcounts,
-                         const MPI_Aint *rdispls,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i.
-int MPI_Alltoallw_init(const void *sendbuf,
-                       const int *sendcounts,
-                       const int *sdispls,
-                       const MPI_Datatype *sendtypes,
-                       void *recvbuf,
-                       const int *recvcounts,
-                       const int *rdispls,
-                       const MPI_Datatype *recvtypes,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-// A persistent request for: block i (its own size, datatype and byte displacement) of every member sent to member i (large counts).
-int MPI_Alltoallw_init_c(const void *sendbuf,
-                         const MPI_Count *sendcounts,
-                         const MPI_Aint *sdispls,
-                         const MPI_Datatype *sendtypes,
-                         void *recvbuf,
-                         const MPI_Count *recvcounts,
-                         const MPI_Aint *rdispls,
-                         const MPI_Datatype *recvtypes,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
 
 // A persistent request for: every member has called it.
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
@@ -6533,6 +6533,74 @@ int PMPI_Iexscan_c(const void *sendbuf,
                    MPI_Comm comm,
                    MPI_Request *request);
 
+int PMPI_Alltoall_init(const void *sendbuf,
+                       int sendcount,
+                       MPI_Datatype sendtype,
+                       void *recvbuf,
+                       int recvcount,
+                       MPI_Datatype recvtype,
+                       MPI_Comm comm,
+                       MPI_Info info,
+                       MPI_Request *request);
+
+int PMPI_Alltoall_init_c(const void *sendbuf,
+                         MPI_Count sendcount,
+                         MPI_Datatype sendtype,
+                         void *recvbuf,
+                         MPI_Count recvcount,
+                         MPI_Datatype recvtype,
+                         MPI_Comm comm,
+                         MPI_Info info,
+                         MPI_Request *request);
+
+int PMPI_Alltoallv_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        MPI_Datatype sendtype,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        MPI_Datatype recvtype,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallv_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          MPI_Datatype recvtype,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
+int PMPI_Alltoallw_init(const void *sendbuf,
+                        const int *sendcounts,
+                        const int *sdispls,
+                        const MPI_Datatype *sendtypes,
+                        void *recvbuf,
+                        const int *recvcounts,
+                        const int *rdispls,
+                        const MPI_Datatype *recvtypes,
+                        MPI_Comm comm,
+                        MPI_Info info,
+                        MPI_Request *request);
+
+int PMPI_Alltoallw_init_c(const void *sendbuf,
+                          const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes,
+                          void *recvbuf,
+                          const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls,
+                          const MPI_Datatype *recvtypes,
+                          MPI_Comm comm,
+                          MPI_Info info,
+                          MPI_Request *request);
+
 int PMPI_Bcast_init(void *buffer,
                     int count,
                     MPI_Datatype datatype,
@@ -6682,74 +6750,6 @@ int PMPI_Allgatherv_init_c(const void *sendbuf,
                            MPI_Comm comm,
                            MPI_Info info,
                            MPI_Request *request);
-
-int PMPI_Alltoall_init(const void *sendbuf,
-                       int sendcount,
-                       MPI_Datatype sendtype,
-                       void *recvbuf,
-                       int recvcount,
-                       MPI_Datatype recvtype,
-                       MPI_Comm comm,
-                       MPI_Info info,
-                       MPI_Request *request);
-
-int PMPI_Alltoall_init_c(const void *sendbuf,
-                         MPI_Count sendcount,
-                         MPI_Datatype sendtype,
-                         void *recvbuf,
-                         MPI_Count recvcount,
-                         MPI_Datatype recvtype,
-                         MPI_Comm comm,
-                         MPI_Info info,
-                         MPI_Request *request);
-
-int PMPI_Alltoallv_init(const void *sendbuf,
-                        const int *sendcounts,
-                        const int *sdispls,
-                        MPI_Datatype sendtype,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        const int *rdispls,
-                        MPI_Datatype recvtype,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Alltoallv_init_c(const void *sendbuf,
-                          const MPI_Count *sendcounts,
-                          const MPI_Aint *sdispls,
-                          MPI_Datatype sendtype,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          const MPI_Aint *rdispls,
-                          MPI_Datatype recvtype,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
-
-int PMPI_Alltoallw_init(const void *sendbuf,
-                        const int *sendcounts,
-                        const int *sdispls,
-                        const MPI_Datatype *sendtypes,
-                        void *recvbuf,
-                        const int *recvcounts,
-                        const int *rdispls,
-                        const MPI_Datatype *recvtypes,
-                        MPI_Comm comm,
-                        MPI_Info info,
-                        MPI_Request *request);
-
-int PMPI_Alltoallw_init_c(const void *sendbuf,
-                          const MPI_Count *sendcounts,
-                          const MPI_Aint *sdispls,
-                          const MPI_Datatype *sendtypes,
-                          void *recvbuf,
-                          const MPI_Count *recvcounts,
-                          const MPI_Aint *rdispls,
-                          const MPI_Datatype *recvtypes,
-                          MPI_Comm comm,
-                          MPI_Info info,
-                          MPI_Request *request);
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
