@@ -142,6 +142,12 @@ fn reduce_local(
 ) -> CResult<()> {
     let elem = Elem::of(datatype)?;
     let red = Reduction::of(op, datatype, &elem)?;
+    if count > 0 && overlap(inbuf, inoutbuf, count, &elem) {
+        return Err(fail(
+            MPI_ERR_BUFFER,
+            "the input and input-output buffers overlap (they must not)",
+        ));
+    }
     // SAFETY: MPI requires `count` elements at both buffers, distinct.
     let input = unsafe { elem.read(inbuf, count) }?.into_owned();
     // SAFETY: as above.
@@ -152,6 +158,19 @@ fn reduce_local(
             inout.copy_from_slice(&acc);
             Ok(())
         })
+    }
+}
+
+/// Whether `count` elements of `elem` at `a` and at `b` share memory: the same start, or (of
+/// a predefined type, whose elements lie back to back) ranges that meet.
+fn overlap(a: *const c_void, b: *mut c_void, count: i64, elem: &Elem) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    match elem {
+        Elem::Basic(t) => {
+            let len = (count as usize).saturating_mul(t.size);
+            a < b.saturating_add(len) && b < a.saturating_add(len)
+        }
+        Elem::Derived(_) => a == b,
     }
 }
 

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub use crate::reduction::{reduce_local, CombineFn, Order, ReduceOp, Reduction};
 use crate::request::{scope, wait_all, wait_posted, Request, Scope};
 use crate::schedule::select::Collective;
-use crate::schedule::{collectives, Builder, Plan};
+use crate::schedule::{collectives, Builder, Claim, Plan};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -43,12 +43,12 @@ impl Communicator {
     /// every member makes its collectives' plans in the same order. On an inter-communicator
     /// the plan names the remote group's members too ([`Builder::remote`]).
     pub fn plan(&self) -> Builder {
-        let seq = self.next_coll_seq();
+        let claim = Claim::take(&self.coll_seq);
         match self.is_inter() {
             true => Builder::inter(self.coll.clone(), self.size(), self.rank, 0),
             false => Builder::new(self.coll.clone(), self.rank, 0),
         }
-        .numbered(seq)
+        .numbered(claim)
     }
 
     /// A collective on this communicator done as its algorithm writes it (see
@@ -65,7 +65,7 @@ impl Communicator {
             self.coll.clone(),
             Arc::clone(&self.node),
             self.rank,
-            self.next_coll_seq(),
+            Claim::take(&self.coll_seq),
         )
     }
 

@@ -46,7 +46,7 @@ pub struct Communicator {
     pub(crate) sides: Sides,
     /// Collectives started on this communicator: the next one's messages carry this number
     /// as their tag on the collective context, so that several in flight never mix.
-    pub(crate) coll_seq: AtomicU32,
+    pub(crate) coll_seq: Arc<AtomicU32>,
     /// Agreements and shrinks started on this communicator (ULFM), numbered apart from the
     /// collectives: members may disagree on how many collectives they started once one failed
     /// or the communicator was revoked, never on these.
@@ -83,7 +83,7 @@ impl Communicator {
             },
             rank,
             sides: Sides::Intra,
-            coll_seq: AtomicU32::new(0),
+            coll_seq: Arc::new(AtomicU32::new(0)),
             fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
             node: Arc::new(NodeCell::new()),
@@ -116,7 +116,7 @@ impl Communicator {
             sides: Sides::Inter {
                 local: Arc::new(local),
             },
-            coll_seq: AtomicU32::new(0),
+            coll_seq: Arc::new(AtomicU32::new(0)),
             fault_seq: AtomicU32::new(0),
             members_watched: AtomicBool::new(false),
             node: Arc::new(NodeCell::new()),

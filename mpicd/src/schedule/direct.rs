@@ -16,6 +16,7 @@
 
 use super::node::Watch;
 use super::spare::{give_back, take_temp};
+use super::Claim;
 use super::{check_size, combine_with, copy_with, Buf, Builder, Mem, NodeCell, Step, Xfer};
 use crate::engine::{disagrees, tag_of, Engine, OpId, Posted, Shared};
 use crate::error::{Error, Result};
@@ -354,13 +355,15 @@ impl Builder {
         route: Route,
         node: Arc<NodeCell>,
         rank: i32,
-        seq: u32,
+        claim: Claim,
     ) -> Builder {
+        let seq = claim.seq();
         // One literal: the builder (some 460 bytes) is made where it stays, not moved.
         Builder {
             direct: Some(Direct::new(shared, route.clone(), node, seq)),
             tag: tag_of(seq),
             seq: Some(seq),
+            claim,
             ..Builder::new(route, rank, 0)
         }
     }
@@ -382,6 +385,7 @@ impl Builder {
     /// Ends a builder that does its steps as they are written: waits for its messages and
     /// gives its outcome (a builder that writes a plan has done nothing: an error).
     pub fn complete(&mut self) -> Result<()> {
+        self.began();
         match &mut self.direct {
             Some(d) => d.complete(),
             None => Err(Error::InvalidArgument(
@@ -398,6 +402,7 @@ impl Builder {
     /// Records a collective done without messages (through the node's memory: see
     /// [`super::node`]), failed with `e` if there is one.
     pub(super) fn did_without_messages(&mut self, e: Option<Error>) {
+        self.began();
         if let Some(d) = &mut self.direct {
             d.started = true;
             if let Some(e) = e {
@@ -443,6 +448,7 @@ impl Builder {
         let Some(d) = &mut self.direct else {
             return false;
         };
+        self.claim.keep();
         d.start(&self.mems, self.tag, xfers);
         if wait {
             d.settle();

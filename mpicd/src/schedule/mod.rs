@@ -27,6 +27,7 @@ pub mod few;
 pub mod inter;
 pub mod neighbor;
 mod node;
+mod number;
 pub mod objects;
 pub mod scans;
 pub mod select;
@@ -44,6 +45,7 @@ use crate::route::Route;
 use direct::Direct;
 pub(crate) use node::NodeCell;
 pub use node::{NodeCollective, NodeObjects};
+pub(crate) use number::Claim;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -346,6 +348,9 @@ pub struct Builder {
     route: Route,
     tag: i32,
     seq: Option<u32>,
+    /// The number taken from the communicator, given back if the builder is dropped before
+    /// the collective began ([`number`]).
+    claim: Claim,
     /// Inline for the usual few (a collective run directly allocates none).
     mems: SmallVec<[Mem; 4]>,
     objects: Vec<Arc<dyn Object>>,
@@ -363,6 +368,7 @@ impl Builder {
             route,
             tag,
             seq: None,
+            claim: Claim::none(),
             mems: SmallVec::new(),
             objects: Vec::new(),
             steps: Vec::new(),
@@ -387,10 +393,17 @@ impl Builder {
         b
     }
 
-    /// A builder of collective number `seq` on its communicator (its messages' tag).
-    pub(crate) fn numbered(mut self, seq: u32) -> Builder {
-        (self.tag, self.seq) = (crate::engine::tag_of(seq), Some(seq));
+    /// A builder of the collective numbered by `claim` on its communicator (its messages'
+    /// tag).
+    pub(crate) fn numbered(mut self, claim: Claim) -> Builder {
+        let seq = claim.seq();
+        (self.tag, self.seq, self.claim) = (crate::engine::tag_of(seq), Some(seq), claim);
         self
+    }
+
+    /// The collective began (other members may see it): it keeps its number.
+    pub(super) fn began(&mut self) {
+        self.claim.keep();
     }
 
     pub fn rank(&self) -> i32 {
@@ -568,7 +581,8 @@ impl Builder {
         }
     }
 
-    pub fn finish(self) -> Arc<Plan> {
+    pub fn finish(mut self) -> Arc<Plan> {
+        self.began();
         Arc::new(Plan {
             route: self.route,
             tag: self.tag,

@@ -40,6 +40,7 @@ pub(super) fn by_messages(b: &mut Builder, node: Option<Arc<Node>>, root: Option
         return;
     }
     direct.watch(Watch(Op::start(node, b.tag, Way::Messages, 0, root)));
+    b.began();
 }
 
 impl Watch {
