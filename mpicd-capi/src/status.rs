@@ -127,7 +127,7 @@ enum Unit {
     /// Whole elements of the datatype (`MPI_Get_count`).
     Elements,
     /// Basic elements (`MPI_Get_elements`): a partial element of a derived type counts the
-    /// basic elements it holds.
+    /// basic elements it holds; bytes that end inside a basic element, MPI_UNDEFINED.
     Basics,
 }
 
@@ -155,7 +155,12 @@ fn count_of(status: &MPI_Status, datatype: MPI_Datatype, unit: Unit) -> CResult<
         Dtype::Basic(b) => Ok(whole(b.size as u64)),
         Dtype::Derived(t) => match unit {
             Unit::Elements => Ok(whole(t.size())),
-            Unit::Basics => Ok(t.elements_in(bytes) as i64),
+            // Bytes that end inside a basic element (a signature the type does not match)
+            // count none.
+            Unit::Basics => Ok(match t.elements_in(bytes) {
+                n if t.bytes_of_elements(n) == bytes => n as i64,
+                _ => MPI_UNDEFINED as i64,
+            }),
         },
     }
 }

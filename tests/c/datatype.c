@@ -562,6 +562,15 @@ static void counts_and_truncation(void) {
     CHECK(n == 5);
     OK(MPI_Type_free(&pair));
 
+    /* 10 bytes into pairs of ints: the bytes end inside an int, so no count of basic
+     * elements (the message's signature is not the type's) */
+    char bytes[10] = {0};
+    exchange(bytes, 10, MPI_BYTE, in, 3, MPI_2INT, &st);
+    OK(MPI_Get_elements(&st, MPI_2INT, &n));
+    CHECK(n == MPI_UNDEFINED);
+    OK(MPI_Get_elements(&st, MPI_BYTE, &n));
+    CHECK(n == 10);
+
     /* 6 ints into a type of 4 (every other int of 8): MPI_ERR_TRUNCATE, gaps untouched */
     OK(MPI_Type_vector(4, 1, 2, MPI_INT, &gappy));
     OK(MPI_Type_commit(&gappy));
