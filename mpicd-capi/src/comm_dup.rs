@@ -15,7 +15,7 @@
 
 use crate::abi::*;
 use crate::comms::{errh, insert_with, run_on, CommEntry, COMMS};
-use crate::env::{out, require};
+use crate::env::{new_comm_out, out, require};
 use crate::errors::{fail, CResult, Errh};
 use mpicd::topology::Topology;
 use mpicd::{Communicator, Info, PendingComm};
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_dup_with_info", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let hints = hints_of(info)?;
         let dup = c.dup()?;
         let made = insert_with(dup, comm, inherited(comm).0);
@@ -178,7 +178,7 @@ fn idup(
     request: *mut MPI_Request,
 ) -> c_int {
     run_on(name, comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         require(request, "request")?;
         let (topo, parent_hints) = inherited(comm);
         let hints = match info {

@@ -6,7 +6,7 @@
 
 use crate::abi::*;
 use crate::comms::{insert_new, COMMS};
-use crate::env::{core_session, out, require};
+use crate::env::{core_session, new_comm_out, out};
 use crate::errhandlers::{resolve_for, ObjKind};
 use crate::errors::{run, CResult, Errh};
 use crate::sessions::string_arg;
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn MPI_Comm_create_from_group(
 ) -> c_int {
     run("Comm_create_from_group", handler_of(errhandler), |_| {
         let handler = resolve_for(errhandler, ObjKind::Comm)?;
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let tag = stringtag_arg(stringtag)?;
         let g = crate::groups::get(group)?;
         crate::comm_dup::hints_of(info)?;
@@ -84,7 +84,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(
         handler_of(errhandler),
         |_| {
             let handler = resolve_for(errhandler, ObjKind::Comm)?;
-            require(newintercomm, "newintercomm")?;
+            new_comm_out(newintercomm, "newintercomm")?;
             let tag = stringtag_arg(stringtag)?;
             let local = crate::groups::get(local_group)?;
             let remote = crate::groups::get(remote_group)?;

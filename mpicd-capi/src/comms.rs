@@ -3,7 +3,7 @@
 //! inter-communicators (those that make and merge inter-communicators are in `intercomm.rs`).
 
 use crate::abi::*;
-use crate::env::{check_live, out, require};
+use crate::env::{check_live, new_comm_out, out, require};
 use crate::errors::{fail, run, write_c_string, CResult, Errh};
 use crate::handles::{Table, COMM_BASE};
 use mpicd::topology::Topology;
@@ -186,7 +186,7 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("Comm_dup", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let dup = c.dup()?;
         let (topo, info) = COMMS
             .with(comm as usize, |e| (e.topo.clone(), e.info.clone()))
@@ -213,7 +213,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_split", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         if color < 0 && color != MPI_UNDEFINED {
             return Err(fail(MPI_ERR_ARG, format!("negative color {color}")));
         }
@@ -244,7 +244,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_split_type", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         // The hint `mpi_hw_resource_type` = `mpi_shared_memory` (and a check of the handle).
         let shared_hint = info != MPI_INFO_NULL
             && crate::info::with(info, |i| {
@@ -293,7 +293,7 @@ pub unsafe extern "C" fn MPI_Comm_create(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_create", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let g = crate::groups::get(group)?;
         let made = match c.create(&g)? {
             Some(created) => insert(created, comm),
@@ -314,7 +314,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_create_group", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let g = crate::groups::get(group)?;
         let made = match c.create_group(&g, tag)? {
             Some(created) => insert(created, comm),

@@ -6,7 +6,7 @@
 
 use crate::abi::*;
 use crate::comms::{get, insert, run_on, COMMS};
-use crate::env::{core_session, out, require};
+use crate::env::{core_session, new_comm_out, out, require};
 use crate::errors::{fail, run, CResult};
 use crate::sessions::string_arg;
 use mpicd::Communicator;
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn MPI_Comm_accept(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_accept", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let port = match c.rank() == root {
             // SAFETY: MPI requires a NUL-terminated string at the root.
             true => Some(unsafe { port_arg(port_name) }?),
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn MPI_Comm_connect(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Comm_connect", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let port = match c.rank() == root {
             // SAFETY: MPI requires a NUL-terminated string at the root.
             true => Some(unsafe { port_arg(port_name) }?),

@@ -455,6 +455,15 @@ pub(crate) fn require<T>(ptr: *const T, what: &str) -> CResult<()> {
     Ok(())
 }
 
+/// A non-null out-argument for a new communicator, set to MPI_COMM_NULL at once: a call that
+/// fails after this leaves the null handle there, as MPICH does, never a stale value.
+pub(crate) fn new_comm_out(ptr: *mut MPI_Comm, what: &str) -> CResult<()> {
+    require(ptr, what)?;
+    // SAFETY: non-null; MPI requires an out-argument to point to writable storage.
+    unsafe { ptr.write(MPI_COMM_NULL) };
+    Ok(())
+}
+
 /// Reads a non-null in-argument (a handle passed by pointer).
 pub(crate) fn read_arg<T: Copy>(ptr: *const T, what: &str) -> CResult<T> {
     require(ptr, what)?;

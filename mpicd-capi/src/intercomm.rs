@@ -6,7 +6,7 @@
 
 use crate::abi::*;
 use crate::comms::{get, insert, run_on};
-use crate::env::{out, require};
+use crate::env::{new_comm_out, out, require};
 use crate::errors::{fail, CResult};
 use mpicd::{Communicator, Group};
 use std::ffi::c_int;
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
     newintercomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Intercomm_create", local_comm, |c| {
-        require(newintercomm, "newintercomm")?;
+        new_comm_out(newintercomm, "newintercomm")?;
         if c.is_inter() {
             return Err(fail(
                 MPI_ERR_COMM,
@@ -60,7 +60,7 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
     newintracomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Intercomm_merge", intercomm, |c| {
-        require(newintracomm, "newintracomm")?;
+        new_comm_out(newintracomm, "newintracomm")?;
         remote_group(&c, "MPI_Intercomm_merge")?;
         let merged = c.merge(high != 0)?;
         out(newintracomm, insert(merged, intercomm))

@@ -7,7 +7,7 @@
 
 use crate::abi::*;
 use crate::comms::{self, insert_with, run_on, COMMS};
-use crate::env::{out, require};
+use crate::env::{new_comm_out, out, require};
 use crate::errors::{fail, run, CResult};
 use mpicd::topology::{dims_create, Cart, Neighbor, Topology};
 use mpicd::Communicator;
@@ -159,7 +159,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
 ) -> c_int {
     let _ = reorder;
     run_on("Cart_create", comm_old, |c| {
-        require(comm_cart, "comm_cart")?;
+        new_comm_out(comm_cart, "comm_cart")?;
         require_intra(&c, "MPI_Cart_create")?;
         // SAFETY: MPI's rules for the arrays.
         let g = unsafe { grid(ndims, dims, periods) }?;
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     run_on("Cart_sub", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let g = cart(comm)?;
         // SAFETY: MPI requires one entry per dimension.
         let keep: Vec<bool> = unsafe { array(remain_dims, g.dims.len(), "remain_dims") }?

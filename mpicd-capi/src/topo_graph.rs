@@ -5,7 +5,7 @@
 
 use crate::abi::*;
 use crate::comms::run_on;
-use crate::env::{out, require};
+use crate::env::{new_comm_out, out};
 use crate::errors::{fail, CResult};
 use crate::topo::{array, length, make, require_intra, topology, write_array};
 use mpicd::topology::{DistGraph, Graph, Topology};
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
 ) -> c_int {
     let _ = reorder;
     run_on("Graph_create", comm_old, |c| {
-        require(comm_graph, "comm_graph")?;
+        new_comm_out(comm_graph, "comm_graph")?;
         require_intra(&c, "MPI_Graph_create")?;
         // SAFETY: MPI's rules for the arrays.
         let g = unsafe { read_graph(&c, nnodes, index, edges) }?;
@@ -231,7 +231,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
 ) -> c_int {
     let _ = (info, reorder);
     run_on("Dist_graph_create_adjacent", comm_old, |c| {
-        require(comm_dist_graph, "comm_dist_graph")?;
+        new_comm_out(comm_dist_graph, "comm_dist_graph")?;
         require_intra(&c, "MPI_Dist_graph_create_adjacent")?;
         let (ni, no) = (
             length(indegree, "indegree")?,
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
 ) -> c_int {
     let _ = (info, reorder);
     run_on("Dist_graph_create", comm_old, |c| {
-        require(comm_dist_graph, "comm_dist_graph")?;
+        new_comm_out(comm_dist_graph, "comm_dist_graph")?;
         require_intra(&c, "MPI_Dist_graph_create")?;
         let n = length(n, "n")?;
         // SAFETY: MPI requires `n` sources and degrees, and as many destinations and weights

@@ -3,7 +3,7 @@
 
 use crate::abi::*;
 use crate::comms::run_on;
-use crate::env::{out, require};
+use crate::env::{new_comm_out, out, require};
 use crate::errors::fail;
 use crate::requests::{failed, Finished, Work};
 use crate::status;
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn MPIX_Comm_agree(comm: MPI_Comm, flag: *mut c_int) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn MPIX_Comm_shrink(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     run_on("MPIX_Comm_shrink", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         let shrunk = c.shrink()?;
         out(newcomm, crate::comms::insert(shrunk, comm))
     })
@@ -141,7 +141,7 @@ pub unsafe extern "C" fn MPIX_Comm_ishrink(
     request: *mut MPI_Request,
 ) -> c_int {
     run_on("MPIX_Comm_ishrink", comm, |c| {
-        require(newcomm, "newcomm")?;
+        new_comm_out(newcomm, "newcomm")?;
         require(request, "request")?;
         let work = Background::Shrink(Some(c.ishrink()?), comm, newcomm);
         out(request, insert_background(work, comm))

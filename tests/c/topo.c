@@ -240,8 +240,9 @@ int main(int argc, char **argv) {
     FAILS(MPI_Cartdim_get(MPI_COMM_WORLD, &x), MPI_ERR_TOPOLOGY);
     FAILS(MPI_Neighbor_allgather(&x, 1, MPI_INT, &x, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TOPOLOGY);
     int big[1] = {size + 1}, per[1] = {0};
-    MPI_Comm none;
+    MPI_Comm none = MPI_COMM_SELF;
     FAILS(MPI_Cart_create(MPI_COMM_WORLD, 1, big, per, 0, &none), MPI_ERR_ARG);
+    CHECK(none == MPI_COMM_NULL); /* the null handle, never what was there */
     check_ring(rank, size);
     check_grid(rank, size);
     check_graphs(rank, size);
