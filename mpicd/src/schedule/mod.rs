@@ -18,7 +18,9 @@
 //! - [`neighbor`]: the neighbourhood collectives of a topology's neighbours;
 //! - `direct`: a blocking collective's steps done as its algorithm writes them, without a plan;
 //! - `node`: blocking collectives through the node's shared memory, when every member runs on
-//!   this node.
+//!   this node;
+//! - `number`: a collective's number, given back by a call whose arguments failed before it
+//!   began.
 
 pub mod algorithms;
 pub mod collectives;
