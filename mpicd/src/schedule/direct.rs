@@ -448,6 +448,8 @@ impl Builder {
         let Some(d) = &mut self.direct else {
             return false;
         };
+        // The collective begins: its number stays taken ([`Builder::began`], on the field
+        // alone while `d` borrows the builder).
         self.claim.keep();
         d.start(&self.mems, self.tag, xfers);
         if wait {
