@@ -395,19 +395,6 @@ impl Builder {
         b
     }
 
-    /// A builder of the collective numbered by `claim` on its communicator (its messages'
-    /// tag).
-    pub(crate) fn numbered(mut self, claim: Claim) -> Builder {
-        let seq = claim.seq();
-        (self.tag, self.seq, self.claim) = (crate::engine::tag_of(seq), Some(seq), claim);
-        self
-    }
-
-    /// The collective began (other members may see it): it keeps its number.
-    pub(super) fn began(&mut self) {
-        self.claim.keep();
-    }
-
     pub fn rank(&self) -> i32 {
         self.rank
     }

@@ -6,6 +6,7 @@
 //! such a make-up call on the member that failed). A collective that began keeps its number:
 //! the others may have seen it.
 
+use super::Builder;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
@@ -51,6 +52,21 @@ impl Drop for Claim {
             let next = self.seq.wrapping_add(1);
             let _ = count.compare_exchange(next, self.seq, Ordering::Relaxed, Ordering::Relaxed);
         }
+    }
+}
+
+impl Builder {
+    /// A builder of the collective numbered by `claim` on its communicator (its messages'
+    /// tag).
+    pub(crate) fn numbered(mut self, claim: Claim) -> Builder {
+        let seq = claim.seq();
+        (self.tag, self.seq, self.claim) = (crate::engine::tag_of(seq), Some(seq), claim);
+        self
+    }
+
+    /// The collective began (other members may see it): it keeps its number.
+    pub(crate) fn began(&mut self) {
+        self.claim.keep();
     }
 }
 
