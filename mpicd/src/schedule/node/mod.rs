@@ -6,8 +6,9 @@
 //!
 //! The protocol. A node collective is numbered as the collective itself is (the communicator's
 //! collective count, which every member takes alike, widened to 64 bits), so members that
-//! skip a collective (one that failed its arguments on some members only) still agree on the
-//! next. Collective `n` uses each member's slot `n % SLOTS` ([`area::SLOTS`]).
+//! skip a collective (one that failed on some members after it began; a call whose arguments
+//! fail before takes no number: [`crate::schedule::number`]) still agree on the next.
+//! Collective `n` uses each member's slot `n % SLOTS` ([`area::SLOTS`]).
 //! - Every member starts by storing `n` in its arrival word: it is done with every earlier
 //!   collective.
 //! - A member that puts data in its slot first waits until every other member has arrived
