@@ -186,14 +186,14 @@ CTYPES_MAX = 64 << 10  # ours-ctypes is measured up to this size
 def methods_for(impl):
     if impl == "mpicd":
         from mpicd import MPI
-        from mpicd import _fast, _pickled
+        from mpicd import _fast, _objparts
 
         comm = MPI.COMM_WORLD
         methods = {
             "raw": raw_method(MPI, comm),
             "raw-multi": raw_multi_method(MPI, comm),
             "pickle-inband": inband_method(MPI, comm),
-            "pickle-oob-multi": oob_multi_method(MPI, comm, _pickled.THRESHOLD),
+            "pickle-oob-multi": oob_multi_method(MPI, comm, _objparts.THRESHOLD),
             "ours": object_method(comm),
         }
         if _fast.ext is not None:

@@ -12,7 +12,7 @@ from mpicd import _libmpi as L
 
 # The package's number knobs: the module and the value it reads at import.
 NUMERIC = {
-    "MPICD_OOB_THRESHOLD": ("mpicd._pickled", "THRESHOLD"),
+    "MPICD_OOB_THRESHOLD": ("mpicd._objparts", "THRESHOLD"),
     "MPICD_RECV_POOL_BYTES": ("mpicd._recvpool", "LIMIT"),
     "MPICD_RECV_POOL_MIN": ("mpicd._recvpool", "MIN_POOLED"),
 }

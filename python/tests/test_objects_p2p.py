@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mpicd import MPI
-from mpicd import _pickled
+from mpicd import _objparts, _recvarrays
 
 
 def assert_same(a, b):
@@ -241,7 +241,7 @@ def test_small_buffers_stay_in_band(comm, pair):
     r, peer = pair
     if peer is None:
         return
-    small = np.arange(_pickled.THRESHOLD // 8 - 1, dtype=np.int64)
+    small = np.arange(_objparts.THRESHOLD // 8 - 1, dtype=np.int64)
     if r % 2 == 0:
         comm.send(small, peer, 3)
     else:
@@ -331,7 +331,7 @@ def test_repeated_arrays_rebuilt_like_pickle(comm, pair):
         for i, a, got, want in sent_and_received(comm, pair, _kinds(), 40):
             assert_rebuilt_like_pickle(got, want, a, (i, rnd))
     if r % 2 == 1:
-        assert _pickled._RECV_ARRAYS  # the repeated receives took the direct path
+        assert _recvarrays._RECV_ARRAYS  # the repeated receives took the direct path
 
 
 def test_repeated_sequences_of_arrays(comm, pair):
@@ -353,7 +353,7 @@ def test_repeated_sequences_of_arrays(comm, pair):
             if i == 2:
                 assert got[0] is got[1]
     if r % 2 == 1:
-        assert any(v[0] in (list, tuple) for v in _pickled._RECV_ARRAYS.values())
+        assert any(v[0] in (list, tuple) for v in _recvarrays._RECV_ARRAYS.values())
 
 
 def test_kept_objects_stay_intact(comm, pair):
@@ -426,7 +426,7 @@ def test_repeated_dicts_of_arrays(comm, pair):
                 assert got["a"] is got["b"]
     if r % 2 == 1:
         assert any(type(v[0]) is tuple and v[0] and type(v[0][0]) is str
-                   for v in _pickled._RECV_ARRAYS.values())
+                   for v in _recvarrays._RECV_ARRAYS.values())
 
 
 class Trusted:

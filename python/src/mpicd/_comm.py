@@ -8,7 +8,7 @@ run (see ``_objcoll``).
 
 import ctypes
 
-from . import _fast, _objcoll, _pickled
+from . import _fast, _objcoll, _objops, _objparts, _pickled
 from ._buffer import message
 from ._errors import check
 from ._libmpi import (ANY_SOURCE, ANY_TAG, COMM_NULL, COMM_SELF, COMM_WORLD, ERRHANDLER_NULL,
@@ -421,8 +421,8 @@ class Comm:
     # -- objects: point to point ---------------------------------------------------------
 
     def _send_obj(self, fn, obj, dest, tag):
-        parts = _pickled.dumps(obj)  # an unpicklable object raises here, before any send
-        _pickled.SendOp(parts).run(fn, dest, tag, self._h)
+        parts = _objparts.dumps(obj)  # an unpicklable object raises here, before any send
+        _objops.SendOp(parts).run(fn, dest, tag, self._h)
 
     def send(self, obj, dest, tag=0):
         """Sends a pickled object (its large buffers out of band, in the same message)."""
@@ -436,7 +436,7 @@ class Comm:
         self._send_obj(lib.MPI_Ssend, obj, dest, tag)
 
     def _isend_obj(self, fn, obj, dest, tag):
-        op = _pickled.SendOp(_pickled.dumps(obj))
+        op = _objops.SendOp(_objparts.dumps(obj))
         return Request(op.start(fn, dest, tag, self._h), op=op)
 
     def isend(self, obj, dest, tag=0):
@@ -452,7 +452,7 @@ class Comm:
         ignored: the buffers are allocated from the message's own shape)."""
         if _fast.ext is not None:
             return _fast.recv(self._h, source, tag, status)
-        op = _pickled.RecvOp()
+        op = _objops.RecvOp()
         st = MPI_Status() if status is not None else None
         op.run(lib.MPI_Recv, source, tag, self._h, st)
         if st is not None:
@@ -461,16 +461,16 @@ class Comm:
 
     def irecv(self, buf=None, source=ANY_SOURCE, tag=ANY_TAG):
         """Starts receiving an object of any size; ``Request.wait()`` returns it."""
-        op = _pickled.RecvOp()
+        op = _objops.RecvOp()
         return Request(op.start(lib.MPI_Irecv, source, tag, self._h), op=op)
 
     def sendrecv(self, sendobj, dest, sendtag=0, recvbuf=None, source=ANY_SOURCE,
                  recvtag=ANY_TAG, status=None):
         if _fast.ext is not None:
             return _fast.sendrecv(self._h, sendobj, dest, sendtag, source, recvtag, status)
-        parts = _pickled.dumps(sendobj)
-        sop = _pickled.SendOp(parts)
-        rop = _pickled.RecvOp()
+        parts = _objparts.dumps(sendobj)
+        sop = _objops.SendOp(parts)
+        rop = _objops.RecvOp()
         skey, rkey = sop.register(), rop.register()
         st = MPI_Status()
         T = _pickled.BLOCKING_TYPE

@@ -20,7 +20,7 @@ import ctypes
 import os
 import struct
 
-from . import _pickled
+from . import _objops, _objparts, _pickled
 from ._libmpi import lib
 
 ext = None
@@ -38,7 +38,7 @@ _NO_WORDS = (b"", b"", b"")
 def _resize(packed, nregions, lens_addr, types_addr):
     """The receiver's allocation of a message with regions (called by the C resize callback):
     a RecvOp sized as the ctypes path sizes it, and its region arrays as packed words."""
-    op = _pickled.RecvOp()
+    op = _objops.RecvOp()
     op.resize(packed, nregions, lens_addr, types_addr)
     if nregions == 1:
         b, n, t = op.one
@@ -80,7 +80,7 @@ def _raise(code, cause):
 
 
 def _words(parts):
-    """(stream, region count, bases, lens, types) of parts made by ``_pickled.dumps``."""
+    """(stream, region count, bases, lens, types) of parts made by ``_objparts.dumps``."""
     n = parts.nregions
     if n == 0:
         return (parts.stream, 0) + _NO_WORDS
@@ -103,7 +103,7 @@ def _result(stream, op):
 
 def send(kind, comm, obj, dest, tag):
     """``MPI_Send`` (SEND) or ``MPI_Ssend`` (SSEND) of one object on communicator ``comm``."""
-    parts = _pickled.dumps(obj)  # an unpicklable object raises here, before any send
+    parts = _objparts.dumps(obj)  # an unpicklable object raises here, before any send
     code, cause = ext.send(kind, comm, dest, tag, *_words(parts), _pickled._faults or None)
     if code:
         _raise(code, cause)
@@ -120,7 +120,7 @@ def recv(comm, source, tag, status):
 
 
 def sendrecv(comm, obj, dest, sendtag, source, recvtag, status):
-    parts = _pickled.dumps(obj)
+    parts = _objparts.dumps(obj)
     (code, stream, op, cause), send_cause = ext.sendrecv(
         comm, dest, sendtag, *_words(parts), source, recvtag,
         status.ob_mpi if status is not None else None, _pickled._faults or None)

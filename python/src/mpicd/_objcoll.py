@@ -15,7 +15,7 @@ As in mpi4py, the objects returned are copies, the caller's own contribution inc
 """
 
 
-from . import _pickled
+from . import _objops, _objparts, _pickled
 from ._libmpi import lib
 
 
@@ -59,9 +59,9 @@ class PeerPicklingError:
 def _dumps(obj, rank):
     """``(parts, error)``: the object's parts, or a PeerPicklingError's and the local error."""
     try:
-        return _pickled.dumps(obj), None
+        return _objparts.dumps(obj), None
     except BaseException as e:  # noqa: BLE001 - re-raised by _raise_first
-        return _pickled.dumps(PeerPicklingError(rank, f"{type(e).__name__}: {e}")), e
+        return _objparts.dumps(PeerPicklingError(rank, f"{type(e).__name__}: {e}")), e
 
 
 def _dumps_each(items, rank, size, error):
@@ -75,7 +75,8 @@ def _dumps_each(items, rank, size, error):
             parts.append(p)
             error = error or e
     if error is not None:
-        parts = [_pickled.dumps(PeerPicklingError(rank, f"{type(error).__name__}: {error}"))] * size
+        peer_error = PeerPicklingError(rank, f"{type(error).__name__}: {error}")
+        parts = [_objparts.dumps(peer_error)] * size
     return parts, error
 
 
@@ -95,9 +96,9 @@ def bcast(comm, obj, root):
     parts = error = None
     if rank == root:
         parts, error = _dumps(obj, rank)
-        op = _pickled.SendOp(parts)
+        op = _objops.SendOp(parts)
     else:
-        op = _pickled.RecvOp()
+        op = _objops.RecvOp()
     t = _pickled.OBJECT_TYPE
     _run(lib.MPI_Bcast, (op.key, 1, t, root, h), [op])
     result = _copy_parts(parts) if rank == root else op.result()
@@ -109,8 +110,8 @@ def gather(comm, sendobj, root):
     h, rank, size = comm._coll_handle(), comm.rank, comm.size
     _check_root(root, size)
     parts, error = _dumps(sendobj, rank)
-    send = _pickled.SendOp(parts)
-    recvs = [_pickled.RecvOp() for _ in range(size)] if rank == root else []
+    send = _objops.SendOp(parts)
+    recvs = [_objops.RecvOp() for _ in range(size)] if rank == root else []
     base = _pickled.key_block(recvs) if recvs else 0
     t = _pickled.OBJECT_TYPE
     _run(lib.MPI_Gather, (send.key, 1, t, base, 1, t, root, h), [send] + recvs)
@@ -131,9 +132,9 @@ def scatter(comm, sendobjs, root):
         if len(items) != size:
             error = ValueError(f"scatter: expecting {size} items at the root, got {len(items)}")
         parts, error = _dumps_each(items, rank, size, error)
-        sends = [_pickled.SendOp(p) for p in parts]
+        sends = [_objops.SendOp(p) for p in parts]
         base = _pickled.key_block(sends)
-    recv = _pickled.RecvOp()
+    recv = _objops.RecvOp()
     t = _pickled.OBJECT_TYPE
     _run(lib.MPI_Scatter, (base, 1, t, recv.key, 1, t, root, h), sends + [recv])
     item = recv.result()
@@ -144,8 +145,8 @@ def scatter(comm, sendobjs, root):
 def allgather(comm, sendobj):
     h, rank, size = comm._coll_handle(), comm.rank, comm.size
     parts, error = _dumps(sendobj, rank)
-    send = _pickled.SendOp(parts)
-    recvs = [_pickled.RecvOp() for _ in range(size)]
+    send = _objops.SendOp(parts)
+    recvs = [_objops.RecvOp() for _ in range(size)]
     base = _pickled.key_block(recvs)
     t = _pickled.OBJECT_TYPE
     _run(lib.MPI_Allgather, (send.key, 1, t, base, 1, t, h), [send] + recvs)
@@ -161,8 +162,8 @@ def alltoall(comm, sendobjs):
     if len(items) != size:
         error = ValueError(f"alltoall: expecting {size} items, got {len(items)}")
     parts, error = _dumps_each(items, rank, size, error)
-    sends = [_pickled.SendOp(p) for p in parts]
-    recvs = [_pickled.RecvOp() for _ in range(size)]
+    sends = [_objops.SendOp(p) for p in parts]
+    recvs = [_objops.RecvOp() for _ in range(size)]
     sbase, rbase = _pickled.key_block(sends), _pickled.key_block(recvs)
     t = _pickled.OBJECT_TYPE
     _run(lib.MPI_Alltoall, (sbase, 1, t, rbase, 1, t, h), sends + recvs)

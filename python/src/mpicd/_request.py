@@ -7,7 +7,7 @@ operation, or the operation object of an object send/receive. ``Wait``/``Test`` 
 
 import ctypes
 
-from . import _fast, _pickled
+from . import _fast, _objops, _pickled
 from ._errors import Exception as MPIException
 from ._errors import check
 from ._libmpi import ANY_TAG, MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL, REQUEST_NULL, MPI_Status, lib
@@ -51,7 +51,7 @@ class Request:
             if op is not None:
                 op.raise_error(code)
             raise MPIException(code)
-        if isinstance(op, _pickled.RecvOp):
+        if isinstance(op, _objops.RecvOp):
             self._result = op.result()
 
     def _take(self):
@@ -285,7 +285,7 @@ class Message:
             return None
         if _fast.ext is not None:
             return _fast.mrecv(self, status)
-        op = _pickled.RecvOp()
+        op = _objops.RecvOp()
         st = MPI_Status() if status is not None else None
         op.run(lib.MPI_Mrecv, ctypes.byref(self._h), st)
         if st is not None:
@@ -294,7 +294,7 @@ class Message:
 
     def irecv(self):
         """Starts receiving the object of this message; ``wait()`` returns it."""
-        op = _pickled.RecvOp()
+        op = _objops.RecvOp()
         return Request(op.start(lib.MPI_Imrecv, ctypes.byref(self._h)), op=op)
 
     # -- buffers ---------------------------------------------------------------------------
