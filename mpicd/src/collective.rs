@@ -471,10 +471,10 @@ pub fn alltoall(comm: &Communicator, send: &[&[u8]], recv: &mut [&mut [u8]]) -> 
     }
     let me = comm.rank() as usize;
     if send[me].len() != recv[me].len() {
-        return Err(Error::Truncated {
-            message_bytes: send[me].len() as u64,
-            buffer_bytes: recv[me].len() as u64,
-        });
+        return Err(Error::truncated(
+            send[me].len() as u64,
+            recv[me].len() as u64,
+        ));
     }
     let mut b = comm.direct();
     // SAFETY: the pieces are borrowed until the run completes; the plan only reads `send`.

@@ -7,6 +7,13 @@ use std::fmt;
 /// Result alias used across mpicd.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Whose message a receive matched: the sender's rank in the communicator and the tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Envelope {
+    pub source: i32,
+    pub tag: i32,
+}
+
 /// Everything that can go wrong in mpicd, each case specific enough to tell the user what to fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -60,9 +67,12 @@ pub enum Error {
     /// An argument that does not fit any of the more specific cases.
     InvalidArgument(String),
     /// The incoming message is larger than the receive buffer; nothing was written past it.
+    /// `matched`: the message's sender and tag, where a receive matched one (what MPI's
+    /// status still reports for a truncated receive).
     Truncated {
         message_bytes: u64,
         buffer_bytes: u64,
+        matched: Option<Envelope>,
     },
     /// A custom datatype callback on this process returned an error code.
     Callback { callback: &'static str, code: i32 },
@@ -228,6 +238,33 @@ pub mod class {
 }
 
 impl Error {
+    /// A message of `message_bytes` bytes for a buffer of `buffer_bytes` (no matched message
+    /// known yet: [`Error::matched`]).
+    pub fn truncated(message_bytes: u64, buffer_bytes: u64) -> Error {
+        Error::Truncated {
+            message_bytes,
+            buffer_bytes,
+            matched: None,
+        }
+    }
+
+    /// A truncation as the receive that matched `envelope`'s message reports it (other errors
+    /// unchanged).
+    pub(crate) fn matched(self, envelope: Envelope) -> Error {
+        match self {
+            Error::Truncated {
+                message_bytes,
+                buffer_bytes,
+                ..
+            } => Error::Truncated {
+                message_bytes,
+                buffer_bytes,
+                matched: Some(envelope),
+            },
+            other => other,
+        }
+    }
+
     /// The MPI error class this error maps to.
     pub fn class(&self) -> i32 {
         use class::*;
@@ -334,10 +371,19 @@ impl fmt::Display for Error {
             Error::Truncated {
                 message_bytes,
                 buffer_bytes,
-            } => write!(
-                f,
-                "message truncated: {message_bytes} bytes arrived for a {buffer_bytes}-byte buffer"
-            ),
+                matched,
+            } => {
+                write!(f, "message truncated: ")?;
+                match message_bytes {
+                    0 => write!(f, "a longer message arrived")?,
+                    n => write!(f, "{n} bytes arrived")?,
+                }
+                write!(f, " for a {buffer_bytes}-byte buffer")?;
+                match matched {
+                    Some(m) => write!(f, " (from rank {}, tag {})", m.source, m.tag),
+                    None => Ok(()),
+                }
+            }
             Error::Callback { callback, code } => {
                 write!(
                     f,

@@ -108,7 +108,7 @@ pub use custom::{CustomConfig, CustomRecv, CustomSend, RecvParts, SendParts, Sha
 pub use datatype::{ElementType, Primitive};
 pub use engine::Idle;
 pub use equivalence::Equivalence;
-pub use error::{Error, IoError, Result};
+pub use error::{Envelope, Error, IoError, Result};
 pub use group::{Comparison, Group, RankRange};
 pub use info::Info;
 pub use message::Message;

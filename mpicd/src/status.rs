@@ -1,6 +1,6 @@
 //! The status of a completed receive or a probe: source, tag, size, kind of message.
 
-use crate::error::{Error, Result};
+use crate::error::{Envelope, Error, Result};
 use crate::group::Group;
 use crate::tag::{MessageKind, UserTag};
 use crate::{ANY_TAG, PROC_NULL};
@@ -56,6 +56,14 @@ impl Status {
             kind: t.kind,
             cancelled: false,
         })
+    }
+
+    /// Its sender and tag (what a failed receive of the message still reports).
+    pub fn envelope(&self) -> Envelope {
+        Envelope {
+            source: self.source,
+            tag: self.tag,
+        }
     }
 
     /// Number of whole elements of `T` in the message, if its size is known and divisible.

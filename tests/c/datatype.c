@@ -580,12 +580,14 @@ static void counts_and_truncation(void) {
     OK(MPI_Send(out, 6, MPI_INT, next, 23, MPI_COMM_WORLD));
     int rc = MPI_Wait(&r, &st);
     CHECK(rc == MPI_ERR_TRUNCATE || (rc == MPI_ERR_IN_STATUS && st.MPI_ERROR == MPI_ERR_TRUNCATE));
+    CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 23);
     for (int k = 1; k < 8; k += 2) CHECK(in[k] == -100 - k);
     for (int k = 0; k < 8; k += 2) CHECK(in[k] == -100 - k || in[k] == out[k / 2]);
     /* the blocking receive says the same */
     MPI_Barrier(MPI_COMM_WORLD);
     OK(MPI_Isend(out, 6, MPI_INT, next, 24, MPI_COMM_WORLD, &r));
     FAILS(MPI_Recv(in, 1, gappy, prev, 24, MPI_COMM_WORLD, &st), MPI_ERR_TRUNCATE);
+    CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 24);
     OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
     for (int k = 1; k < 8; k += 2) CHECK(in[k] == -100 - k);
     OK(MPI_Type_free(&gappy));

@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
     int big[3] = {1, 2, 3};
     OK(MPI_Isend(big, 3, MPI_INT, 0, 8, MPI_COMM_SELF, &r));
     FAILS(MPI_Recv(&x, 1, MPI_INT, 0, 8, MPI_COMM_SELF, &s), MPI_ERR_TRUNCATE);
+    CHECK(s.MPI_SOURCE == 0 && s.MPI_TAG == 8);
     OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
 
     /* Waitall reports per-request errors through MPI_ERR_IN_STATUS */
@@ -77,6 +78,7 @@ int main(int argc, char **argv) {
     OK(MPI_Irecv(&x, 1, MPI_INT, 0, 9, MPI_COMM_SELF, &two[1]));
     FAILS(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS);
     CHECK(sts[0].MPI_ERROR == MPI_SUCCESS && sts[1].MPI_ERROR == MPI_ERR_TRUNCATE);
+    CHECK(sts[1].MPI_SOURCE == 0 && sts[1].MPI_TAG == 9);
 
     /* error strings and classes */
     char text[MPI_MAX_ERROR_STRING];

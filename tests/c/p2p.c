@@ -257,6 +257,7 @@ static void long_messages(void) {
             OK(MPI_Send(out, 1 << 20, MPI_BYTE, 1, 96, MPI_COMM_WORLD));
         } else if (rank == 1) {
             FAILS(MPI_Recv(in, 1 << 19, MPI_BYTE, 0, 96, MPI_COMM_WORLD, &st), MPI_ERR_TRUNCATE);
+            CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 96);
         }
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -274,7 +275,12 @@ static void truncation(void) {
         OK(MPI_Send(big, 4, MPI_INT, 1, 77, MPI_COMM_WORLD));
     } else if (rank == 1) {
         MPI_Status s;
+        int got;
         FAILS(MPI_Recv(small, 2, MPI_INT, 0, 77, MPI_COMM_WORLD, &s), MPI_ERR_TRUNCATE);
+        /* The status still names the message it matched, and counts what the buffer holds. */
+        CHECK(s.MPI_SOURCE == 0 && s.MPI_TAG == 77);
+        OK(MPI_Get_count(&s, MPI_INT, &got));
+        CHECK(got == 2);
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
 }

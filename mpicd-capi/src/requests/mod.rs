@@ -404,6 +404,25 @@ pub(crate) fn outcome_to_c(
 ) -> Finished {
     match outcome {
         Ok(s) => (status::from_core(&s, custom_count), None),
+        // A truncated receive still reports the message it matched, and the bytes it holds.
+        Err(
+            ref e @ mpicd::Error::Truncated {
+                buffer_bytes,
+                matched: Some(m),
+                ..
+            },
+        ) => {
+            let held = mpicd::Status {
+                source: m.source,
+                tag: m.tag,
+                bytes: Some(buffer_bytes),
+                ..mpicd::Status::empty()
+            };
+            let mut s = status::from_core(&held, None);
+            let f = Fail::from(e.clone());
+            s.MPI_ERROR = f.code;
+            (s, Some(f))
+        }
         Err(e) => failed(Fail::from(e)),
     }
 }
@@ -421,8 +440,8 @@ pub(crate) unsafe fn complete_now(
     unsafe { report_now(req.wait(), custom_count, out) }
 }
 
-/// Reports the outcome of an operation a blocking call completed: its status stored in `out`,
-/// or its failure.
+/// Reports the outcome of an operation a blocking call completed: its status stored in `out`
+/// (a truncated receive's too: it names the message), and its failure if any.
 ///
 /// # Safety
 /// `out` is MPI_STATUS_IGNORE or a writable status.
@@ -432,14 +451,12 @@ pub(crate) unsafe fn report_now(
     out: *mut MPI_Status,
 ) -> CResult<()> {
     let (s, failure) = outcome_to_c(outcome, custom_count);
-    match failure {
-        Some(f) => Err(f),
-        None => {
-            // SAFETY: forwarded from the caller.
-            unsafe { status::store(out, s) };
-            Ok(())
-        }
+    // A failed receive that matched a message (a truncated one) still reports the message.
+    if failure.is_none() || s.MPI_SOURCE != MPI_ANY_SOURCE {
+        // SAFETY: forwarded from the caller.
+        unsafe { status::store(out, s) };
     }
+    failure.map_or(Ok(()), Err)
 }
 
 /// Takes a request out of the table to work on it, keeping its handle: the caller puts it

@@ -238,7 +238,7 @@ pub fn zero_copy_window(w: &Communicator) -> CaseResult {
     short[victim] -= 1;
     let mut inc = FixedGuarded(Guarded::new(&short, 2));
     let outcome = exchange_each(w, &out, &mut inc, tag)?;
-    check_truncated(&outcome, "a short fixed-shape receive")?;
+    check_truncated(w, tag, &outcome, "a short fixed-shape receive")?;
     check!(inc.0.guards_intact(&[]), "a truncated receive wrote");
     follow_up_arrives(w, tag, 700)?;
 

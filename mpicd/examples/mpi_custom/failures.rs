@@ -185,7 +185,12 @@ pub fn truncation(w: &Communicator) -> CaseResult {
         let out = Generated::new(1, len);
         let mut inc = Collected::with_capacity(len - 1);
         let outcome = exchange_each(w, &out, &mut inc, tag)?;
-        check_truncated(&outcome, &format!("{len} packed bytes into {}", len - 1))?;
+        check_truncated(
+            w,
+            tag,
+            &outcome,
+            &format!("{len} packed bytes into {}", len - 1),
+        )?;
         check!(
             inc.calls == 0 && inc.data.is_empty(),
             "unpack called on truncation"
@@ -203,7 +208,7 @@ pub fn truncation(w: &Communicator) -> CaseResult {
         let out = ragged(2, &sent);
         let mut inc = Guarded::new(&mine, 16);
         let outcome = exchange_each(w, &out, &mut inc, tag)?;
-        check_truncated(&outcome, &format!("{sent:?} into {mine:?}"))?;
+        check_truncated(w, tag, &outcome, &format!("{sent:?} into {mine:?}"))?;
         check!(
             inc.guards_intact(&[]),
             "{sent:?} into {mine:?} wrote into the buffer"

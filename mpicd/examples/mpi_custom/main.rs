@@ -121,10 +121,13 @@ fn ragged_exchange(
     Ok((st, *inc == ragged(prev as u64 + seed, lens)))
 }
 
-/// Checks that the receive of a pair (see [`pair`]) was truncated and its send succeeded.
-fn check_truncated(outcome: &[Outcome], what: &str) -> CaseResult {
+/// Checks that the receive of a pair (see [`pair`]) on `tag` was truncated, naming the message
+/// it matched (the previous rank's), and that its send succeeded.
+fn check_truncated(w: &Communicator, tag: i32, outcome: &[Outcome], what: &str) -> CaseResult {
+    let (_, prev) = next_prev(w);
+    let matched = Some(mpicd::Envelope { source: prev, tag });
     check!(
-        matches!(outcome[0], Err(Error::Truncated { .. })),
+        matches!(&outcome[0], Err(Error::Truncated { matched: m, .. }) if *m == matched),
         "{what} got {:?}",
         outcome[0]
     );

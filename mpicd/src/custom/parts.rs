@@ -421,10 +421,7 @@ fn check_regions<T: Primitive>(shape: &Shape, count: Option<usize>) -> Result<()
     }
     if let Some(n) = count {
         if shape.region_count() > n {
-            return Err(Error::Truncated {
-                message_bytes: shape.total_bytes(),
-                buffer_bytes: 0,
-            });
+            return Err(Error::truncated(shape.total_bytes(), 0));
         }
     }
     match shape.runs().find(|(r, _)| r.elem != T::TYPE) {

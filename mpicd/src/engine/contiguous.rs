@@ -373,7 +373,7 @@ impl Engine {
         let Some(Op::Recv { req, .. }) = self.table.get_mut(id) else {
             return None;
         };
-        let outcome = match self.net.worker.poll_recv(req) {
+        let (outcome, info) = match self.net.worker.poll_recv_matched(req) {
             Poll::Pending => return None,
             Poll::Ready(r) => r,
         };
@@ -387,7 +387,8 @@ impl Engine {
         else {
             return Some(Err(Error::InvalidRequest));
         };
-        let settled = self.settle_contiguous(id, outcome, &mut target, capacity, &route, peer);
+        let settled =
+            self.settle_contiguous(id, (outcome, info), &mut target, capacity, &route, peer);
         match settled {
             Settled::Done(result) => Some(result),
             Settled::Drain(drain) => {
@@ -413,21 +414,26 @@ impl Engine {
     fn settle_contiguous(
         &mut self,
         id: OpId,
-        outcome: Result<RecvInfo>,
+        (outcome, info): (Result<()>, RecvInfo),
         target: &mut RecvTarget,
         capacity: usize,
         route: &Route,
         peer: Option<u32>,
     ) -> Settled {
-        let info = match outcome {
-            Ok(info) => info,
+        // A contiguous message longer than the buffer, as a failure the status still reports.
+        let truncated = || {
+            let e = Error::truncated(info.length as u64, capacity as u64);
+            match Status::from_tag(info.sender_tag, &route.group, None) {
+                Ok(s) => e.matched(s.envelope()),
+                Err(_) => e,
+            }
+        };
+        match outcome {
+            Ok(()) => {}
             Err(e) => {
                 self.net.worker.recycle(target);
                 return Settled::Done(match e {
-                    Error::Truncated { .. } => Err(Error::Truncated {
-                        message_bytes: 0,
-                        buffer_bytes: capacity as u64,
-                    }),
+                    Error::Truncated { .. } => Err(truncated()),
                     Error::Cancelled => match self.net.failed_peer(peer) {
                         Some(e) => Err(e),
                         None if self.revocations.covers(route.context) => Err(Error::Revoked),
@@ -436,7 +442,7 @@ impl Engine {
                     e => Err(e),
                 });
             }
-        };
+        }
         let header = match UserTag::kind_of(info.sender_tag) {
             Some(MessageKind::Custom) => Some(target.lead_header(info.length)),
             _ => None,
@@ -445,10 +451,7 @@ impl Engine {
         let Some(header) = header else {
             return Settled::Done(if info.length > capacity {
                 // Received through the transport's sink, which takes any length.
-                Err(Error::Truncated {
-                    message_bytes: info.length as u64,
-                    buffer_bytes: capacity as u64,
-                })
+                Err(truncated())
             } else {
                 crate::tool::pvar::MESSAGES_RECEIVED.add(1);
                 crate::tool::pvar::BYTES_RECEIVED.add(info.length as u64);

@@ -140,10 +140,7 @@ unsafe fn produce(source: Source) -> Vec<u8> {
 
 /// Puts a message's bytes where a receive wants them.
 unsafe fn consume(target: Target, bytes: &[u8]) -> Result<()> {
-    let truncated = |capacity: usize| Error::Truncated {
-        message_bytes: bytes.len() as u64,
-        buffer_bytes: capacity as u64,
-    };
+    let truncated = |capacity: usize| Error::truncated(bytes.len() as u64, capacity as u64);
     match target {
         Target::Buffer(buf, len) => {
             if bytes.len() > len {

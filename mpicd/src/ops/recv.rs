@@ -22,7 +22,7 @@
 use super::lead::{decode_lead, decode_table};
 use super::unpacker::{check_length, Provided, Unpacker};
 use super::{Context, Course, Link};
-use crate::error::{Error, Result};
+use crate::error::{Envelope, Error, Result};
 use crate::plan::UnpackState;
 use crate::route::Route;
 use crate::status::Status;
@@ -244,7 +244,7 @@ impl<L: Link> RecvOp<L> {
                 Step::Next(phase) => self.phase = phase,
                 Step::Again => {}
                 Step::Wait => return Poll::Pending,
-                Step::Done(outcome) => return Poll::Ready(outcome),
+                Step::Done(outcome) => return Poll::Ready(outcome.map_err(|e| self.matched(e))),
             }
         }
     }
@@ -423,10 +423,7 @@ impl<L: Link> RecvOp<L> {
                     Some(mine) if mine.bytes >= bytes => unsafe {
                         worker.tag_recv(mine.ptr, bytes, m)
                     },
-                    Some(mine) => Err(Error::Truncated {
-                        message_bytes: bytes as u64,
-                        buffer_bytes: mine.bytes as u64,
-                    }),
+                    Some(mine) => Err(Error::truncated(bytes as u64, mine.bytes as u64)),
                     None => Err(Error::InvalidMessage),
                 };
                 match &req {
@@ -447,6 +444,17 @@ impl<L: Link> RecvOp<L> {
                     return;
                 }
             }
+        }
+    }
+
+    /// `error` as this receive reports it: a truncation names the message it matched.
+    fn matched(&self, error: Error) -> Error {
+        match self.source.and_then(|w| self.route.group.comm_rank(w)) {
+            Some(source) => error.matched(Envelope {
+                source,
+                tag: self.tag,
+            }),
+            None => error,
         }
     }
 

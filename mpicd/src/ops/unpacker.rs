@@ -116,10 +116,7 @@ impl Unpacker {
         if !fits {
             let buffer_bytes =
                 capacity.min(u64::MAX / 2) + regions.iter().map(|r| r.bytes as u64).sum::<u64>();
-            return Err(Error::Truncated {
-                message_bytes: shape.total_bytes(),
-                buffer_bytes,
-            });
+            return Err(Error::truncated(shape.total_bytes(), buffer_bytes));
         }
         // A coalesced region occupies the sender's length in the stream; the receiver's region
         // may be longer (checked above), and the rest of it is left untouched.

@@ -60,10 +60,7 @@ pub(crate) fn prepare(recv: &mut dyn UnpackState, shape: &Shape) -> Result<()> {
     }
     let capacity = recv.packed_capacity()?;
     if shape.packed_bytes > capacity {
-        return Err(Error::Truncated {
-            message_bytes: shape.packed_bytes,
-            buffer_bytes: capacity,
-        });
+        return Err(Error::truncated(shape.packed_bytes, capacity));
     }
     Ok(())
 }
@@ -82,10 +79,7 @@ pub(crate) fn fill_regions(
         targets.iter().map(|r| r.bytes).sum(),
     );
     if sent > room {
-        return Err(Error::Truncated {
-            message_bytes: sent as u64,
-            buffer_bytes: room as u64,
-        });
+        return Err(Error::truncated(sent as u64, room as u64));
     }
     let mut targets = targets.into_iter();
     let (mut into, mut used) = (targets.next(), 0usize);

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 use std::task::Poll;
 
 /// What a completed or probed receive tells about the message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct RecvInfo {
     pub sender_tag: u64,
     pub length: usize,
@@ -76,8 +76,19 @@ impl Worker {
 
     /// Tests a receive request: pending, or what arrived. The request is released on completion.
     pub(crate) fn poll_recv(&self, req: &mut Option<UcxRequest>) -> Poll<Result<RecvInfo>> {
+        self.poll_recv_matched(req)
+            .map(|(outcome, info)| outcome.map(|()| info))
+    }
+
+    /// [`Worker::poll_recv`], with the info of the message the receive matched beside its
+    /// outcome: a truncated message's sender tag and length too (UCX keeps them); all zero when
+    /// none matched.
+    pub(crate) fn poll_recv_matched(
+        &self,
+        req: &mut Option<UcxRequest>,
+    ) -> Poll<(Result<()>, RecvInfo)> {
         let Some(r) = req else {
-            return Poll::Ready(Err(Error::InvalidRequest));
+            return Poll::Ready((Err(Error::InvalidRequest), RecvInfo::default()));
         };
         // SAFETY: all-zero is a valid info out-structure; r is a live receive request.
         let mut info: ucx::ucp_tag_recv_info_t = unsafe { std::mem::zeroed() };
@@ -86,13 +97,14 @@ impl Worker {
             return Poll::Pending;
         }
         *req = None;
-        Poll::Ready(if status == ucx::UCS_OK {
-            Ok(RecvInfo {
-                sender_tag: info.sender_tag,
-                length: info.length,
-            })
-        } else {
-            Err(status_error(status))
+        let info = RecvInfo {
+            sender_tag: info.sender_tag,
+            length: info.length,
+        };
+        Poll::Ready(match status {
+            ucx::UCS_OK => (Ok(()), info),
+            ucx::UCS_ERR_MESSAGE_TRUNCATED => (Err(status_error(status)), info),
+            _ => (Err(status_error(status)), RecvInfo::default()),
         })
     }
 

@@ -371,10 +371,7 @@ impl Drop for Worker {
 pub(super) fn status_error(status: ucx::ucs_status_t) -> Error {
     if status == ucx::UCS_ERR_MESSAGE_TRUNCATED {
         // The caller knows the sizes and replaces this with a precise `Truncated`.
-        return Error::Truncated {
-            message_bytes: 0,
-            buffer_bytes: 0,
-        };
+        return Error::truncated(0, 0);
     }
     if status == ucx::UCS_ERR_CANCELED {
         return Error::Cancelled;

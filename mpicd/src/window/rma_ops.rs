@@ -236,10 +236,7 @@ impl Window {
         let r = rank as usize;
         let len = packed_len(target)?;
         if !matches!(op, AccumulateOp::NoOp) && origin.len() != len {
-            return Err(Error::Truncated {
-                message_bytes: origin.len() as u64,
-                buffer_bytes: len as u64,
-            });
+            return Err(Error::truncated(origin.len() as u64, len as u64));
         }
         if let Some(res) = result {
             same_size(res, target)?;
@@ -378,10 +375,7 @@ impl Window {
 /// `Truncated` unless both sides move the same number of bytes.
 fn same_size(origin: &TypedBuf, target: &TypedBuf) -> Result<()> {
     if origin.packed_size() != target.packed_size() {
-        return Err(Error::Truncated {
-            message_bytes: origin.packed_size(),
-            buffer_bytes: target.packed_size(),
-        });
+        return Err(Error::truncated(origin.packed_size(), target.packed_size()));
     }
     Ok(())
 }

@@ -336,10 +336,7 @@ impl StreamReader {
         let fits = |m: &RawRegionMut, bytes: usize| {
             // Checked when the receive started; never write past a region.
             if m.bytes < bytes {
-                Err(Error::Truncated {
-                    message_bytes: bytes as u64,
-                    buffer_bytes: m.bytes as u64,
-                })
+                Err(Error::truncated(bytes as u64, m.bytes as u64))
             } else {
                 Ok(m.ptr)
             }

@@ -193,10 +193,7 @@ impl Op {
         let regions = state.regions()?;
         let room: usize = regions.iter().map(|r| r.bytes).sum();
         if shape.region_bytes() > room as u64 || regions.len() > MOST_REGIONS {
-            return Err(Error::Truncated {
-                message_bytes: shape.region_bytes(),
-                buffer_bytes: room as u64,
-            });
+            return Err(Error::truncated(shape.region_bytes(), room as u64));
         }
         Ok((state, regions))
     }
@@ -214,10 +211,7 @@ impl Op {
         if head > cap {
             self.publish_word(FAILED);
             pushers.iter_mut().for_each(|p| p.1 = None);
-            return Err(Error::Truncated {
-                message_bytes: head as u64,
-                buffer_bytes: cap as u64,
-            });
+            return Err(Error::truncated(head as u64, cap as u64));
         }
         out[..head].fill(0);
         put_word(out, 0, u64::from(self.node.pid));
@@ -227,10 +221,7 @@ impl Op {
             let list = WORD * (1 + 2 * regions.len());
             if end + list > cap {
                 // The root takes none of it (too many pushers' regions for its slot).
-                outcome = Err(Error::Truncated {
-                    message_bytes: (end + list) as u64,
-                    buffer_bytes: cap as u64,
-                });
+                outcome = Err(Error::truncated((end + list) as u64, cap as u64));
                 *sized = None;
                 continue;
             }
