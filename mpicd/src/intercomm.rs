@@ -38,11 +38,16 @@ struct Tables {
 impl Tables {
     /// The largest context id named at the start of any entry.
     fn agreed_context(&self) -> Result<u32> {
-        let mut agreed = 0;
+        self.largest(0)
+    }
+
+    /// The largest number at byte `at` of any entry.
+    fn largest(&self, at: usize) -> Result<u32> {
+        let mut largest = 0;
         for entry in self.local.iter().chain(&self.remote) {
-            agreed = agreed.max(read_u32(entry, 0)?);
+            largest = largest.max(read_u32(entry, at)?);
         }
-        Ok(agreed)
+        Ok(largest)
     }
 }
 
@@ -67,7 +72,7 @@ impl Communicator {
                 size: self.size(),
             });
         }
-        let mine = Proposal::new(&self.shared)?;
+        let mine = Proposal::alone(&self.shared)?;
         let mut local_max = 0;
         for entry in allgather_bytes(self, &mine.value().to_le_bytes())? {
             local_max = local_max.max(read_u32(&entry, 0)?);
@@ -187,7 +192,7 @@ impl Communicator {
         let mut mine = proposal.value().to_le_bytes().to_vec();
         mine.push(high as u8);
         let t = self.swap_tables(&mine)?;
-        let agreed = t.agreed_context()?;
+        let agreed = proposal.settle(t.agreed_context()?, |v| self.inter_max(v))?;
         let flag = |table: &[Vec<u8>]| table.first().and_then(|e| e.get(4)).copied();
         let (mine_high, theirs_high) = (flag(&t.local), flag(&t.remote));
         let remote = &self.route.group;
@@ -206,7 +211,6 @@ impl Communicator {
             true => remote.members(),
             false => local.members(),
         });
-        proposal.assign(agreed)?;
         Ok(Communicator::new(
             Arc::clone(&self.shared),
             agreed,
@@ -215,12 +219,19 @@ impl Communicator {
         ))
     }
 
+    /// The largest of the members' `values` in both groups, element by element, on every
+    /// member (every member passes as many values).
+    fn inter_max(&self, values: &[u32]) -> Result<Vec<u32>> {
+        let mine: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let t = self.swap_tables(&mine)?;
+        (0..values.len()).map(|i| t.largest(4 * i)).collect()
+    }
+
     /// [`Communicator::dup`] of an inter-communicator: the same groups on a new context.
     pub(crate) fn inter_dup(&self) -> Result<Communicator> {
         let proposal = Proposal::new(&self.shared)?;
         let t = self.swap_tables(&proposal.value().to_le_bytes())?;
-        let agreed = t.agreed_context()?;
-        proposal.assign(agreed)?;
+        let agreed = proposal.settle(t.agreed_context()?, |v| self.inter_max(v))?;
         Ok(self.inter_on(agreed, self.group(), self.remote_members(), self.rank))
     }
 
@@ -233,8 +244,7 @@ impl Communicator {
         mine.extend_from_slice(&color.to_le_bytes());
         mine.extend_from_slice(&key.to_le_bytes());
         let t = self.swap_tables(&mine)?;
-        let agreed = t.agreed_context()?;
-        proposal.assign(agreed)?;
+        let agreed = proposal.settle(t.agreed_context()?, |v| self.inter_max(v))?;
         if color == UNDEFINED {
             return Ok(None);
         }
@@ -262,8 +272,7 @@ impl Communicator {
             mine.extend(ranks.flat_map(|r| r.to_le_bytes()));
         }
         let t = self.swap_tables(&mine)?;
-        let agreed = t.agreed_context()?;
-        proposal.assign(agreed)?;
+        let agreed = proposal.settle(t.agreed_context()?, |v| self.inter_max(v))?;
         if !group.is_subset_of(&self.group()) {
             return Err(Error::InvalidGroup(format!(
                 "a group of {} processes that is not a subgroup of the local group's {}",

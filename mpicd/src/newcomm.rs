@@ -2,11 +2,12 @@
 //! [`Communicator::split`], [`Communicator::split_type`], [`Communicator::create`] and
 //! [`Communicator::create_group`].
 //!
-//! A new communicator needs a context id unused by every member: each process keeps the next
-//! id it has never used, the members take the largest of theirs, and each then marks the ids up
-//! to that one's reservation ([`crate::route::CONTEXTS_PER_COMM`]) as used. Ids are never reused, so two
-//! communicators that share a process never share an id, which is all matching needs (a
-//! message only travels between members of its communicator). Dup, split, split_type and
+//! A new communicator needs a context id unused by every member: each process proposes the
+//! next id it has never used, the members take the largest, check that each of them can hold
+//! it (threads may be making other communicators at once: [`Proposal`]), and each then marks
+//! the ids up to that one's reservation ([`crate::route::CONTEXTS_PER_COMM`]) as used. Ids are
+//! never reused, so two communicators that share a process never share an id, which is all
+//! matching needs (a message only travels between members of its communicator). Dup, split, split_type and
 //! create agree through collectives on the parent, so this sits above [`crate::collective`];
 //! create_group, which only the new group's members call, agrees by point-to-point among them
 //! on the parent's third context, under the caller's tag. Dup, split and create of an
@@ -25,40 +26,106 @@ use crate::{TAG_UB, UNDEFINED};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
-/// This process's proposal for a blocking agreement on a context id, from the moment it is
-/// made until the agreement ends ([`Proposal::assign`]) or fails (dropped): meanwhile no
-/// non-blocking agreement takes an id it may end on (see [`crate::route::ContextIds`]).
+/// This process's proposal for a blocking agreement on a context id, and the agreement's end.
+///
+/// Most agreements ([`Proposal::new`]) end in rounds that check the candidate on every member,
+/// as `MPI_Comm_idup`'s do (`engine::agree`): the members exchange their proposals (an id
+/// reserved here) with whatever else the call exchanges, the largest is the candidate, each
+/// member tries to hold it ([`crate::route::ContextIds::try_hold`]: threads may be making other
+/// communicators meanwhile) and [`Proposal::settle`] votes on whether all did, retrying with
+/// new proposals if not. No agreement waits for another, so threads that make communicators
+/// at once, each holding a lock of the program's, cannot deadlock.
+///
+/// Agreements that span groups through their leaders (`MPI_Intercomm_create`, connect and
+/// accept, shrink) cannot run a second round: their proposal ([`Proposal::alone`]) is the next
+/// id never used, kept as a floor until the agreement ends ([`Proposal::assign`]) or fails
+/// (dropped), so that no other agreement holds an id it may end on meanwhile. Two of them in
+/// flight at once here could end on one id.
 pub(crate) struct Proposal {
     shared: Arc<Shared>,
     value: u32,
-    open: bool,
+    /// A floor to withdraw when dropped ([`Proposal::alone`]'s, until assigned).
+    floor: bool,
 }
 
 impl Proposal {
+    /// A proposal for an agreement that ends with [`Proposal::settle`].
     pub(crate) fn new(shared: &Arc<Shared>) -> Result<Proposal> {
+        let value = shared.with(|e| e.contexts().reserve())?;
+        Ok(Proposal {
+            shared: Arc::clone(shared),
+            value,
+            floor: false,
+        })
+    }
+
+    /// A proposal for an agreement that has no second round: it ends with
+    /// [`Proposal::assign`].
+    pub(crate) fn alone(shared: &Arc<Shared>) -> Result<Proposal> {
         let value = shared.with(|e| Ok(e.contexts().propose()))?;
         Ok(Proposal {
             shared: Arc::clone(shared),
             value,
-            open: true,
+            floor: true,
         })
     }
 
+    /// What this member puts into the exchange.
     pub(crate) fn value(&self) -> u32 {
         self.value
     }
 
-    /// The agreement ended on `agreed`: this process gives it to the new communicator.
+    /// An agreement of [`Proposal::alone`] ended on `agreed` (the largest proposal): this
+    /// process gives it to the new communicator.
     pub(crate) fn assign(mut self, agreed: u32) -> Result<()> {
-        self.open = false;
+        self.floor = false;
         self.shared
             .with(|e| e.contexts().assign(self.value, agreed))
+    }
+
+    /// The id the members agree on, from the largest of their [`Proposal::value`]s, in rounds
+    /// through `max` (the largest of the members' values, element by element, on every
+    /// member; every member calls it alike).
+    pub(crate) fn settle(
+        self,
+        largest: u32,
+        mut max: impl FnMut(&[u32]) -> Result<Vec<u32>>,
+    ) -> Result<u32> {
+        let shared = Arc::clone(&self.shared);
+        let mut candidate = largest;
+        loop {
+            let held = shared.with(|e| Ok(e.contexts().try_hold(candidate)))?;
+            // Refused: another agreement here took it, or one without rounds may end on it.
+            // The next proposal reserves nothing (a communicator of one member would run
+            // through the ids meanwhile) and lets the others run first.
+            let next = match held {
+                true => 0,
+                false => {
+                    std::thread::yield_now();
+                    shared.with(|e| Ok(e.contexts().next()))?
+                }
+            };
+            // Whether any member refused, and the largest new proposal.
+            let votes = max(&[u32::from(!held), next]);
+            let refused = votes.as_ref().map_or(true, |v| v[0] != 0);
+            if held && refused {
+                shared.with(|e| {
+                    e.contexts().release(candidate);
+                    Ok(())
+                })?;
+            }
+            match votes {
+                Ok(v) if v[0] == 0 => return Ok(candidate),
+                Ok(v) => candidate = v[1],
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
 impl Drop for Proposal {
     fn drop(&mut self) {
-        if self.open {
+        if self.floor {
             let _ = self.shared.with(|e| {
                 e.contexts().withdraw(self.value);
                 Ok(())
@@ -285,8 +352,8 @@ impl Communicator {
         // The members talk on this communicator's third context, addressed by group rank.
         let side = self.with_context(self.route.context + SUBGROUP_OFFSET, group.clone(), rank);
         let mine = Proposal::new(&self.shared)?;
-        let agreed = side.max_among_members(&[mine.value()], tag)?[0];
-        mine.assign(agreed)?;
+        let largest = side.max_among_members(&[mine.value()], tag)?[0];
+        let agreed = mine.settle(largest, |v| side.max_among_members(v, tag))?;
         Ok(Some(self.with_context(agreed, group.clone(), rank)))
     }
 
@@ -315,13 +382,21 @@ impl Communicator {
     /// Agrees with the other members on a context id unused by all of them.
     fn agree_on_context(&self) -> Result<u32> {
         let mine = Proposal::new(&self.shared)?;
-        let all = crate::collective::allgather_bytes(self, &mine.value().to_le_bytes())?;
-        let mut agreed = 0u32;
-        for entry in all {
-            agreed = agreed.max(read_i32(&entry, 0)? as u32);
+        let largest = self.collective_max(&[mine.value()])?[0];
+        mine.settle(largest, |v| self.collective_max(v))
+    }
+
+    /// The largest of the members' `values`, element by element, on every member (a
+    /// collective: every member passes as many values).
+    fn collective_max(&self, values: &[u32]) -> Result<Vec<u32>> {
+        let mine: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut largest = vec![0u32; values.len()];
+        for entry in crate::collective::allgather_bytes(self, &mine)? {
+            for (i, l) in largest.iter_mut().enumerate() {
+                *l = (*l).max(read_i32(&entry, 4 * i)? as u32);
+            }
         }
-        mine.assign(agreed)?;
-        Ok(agreed)
+        Ok(largest)
     }
 
     /// The largest of the members' `values`, element by element, on every member: a binomial

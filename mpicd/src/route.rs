@@ -45,15 +45,17 @@ pub(crate) struct Route {
 }
 
 /// The context ids of this process: the next one never used, the bases of those given to
-/// communicators (ids are never reused), and the proposals of the blocking agreements in
+/// communicators (ids are never reused), and the proposals of the agreements without rounds in
 /// flight.
 ///
-/// Blocking agreements (dup, split, create...) take the largest of the members' next ids: it
-/// is at least this process's, so it is free here. A non-blocking one (`MPI_Comm_idup`) cannot
-/// know its outcome when it starts, and other agreements complete meanwhile; so each member
-/// checks the outcome when it arrives ([`ContextIds::try_hold`]): it holds it if no
-/// communicator has it and no blocking agreement in flight here may end on it, and the members
-/// then learn whether all of them held it (if not, they try again with new proposals).
+/// An agreement takes the largest of the members' proposals, each at least its member's next
+/// id. Other agreements may complete meanwhile (non-blocking ones, or other threads'), so
+/// each member checks the outcome when it arrives ([`ContextIds::try_hold`]): it holds it if no
+/// communicator has it and no agreement without rounds in flight here may end on it, and the
+/// members then learn whether all of them held it (if not, they try again with new
+/// proposals: [`crate::newcomm::Proposal`]). An agreement without rounds (one that spans
+/// groups through their leaders) takes the largest proposal as it is: it is at least this
+/// process's next id, so it is free here.
 pub(crate) struct ContextIds {
     next: u32,
     taken: BTreeSet<u32>,
@@ -72,8 +74,9 @@ impl Default for ContextIds {
 }
 
 impl ContextIds {
-    /// A blocking agreement's proposal: the next id never used. Until [`ContextIds::assign`]
-    /// or [`ContextIds::withdraw`], no non-blocking agreement holds an id from there up.
+    /// The proposal of a blocking agreement without rounds: the next id never used. Until
+    /// [`ContextIds::assign`] or [`ContextIds::withdraw`], no other agreement holds an id from
+    /// there up.
     pub(crate) fn propose(&mut self) -> u32 {
         self.floors.push(self.next);
         self.next
@@ -98,6 +101,11 @@ impl ContextIds {
         Self::check_room(proposal)?;
         self.next += CONTEXTS_PER_COMM;
         Ok(proposal)
+    }
+
+    /// The next id never used (a proposal that reserves nothing).
+    pub(crate) fn next(&self) -> u32 {
+        self.next
     }
 
     /// Holds `candidate` for a non-blocking agreement if nothing here has or may take it;

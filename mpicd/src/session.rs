@@ -87,8 +87,8 @@ impl Session {
         let mine = Proposal::new(&self.shared)?;
         let all = side.max_among_members(&[mine.value(), print, !print], tag)?;
         check_print(&all)?;
-        mine.assign(all[0])?;
-        Ok(Some(side.with_context(all[0], group.clone(), rank)))
+        let agreed = mine.settle(all[0], |v| side.max_among_members(v, tag))?;
+        Ok(Some(side.with_context(agreed, group.clone(), rank)))
     }
 
     /// An inter-communicator between `local` (which has this process) and `remote`, two
@@ -114,7 +114,7 @@ impl Session {
         let tag = tag_of(stringtag);
         let print = fingerprint(stringtag, &[local, remote]);
         let side = self.side(local.clone(), rank);
-        let mine = Proposal::new(&self.shared)?;
+        let mine = Proposal::alone(&self.shared)?;
         // The local group's largest, the leaders' swap, and the leader's result to all.
         let ours = side.max_among_members(&[mine.value(), print, !print], tag)?;
         let mut both = vec![0; 3];

@@ -81,7 +81,7 @@ impl Communicator {
 
     fn prepare_shrink(&self) -> Result<ShrinkRun> {
         Ok(ShrinkRun {
-            proposal: crate::newcomm::Proposal::new(&self.shared)?,
+            proposal: crate::newcomm::Proposal::alone(&self.shared)?,
             agreement: self.prepare_agreement()?,
         })
     }

@@ -94,7 +94,7 @@ impl Communicator {
                 size: self.size(),
             });
         }
-        let proposal = Proposal::new(&self.shared)?;
+        let proposal = Proposal::alone(&self.shared)?;
         let mut mine = proposal.value().to_le_bytes().to_vec();
         self.shared.with(|e| e.my_desc())?.encode(&mut mine);
         let entries = allgather_bytes(self, &mine)?;
