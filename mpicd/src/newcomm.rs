@@ -16,10 +16,12 @@
 //! its [`Proposal`] registered while it runs, so that the two never end on the same id.
 
 use crate::comm::{Communicator, Sides};
+use crate::datatype::ElementType;
 use crate::engine::Shared;
 use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::liveness::Identity;
+use crate::reduction::ReduceOp;
 use crate::request::Request;
 use crate::route::{Route, SUBGROUP_OFFSET};
 use crate::{TAG_UB, UNDEFINED};
@@ -386,17 +388,15 @@ impl Communicator {
         mine.settle(largest, |v| self.collective_max(v))
     }
 
-    /// The largest of the members' `values`, element by element, on every member (a
-    /// collective: every member passes as many values).
+    /// The largest of the members' `values`, element by element, on every member (an
+    /// allreduce: every member passes as many values).
     fn collective_max(&self, values: &[u32]) -> Result<Vec<u32>> {
-        let mine: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut largest = vec![0u32; values.len()];
-        for entry in crate::collective::allgather_bytes(self, &mine)? {
-            for (i, l) in largest.iter_mut().enumerate() {
-                *l = (*l).max(read_i32(&entry, 4 * i)? as u32);
-            }
-        }
-        Ok(largest)
+        let mut bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        crate::collective::allreduce(self, &mut bytes, ElementType::U32, ReduceOp::Max)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_ne_bytes(b.try_into().expect("4 bytes")))
+            .collect())
     }
 
     /// The largest of the members' `values`, element by element, on every member: a binomial
