@@ -6,8 +6,9 @@
 //! made from a session's groups by `comm_from_group.rs`.
 //!
 //! Every thread level is provided (the engine serializes the calls); a session's info says
-//! the level it was asked for (`mpi_thread_support_level`, and MPI 4.0's `thread_level`),
-//! MPI_THREAD_SINGLE if none was.
+//! the level it was asked for (`mpi_thread_support_level`, and MPI 4.0's `thread_level`), or
+//! MPI_THREAD_MULTIPLE if none was (the standard leaves the default to the implementation: a
+//! library that starts its session from any thread can count on it, as MPICH's can).
 
 use crate::abi::*;
 use crate::comms::default_errh;
@@ -91,7 +92,8 @@ pub(crate) unsafe fn string_arg(ptr: *const c_char, max: c_int, what: &str) -> C
 
 /// Starts a session (and the runtime, if no session nor the world model runs), whose errors
 /// go to `errhandler`. `info` may ask for a thread level (`mpi_thread_support_level` or
-/// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided.
+/// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided,
+/// MPI_THREAD_MULTIPLE where none is asked for.
 /// A session may start before MPI_Init, or after MPI_Finalize; after the last user of the
 /// runtime ended, a new one starts, which every process of the job must then start too.
 #[no_mangle]
@@ -107,7 +109,7 @@ pub unsafe extern "C" fn MPI_Session_init(
         |_| {
             let handler = given?;
             require(session, "session")?;
-            let mut level = LEVELS[0];
+            let mut level = LEVELS[3];
             if info != MPI_INFO_NULL {
                 crate::info::with(info, |i| {
                     for key in THREAD_KEYS {

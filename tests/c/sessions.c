@@ -214,12 +214,27 @@ static MPI_Session start(const char *level) {
     return s;
 }
 
+/* A session that asks for no thread level gets MPI_THREAD_MULTIPLE. */
+static void default_level(void) {
+    MPI_Session plain;
+    MPI_Info used;
+    char v[MPI_MAX_INFO_VAL];
+    int flag = 0;
+    OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &plain));
+    OK(MPI_Session_get_info(plain, &used));
+    OK(MPI_Info_get(used, "thread_level", MPI_MAX_INFO_VAL - 1, v, &flag));
+    CHECK(flag && strcmp(v, "MPI_THREAD_MULTIPLE") == 0);
+    OK(MPI_Info_free(&used));
+    OK(MPI_Session_finalize(&plain));
+}
+
 int main(int argc, char **argv) {
     int rank = -1, size = -1, flag = -1;
     MPI_Session first, second, third;
     OK(MPI_Initialized(&flag));
     CHECK(flag == 0);
     first = start("MPI_THREAD_MULTIPLE");
+    default_level();
     OK(MPI_Initialized(&flag));
     CHECK(flag == 0); /* sessions are not the world model */
     psets(first, &rank, &size);
