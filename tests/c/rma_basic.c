@@ -4,7 +4,8 @@
  * sides), passive-target lock/unlock with put, get, flush, lock_all, PSCW, the predefined
  * attributes, name, group, info, toint, request-based Rput/Rget mixed with p2p requests, and
  * the error classes (MPI_ERR_RANK, MPI_ERR_RMA_RANGE, MPI_ERR_RMA_SYNC, MPI_ERR_WIN,
- * MPI_ERR_LOCKTYPE). Works with any number of ranks (a singleton too). */
+ * MPI_ERR_LOCKTYPE; MPI_ERR_RMA_SYNC also for a lock inside a PSCW access epoch, a window freed
+ * inside an epoch, communication after a lock ended a fence's epoch). Works with any number of ranks (a singleton too). */
 #include "check.h"
 #include <string.h>
 
@@ -98,9 +99,20 @@ static void passive(int rank, int size) {
     FAILS(MPI_Put(&v, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win), MPI_ERR_RMA_SYNC);
     FAILS(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
     FAILS(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE);
+    /* A lock ends the epoch a fence opened: after the unlock, communication needs a fence. */
+    OK(MPI_Win_fence(0, win));
+    OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+    OK(MPI_Win_unlock(rank, win));
+    FAILS(MPI_Put(&v, 1, MPI_LONG, rank, rank, 1, MPI_LONG, win), MPI_ERR_RMA_SYNC);
     for (int t = 0; t < size; t++) {
         OK(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win));
         FAILS(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win), MPI_ERR_RMA_SYNC);
+        /* Not freed while locked; compare-and-swap takes no floating-point type. */
+        MPI_Win kept = win;
+        FAILS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+        CHECK(win == kept);
+        double d = 1, dz = 0, dr = -1;
+        FAILS(MPI_Compare_and_swap(&d, &dz, &dr, MPI_DOUBLE, t, 0, win), MPI_ERR_TYPE);
         OK(MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, win));
         OK(MPI_Win_flush(t, win));
         long back = 0;
@@ -137,6 +149,7 @@ static void pscw(int rank, int size) {
     MPI_Win win;
     MPI_Group world, peers;
     OK(MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
     /* A ring: rank exposes to prev, accesses next (a singleton: both itself). */
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -147,6 +160,11 @@ static void pscw(int rank, int size) {
         OK(MPI_Group_incl(world, 1, &next, &peers));
         OK(MPI_Win_start(peers, 0, win));
         OK(MPI_Group_free(&peers));
+        /* No lock inside an access epoch, no free inside either. */
+        FAILS(MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win), MPI_ERR_RMA_SYNC);
+        MPI_Win kept = win;
+        FAILS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+        CHECK(win == kept);
         int v[2] = {rank, round};
         OK(MPI_Put(v, 2, MPI_INT, next, 0, 2, MPI_INT, win));
         OK(MPI_Win_complete(win));

@@ -37,6 +37,17 @@ pub(crate) enum Kind {
     Other,
 }
 
+impl Kind {
+    /// Whether `MPI_Compare_and_swap` takes it: C and Fortran integers (the multi-language
+    /// types among them), logicals and bytes, of at most 8 bytes.
+    pub(crate) fn swappable(self) -> bool {
+        matches!(
+            self,
+            Kind::Integer | Kind::FortranInteger | Kind::Bool | Kind::Bytes
+        )
+    }
+}
+
 /// A predefined datatype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Basic {

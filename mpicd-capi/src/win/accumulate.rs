@@ -504,12 +504,14 @@ unsafe fn compare_and_swap_slow(
     win: MPI_Win,
 ) -> c_int {
     run_on_win("Compare_and_swap", win, |w| {
-        let b = types::basic(datatype).ok_or_else(|| {
-            fail(
-                MPI_ERR_TYPE,
-                "compare-and-swap takes a predefined integer, logical or byte type",
-            )
-        })?;
+        let b = types::basic(datatype)
+            .filter(|b| b.kind.swappable())
+            .ok_or_else(|| {
+                fail(
+                    MPI_ERR_TYPE,
+                    "compare-and-swap takes a predefined integer, logical or byte type",
+                )
+            })?;
         let n = b.size;
         // SAFETY: MPI requires one element of `datatype` at each address.
         let (o, c, r) = unsafe {

@@ -150,8 +150,11 @@ pub(super) unsafe fn compare_and_swap(
     disp: MPI_Aint,
     win: MPI_Win,
 ) -> bool {
-    let Some((n, _)) = bytes_of(1, datatype) else {
-        return false;
+    let Some(n) = types::basic(datatype)
+        .filter(|b| b.kind.swappable())
+        .map(|b| b.size)
+    else {
+        return false; // the general path says why
     };
     if origin.is_null() || compare.is_null() || result.is_null() || !live() {
         return false;

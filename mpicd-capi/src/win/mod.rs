@@ -443,7 +443,7 @@ pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     };
     run("Win_free", errh(h), |_| {
         require(win, "win")?;
-        get(h)?;
+        get(h)?.check_closed()?;
         crate::attrs::delete_all(crate::attrs::Object::win(h))?;
         let entry = WINS
             .remove(h as usize)

@@ -163,6 +163,7 @@ impl Window {
         if st.epoch.locks[r].is_some() || st.epoch.lock_all.is_some() {
             return Err(sync_error(format!("rank {rank} is already locked")));
         }
+        Self::leave_active(&mut st)?;
         if !nocheck {
             self.take_lock(&mut st, r, kind)?;
         }
@@ -171,6 +172,33 @@ impl Window {
             taken: !nocheck,
         });
         self.access.publish(&st.epoch);
+        Ok(())
+    }
+
+    /// Before a passive-target epoch: none inside a PSCW access epoch, and a fence epoch (one
+    /// a fence without `MPI_MODE_NOSUCCEED` opened, with no call of its own: the two kinds
+    /// never overlap) ends, so that communication after the unlock needs a fence again.
+    fn leave_active(st: &mut State) -> Result<()> {
+        if st.epoch.access.is_some() {
+            return Err(sync_error(
+                "a lock inside a PSCW access epoch (MPI_Win_start)",
+            ));
+        }
+        st.epoch.fence = false;
+        Ok(())
+    }
+
+    /// Refuses to free the window while this process is in an epoch other than a fence's:
+    /// holding a lock, or between start and complete, or post and wait (`MPI_Win_free`).
+    pub fn check_closed(&self) -> Result<()> {
+        let st = self.lock_state();
+        let e = &st.epoch;
+        if e.lock_all.is_some() || e.locks.iter().any(Option::is_some) {
+            return Err(sync_error("the window is freed while a lock on it is held"));
+        }
+        if e.access.is_some() || e.exposure.is_some() {
+            return Err(sync_error("the window is freed inside a PSCW epoch"));
+        }
         Ok(())
     }
 
@@ -201,6 +229,7 @@ impl Window {
         if st.epoch.lock_all.is_some() || st.epoch.locks.iter().any(Option::is_some) {
             return Err(sync_error("a lock is already held on this window"));
         }
+        Self::leave_active(&mut st)?;
         if !nocheck {
             for r in 0..self.targets.len() {
                 if let Err(e) = self.take_lock(&mut st, r, LockKind::Shared) {
