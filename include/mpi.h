@@ -4279,7 +4279,8 @@ int MPI_Isendrecv_replace_c(void *buf,
 
 // Starts a session (and the runtime, if no session nor the world model runs), whose errors
 // go to `errhandler`. `info` may ask for a thread level (`mpi_thread_support_level` or
-// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided.
+// `thread_level`: "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE"); every level is provided,
+// MPI_THREAD_MULTIPLE where none is asked for.
 // A session may start before MPI_Init, or after MPI_Finalize; after the last user of the
 // runtime ended, a new one starts, which every process of the job must then start too.
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);

@@ -83,7 +83,8 @@ pub(crate) fn from_core(s: &mpicd::Status, custom_count: Option<i64>) -> MPI_Sta
 /// Writes the status of a single-completion call unless the caller passed MPI_STATUS_IGNORE.
 /// Its `MPI_ERROR` stays as the caller left it (only the calls that complete arrays of
 /// requests set that field; the others return the code, as MPICH and Open MPI do), except in
-/// the standard's empty status (any source, any tag), which is written whole.
+/// the status of a failure and in the standard's empty status (any source, any tag), which are
+/// written whole.
 ///
 /// # Safety
 /// `out` is null or points to a writable `MPI_Status`.
@@ -94,7 +95,7 @@ pub(crate) unsafe fn store(out: *mut MPI_Status, status: MPI_Status) {
     let is_empty = status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG;
     // SAFETY: non-null, readable and writable per the caller.
     unsafe {
-        let error = if is_empty {
+        let error = if is_empty || status.MPI_ERROR != MPI_SUCCESS {
             status.MPI_ERROR
         } else {
             (*out).MPI_ERROR
