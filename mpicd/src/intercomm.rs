@@ -72,7 +72,7 @@ impl Communicator {
                 size: self.size(),
             });
         }
-        let mine = Proposal::alone(&self.shared)?;
+        let mine = Proposal::new(&self.shared)?;
         let mut local_max = 0;
         for entry in allgather_bytes(self, &mine.value().to_le_bytes())? {
             local_max = local_max.max(read_u32(&entry, 0)?);
@@ -119,7 +119,8 @@ impl Communicator {
             let swap = (leader && met.2).then_some(swap_with_leader);
             self.learn_sources(local_leader, &remote, swap)?;
         }
-        mine.assign(agreed)?;
+        let leaders = (local_leader, peer, remote_leader, tag);
+        let agreed = mine.settle(agreed, |v| self.max_across_leaders(leaders, v))?;
         Ok(Communicator::new_inter(
             Arc::clone(&self.shared),
             agreed,
@@ -127,6 +128,55 @@ impl Communicator {
             Group::from_members(remote),
             self.rank,
         ))
+    }
+
+    /// The largest of the `values` of every member of both groups of an
+    /// [`Communicator::intercomm_create`], element by element (its agreement's rounds): this
+    /// group's by an allreduce, then the leaders swap theirs on the peer communicator under
+    /// the call's tag, and this group's leader tells the others.
+    fn max_across_leaders(
+        &self,
+        (local_leader, peer, remote_leader, tag): (i32, Option<&Communicator>, i32, i32),
+        values: &[u32],
+    ) -> Result<Vec<u32>> {
+        let mut ours = self.collective_max(values)?;
+        let swapped = match (self.rank == local_leader, peer) {
+            (false, _) => Ok(Vec::new()),
+            (true, None) => Err(Error::InvalidCommunicator),
+            (true, Some(peer)) => {
+                let mine: Vec<u8> = ours.iter().flat_map(|v| v.to_le_bytes()).collect();
+                scope(|s| {
+                    let sent = peer.isend(s, &mine, remote_leader, tag)?;
+                    let theirs = recv_bytes(peer, remote_leader, tag);
+                    sent.wait()?;
+                    theirs
+                })
+            }
+        };
+        // The leader's word to its group: 1 and the largest values, or 0 if the swap failed.
+        let told = match (&swapped, self.rank == local_leader) {
+            (Ok(theirs), true) => {
+                for (i, o) in ours.iter_mut().enumerate() {
+                    *o = (*o).max(read_u32(theirs, 4 * i)?);
+                }
+                std::iter::once(1u8)
+                    .chain(ours.iter().flat_map(|v| v.to_le_bytes()))
+                    .collect()
+            }
+            (Err(_), true) => vec![0u8],
+            (_, false) => Vec::new(),
+        };
+        let all = allgather_bytes(self, &told)?;
+        swapped?;
+        let told = &all[local_leader as usize];
+        if told.first() != Some(&1) {
+            return Err(Error::InvalidArgument(
+                "intercomm_create: the leaders could not agree on a context id".into(),
+            ));
+        }
+        (0..values.len())
+            .map(|i| read_u32(told, 1 + 4 * i))
+            .collect()
     }
 
     /// The local leader's part of [`Communicator::intercomm_create`]: swaps (largest context

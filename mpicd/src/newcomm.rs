@@ -38,10 +38,12 @@ use std::sync::{Arc, OnceLock};
 /// new proposals if not. No agreement waits for another, so threads that make communicators
 /// at once, each holding a lock of the program's, cannot deadlock.
 ///
-/// Agreements that span groups through their leaders (`MPI_Intercomm_create`, connect and
-/// accept, shrink) cannot run a second round: their proposal ([`Proposal::alone`]) is the next
-/// id never used, kept as a floor until the agreement ends ([`Proposal::assign`]) or fails
-/// (dropped), so that no other agreement holds an id it may end on meanwhile. Two of them in
+/// Agreements that have no second round (`MPI_Intercomm_create_from_groups`, connect and
+/// accept, shrink: they span groups or jobs through leaders, or run inside ULFM's agreement;
+/// `MPI_Intercomm_create` runs its rounds through its leaders) propose with
+/// [`Proposal::alone`]: the next id never used, kept as a floor until the agreement ends
+/// ([`Proposal::assign`]) or fails (dropped), so that no other agreement holds an id it may
+/// end on meanwhile. Two of them in
 /// flight at once here could end on one id.
 pub(crate) struct Proposal {
     shared: Arc<Shared>,
@@ -390,7 +392,7 @@ impl Communicator {
 
     /// The largest of the members' `values`, element by element, on every member (an
     /// allreduce: every member passes as many values).
-    fn collective_max(&self, values: &[u32]) -> Result<Vec<u32>> {
+    pub(crate) fn collective_max(&self, values: &[u32]) -> Result<Vec<u32>> {
         let mut bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         crate::collective::allreduce(self, &mut bytes, ElementType::U32, ReduceOp::Max)?;
         Ok(bytes

@@ -1,6 +1,7 @@
 /* threads_comm.c: communicators made by several threads at once (MPI_THREAD_MULTIPLE). Each of
  * THREADS threads per rank has its own duplicate of MPI_COMM_WORLD and, ROUNDS times, makes a
- * communicator from it (dup, split, create, create_group in turn), checks that an allreduce
+ * communicator from it (dup, split, create, create_group in turn; every fifth round also an
+ * inter-communicator between its even and odd ranks), checks that an allreduce
  * and a ring exchange on it see only its own thread's values (two communicators that got one
  * context id would mix them), and frees it. Between rounds each thread duplicates
  * MPI_COMM_SELF while holding a lock the threads share, as MPICH's comm_dup_deadlock does: a
@@ -32,10 +33,29 @@ static void check_isolated(MPI_Comm c, int me, int r) {
     CHECK(got == value(me, r, prev));
 }
 
+/* An inter-communicator between the even and the odd ranks of `parent`: an allreduce over it
+ * gives each side the sum of the other side's values. */
+static void intercomm(MPI_Comm parent, int me, int r) {
+    int rank, size;
+    OK(MPI_Comm_rank(parent, &rank));
+    OK(MPI_Comm_size(parent, &size));
+    MPI_Comm half, inter;
+    OK(MPI_Comm_split(parent, rank % 2, rank, &half));
+    OK(MPI_Intercomm_create(half, 0, parent, rank % 2 == 0 ? 1 : 0, 100 + me, &inter));
+    int mine = value(me, r, rank), sum = 0, expected = 0;
+    OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter));
+    for (int k = 0; k < size; k++)
+        if (k % 2 != rank % 2) expected += value(me, r, k);
+    CHECK(sum == expected);
+    OK(MPI_Comm_free(&inter));
+    OK(MPI_Comm_free(&half));
+}
+
 static void *worker(void *arg) {
-    int me = (int)(long)arg, rank;
+    int me = (int)(long)arg, rank, size;
     MPI_Comm parent = parents[me];
     OK(MPI_Comm_rank(parent, &rank));
+    OK(MPI_Comm_size(parent, &size));
     MPI_Group all;
     OK(MPI_Comm_group(parent, &all));
     for (int r = 0; r < ROUNDS; r++) {
@@ -48,6 +68,7 @@ static void *worker(void *arg) {
         }
         check_isolated(c, me, r);
         OK(MPI_Comm_free(&c));
+        if (size >= 2 && r % 5 == 4) intercomm(parent, me, r);
         CHECK(pthread_mutex_lock(&lock) == 0);
         OK(MPI_Comm_dup(MPI_COMM_SELF, &self));
         CHECK(pthread_mutex_unlock(&lock) == 0);
