@@ -38,9 +38,9 @@ use std::sync::{Arc, OnceLock};
 /// new proposals if not. No agreement waits for another, so threads that make communicators
 /// at once, each holding a lock of the program's, cannot deadlock.
 ///
-/// Agreements that have no second round (`MPI_Intercomm_create_from_groups`, connect and
-/// accept, shrink: they span groups or jobs through leaders, or run inside ULFM's agreement;
-/// `MPI_Intercomm_create` runs its rounds through its leaders) propose with
+/// Agreements that have no second round (connect and accept, which span two jobs through
+/// their roots, and shrink, which runs inside ULFM's agreement; `MPI_Intercomm_create` and
+/// `_from_groups` run their rounds through their leaders) propose with
 /// [`Proposal::alone`]: the next id never used, kept as a floor until the agreement ends
 /// ([`Proposal::assign`]) or fails (dropped), so that no other agreement holds an id it may
 /// end on meanwhile. Two of them in

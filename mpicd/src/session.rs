@@ -114,26 +114,30 @@ impl Session {
         let tag = tag_of(stringtag);
         let print = fingerprint(stringtag, &[local, remote]);
         let side = self.side(local.clone(), rank);
-        let mine = Proposal::alone(&self.shared)?;
-        // The local group's largest, the leaders' swap, and the leader's result to all.
-        let ours = side.max_among_members(&[mine.value(), print, !print], tag)?;
-        let mut both = vec![0; 3];
-        if rank == local_leader {
-            let pair = self.side(Group::from_members(vec![self.rank, their_leader]), 0);
-            let mut theirs = vec![0u32; 3];
-            crate::request::scope(|s| {
-                let sent = pair.isend(s, &ours, 1, tag)?;
-                pair.recv(&mut theirs, 1, tag)?;
-                sent.wait().map(drop)
-            })?;
-            both = ours.iter().zip(&theirs).map(|(a, b)| *a.max(b)).collect();
-        }
-        let all = side.max_among_members(&both, tag)?;
+        // The largest of every member's values in both groups: the local group's largest, the
+        // leaders' swap, and the leader's result to all.
+        let across = |values: &[u32]| -> Result<Vec<u32>> {
+            let ours = side.max_among_members(values, tag)?;
+            let mut both = vec![0; values.len()];
+            if rank == local_leader {
+                let pair = self.side(Group::from_members(vec![self.rank, their_leader]), 0);
+                let mut theirs = vec![0u32; values.len()];
+                crate::request::scope(|s| {
+                    let sent = pair.isend(s, &ours, 1, tag)?;
+                    pair.recv(&mut theirs, 1, tag)?;
+                    sent.wait().map(drop)
+                })?;
+                both = ours.iter().zip(&theirs).map(|(a, b)| *a.max(b)).collect();
+            }
+            side.max_among_members(&both, tag)
+        };
+        let mine = Proposal::new(&self.shared)?;
+        let all = across(&[mine.value(), print, !print])?;
         check_print(&all)?;
-        mine.assign(all[0])?;
+        let agreed = mine.settle(all[0], across)?;
         Ok(Communicator::new_inter(
             Arc::clone(&self.shared),
-            all[0],
+            agreed,
             local.clone(),
             remote.clone(),
             rank,
