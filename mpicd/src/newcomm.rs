@@ -23,7 +23,7 @@ use crate::group::Group;
 use crate::liveness::Identity;
 use crate::reduction::ReduceOp;
 use crate::request::Request;
-use crate::route::{Route, SUBGROUP_OFFSET};
+use crate::route::{Route, Tally, SUBGROUP_OFFSET};
 use crate::{TAG_UB, UNDEFINED};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -96,32 +96,31 @@ impl Proposal {
         mut max: impl FnMut(&[u32]) -> Result<Vec<u32>>,
     ) -> Result<u32> {
         let shared = Arc::clone(&self.shared);
+        drop(self);
         let mut candidate = largest;
         loop {
-            let held = shared.with(|e| Ok(e.contexts().try_hold(candidate)))?;
-            // Refused: another agreement here took it, or one without rounds may end on it.
-            // The next proposal reserves nothing (a communicator of one member would run
-            // through the ids meanwhile) and lets the others run first.
-            let next = match held {
-                true => 0,
-                false => {
-                    std::thread::yield_now();
-                    shared.with(|e| Ok(e.contexts().next()))?
-                }
-            };
-            // Whether any member refused, and the largest new proposal.
-            let votes = max(&[u32::from(!held), next]);
-            let refused = votes.as_ref().map_or(true, |v| v[0] != 0);
-            if held && refused {
-                shared.with(|e| {
-                    e.contexts().release(candidate);
-                    Ok(())
-                })?;
+            let stand = shared.with(|e| Ok(e.contexts().stand(candidate)))?;
+            if stand.refused() {
+                std::thread::yield_now(); // let the agreement that holds it up run
             }
-            match votes {
-                Ok(v) if v[0] == 0 => return Ok(candidate),
-                Ok(v) => candidate = v[1],
-                Err(e) => return Err(e),
+            let tally = max(&stand.ballot).and_then(|v| match v[..] {
+                [refused, next] => {
+                    Ok(shared.with(|e| Ok(e.contexts().tally(&stand, [refused, next])))?)
+                }
+                _ => Err(Error::Transport(
+                    "a context agreement's round lost its votes".into(),
+                )),
+            });
+            match tally {
+                Ok(Tally::Agreed(id)) => return Ok(id),
+                Ok(Tally::Again(next)) => candidate = next,
+                Err(e) => {
+                    let _ = shared.with(|c| {
+                        c.contexts().abandon(&stand);
+                        Ok(())
+                    });
+                    return Err(e);
+                }
             }
         }
     }

@@ -103,11 +103,6 @@ impl ContextIds {
         Ok(proposal)
     }
 
-    /// The next id never used (a proposal that reserves nothing).
-    pub(crate) fn next(&self) -> u32 {
-        self.next
-    }
-
     /// Holds `candidate` for a non-blocking agreement if nothing here has or may take it;
     /// false if it cannot.
     pub(crate) fn try_hold(&mut self, candidate: u32) -> bool {
@@ -129,6 +124,42 @@ impl ContextIds {
         self.taken.remove(&candidate);
     }
 
+    /// This member's part in a round of an agreement on `candidate` (a blocking one's,
+    /// [`crate::newcomm::Proposal::settle`], and `MPI_Comm_idup`'s alike): it tries to hold it,
+    /// and votes whether it refused and, if so, the next id it could hold. The members then
+    /// reduce their ballots with MAX and [`ContextIds::tally`] the result.
+    pub(crate) fn stand(&mut self, candidate: u32) -> Stand {
+        let held = self.try_hold(candidate);
+        // A refusal proposes without reserving: a communicator of one member, whose rounds end
+        // at once, would otherwise run through the ids while another agreement holds them up.
+        let ballot = match held {
+            true => [0, 0],
+            false => [1, self.next],
+        };
+        Stand {
+            candidate,
+            held,
+            ballot,
+        }
+    }
+
+    /// The outcome of a round from the members' largest ballots: the agreed id, or the next
+    /// candidate (after letting go of this one if it was held here).
+    pub(crate) fn tally(&mut self, stand: &Stand, largest: [u32; 2]) -> Tally {
+        if largest[0] == 0 {
+            return Tally::Agreed(stand.candidate);
+        }
+        self.abandon(stand);
+        Tally::Again(largest[1])
+    }
+
+    /// Lets go of a round's candidate that will not be agreed (the round failed).
+    pub(crate) fn abandon(&mut self, stand: &Stand) {
+        if stand.held {
+            self.release(stand.candidate);
+        }
+    }
+
     fn take(&mut self, base: u32) -> Result<()> {
         Self::check_room(base)?;
         self.next = self.next.max(base + CONTEXTS_PER_COMM);
@@ -142,6 +173,30 @@ impl ContextIds {
         }
         Ok(())
     }
+}
+
+/// A member's part in one round of an agreement ([`ContextIds::stand`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stand {
+    candidate: u32,
+    held: bool,
+    /// Whether this member refused the candidate (1), and the next id it proposes if so.
+    pub ballot: [u32; 2],
+}
+
+impl Stand {
+    /// Whether this member refused the round's candidate.
+    pub(crate) fn refused(&self) -> bool {
+        !self.held
+    }
+}
+
+/// What a round of an agreement came to ([`ContextIds::tally`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tally {
+    Agreed(u32),
+    /// Not every member held the candidate: the next round's candidate.
+    Again(u32),
 }
 
 #[cfg(test)]
@@ -166,5 +221,22 @@ mod tests {
         let c = ids.propose();
         ids.withdraw(c);
         assert!(ids.try_hold(c));
+    }
+
+    #[test]
+    fn a_round_agrees_or_names_the_next_candidate() {
+        let mut ids = ContextIds::default();
+        let a = ids.reserve().unwrap();
+        let first = ids.stand(a);
+        assert!(!first.refused() && first.ballot == [0, 0]);
+        assert_eq!(ids.tally(&first, [0, 0]), Tally::Agreed(a));
+        // Taken now: another agreement on it is refused here, with the next free id.
+        let again = ids.stand(a);
+        assert!(again.refused() && again.ballot == [1, a + CONTEXTS_PER_COMM]);
+        // Held here but refused elsewhere: let go, and the others' next id is the candidate.
+        let b = ids.reserve().unwrap();
+        let held = ids.stand(b);
+        assert_eq!(ids.tally(&held, [1, b + 40]), Tally::Again(b + 40));
+        assert!(ids.try_hold(b), "let go");
     }
 }

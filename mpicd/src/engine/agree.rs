@@ -5,10 +5,12 @@
 //!
 //! Round 1 carries every member's proposal (an id reserved here, see
 //! [`crate::route::ContextIds`]); the largest is the candidate. Each member then tries to hold
-//! the candidate ([`crate::route::ContextIds::try_hold`]: other agreements may have completed
-//! since the proposals were made) and the next round carries whether it could not, with a new
-//! reserved proposal if so. When nobody refused, the candidate is agreed; else those who held
-//! it let go, and the largest new proposal is the next candidate. Every round uses the tag the
+//! the candidate and the next round carries whether it could not, with the next id it could
+//! hold if so ([`crate::route::ContextIds::stand`]: other agreements may have completed since
+//! the proposals were made). When nobody refused, the candidate is agreed; else those who held
+//! it let go, and the largest new proposal is the next candidate
+//! ([`crate::route::ContextIds::tally`], shared with the blocking agreements'
+//! [`crate::newcomm::Proposal::settle`]). Every round uses the tag the
 //! agreement took when it started: a member starts a round only after it has completed the one
 //! before, and messages between two members match in order.
 
@@ -16,6 +18,7 @@ use super::{Engine, Op, OpId, Posted, Route};
 use crate::datatype::ElementType;
 use crate::error::Result;
 use crate::reduction::{ReduceOp, Reduction};
+use crate::route::{Stand, Tally};
 use crate::schedule::{collectives, Builder, Frame};
 use crate::status::Status;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -31,10 +34,8 @@ pub(crate) struct Agreement {
     tag: i32,
     /// This member's vote before a round, the reduced votes after it.
     vote: Arc<Mutex<Vote>>,
-    /// The candidate of the round in flight (none in the first round), and whether this
-    /// member holds it.
-    candidate: Option<u32>,
-    held: bool,
+    /// This member's part in the round in flight (none in the first round).
+    stand: Option<Stand>,
     round: Round,
     /// Where the agreed id goes.
     agreed: Arc<OnceLock<u32>>,
@@ -68,8 +69,7 @@ impl Engine {
             rank,
             tag,
             vote: Arc::new(Mutex::new([0, proposal])),
-            candidate: None,
-            held: false,
+            stand: None,
             round: Round::Ended(Ok(())),
             agreed,
         };
@@ -103,11 +103,14 @@ impl Engine {
             };
             let next = ended.and_then(|()| self.next_round(a));
             let outcome = match next {
+                // A member that refused lets the agreement that holds it up run first: the
+                // next progress call goes on (a round of one member ends at once).
+                Ok(true) if a.stand.is_some_and(|s| s.refused()) => return false,
                 Ok(true) => continue,
                 Ok(false) => Ok(Status::empty()),
                 Err(e) => {
-                    if let (Some(c), true) = (a.candidate, a.held) {
-                        self.net.contexts.release(c);
+                    if let Some(stand) = &a.stand {
+                        self.net.contexts.abandon(stand);
                     }
                     Err(e)
                 }
@@ -121,23 +124,21 @@ impl Engine {
 
     /// After a round: agreed (false), or the next round started (true).
     fn next_round(&mut self, a: &mut Agreement) -> Result<bool> {
-        let [refused, proposal] = *lock(&a.vote);
-        if let Some(c) = a.candidate {
-            if refused == 0 {
-                let _ = a.agreed.set(c);
-                return Ok(false);
-            }
-            if a.held {
-                self.net.contexts.release(c);
-            }
-        }
-        a.candidate = Some(proposal);
-        a.held = self.net.contexts.try_hold(proposal);
-        let vote = match a.held {
-            true => [0, 0],
-            false => [1, self.net.contexts.reserve()?],
+        let votes = *lock(&a.vote);
+        let candidate = match &a.stand {
+            // The first round carried the proposals: the largest is the candidate.
+            None => votes[1],
+            Some(stand) => match self.net.contexts.tally(stand, votes) {
+                Tally::Agreed(id) => {
+                    let _ = a.agreed.set(id);
+                    return Ok(false);
+                }
+                Tally::Again(next) => next,
+            },
         };
-        *lock(&a.vote) = vote;
+        let stand = self.net.contexts.stand(candidate);
+        *lock(&a.vote) = stand.ballot;
+        a.stand = Some(stand);
         a.round = self.start_round(a)?;
         Ok(true)
     }
