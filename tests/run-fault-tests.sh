@@ -13,7 +13,7 @@
 # tests/faults/ulfm_solver.c recovers from a rank killed with SIGKILL, and tests/faults/agree_crash.c
 # has an agreement's coordinator crash while it announces the decision.
 #
-# Usage: tests/run-fault-tests.sh [SCENARIO...]   (default: bigrecv recv send anysrc coll objects;
+# Usage: tests/run-fault-tests.sh [SCENARIO...]   (default: bigrecv recv late send anysrc coll objects;
 # objects, mpicd's custom datatypes, runs on mpicd only)
 # Environment:
 #   FAULT_IMPLS     implementations (default "mpicd"; "mpicd ompi" compares with Open MPI built
@@ -32,7 +32,7 @@ IMPLS=${FAULT_IMPLS:-mpicd}
 MODES=${FAULT_MODES:-shm tcp node}
 TIMEOUT=${FAULT_TIMEOUT:-20}
 SCENARIOS=("$@")
-[[ ${#SCENARIOS[@]} -eq 0 ]] && SCENARIOS=(bigrecv recv send anysrc coll objects)
+[[ ${#SCENARIOS[@]} -eq 0 ]] && SCENARIOS=(bigrecv recv late send anysrc coll objects)
 OUT=target/faults
 mkdir -p "$OUT"
 
@@ -44,6 +44,7 @@ expected() {
     case $1 in
         bigrecv) echo "0:Recv-512MiB=MPIX_ERR_PROC_FAILED|COMPLETE" ;;
         recv) echo "0:Recv" ;;
+        late) echo "0:Recv-ANY_SOURCE 0:Recv-sent-before-1=MPI_SUCCESS 0:Recv-sent-before-2=MPI_SUCCESS 0:Recv-sent-before-3=MPI_SUCCESS 0:Irecv-post=MPI_SUCCESS 0:Irecv-Wait" ;;
         send) echo "0:Send-4MiB 0:Send-8B 0:Ssend-8B" ;;
         anysrc) echo "0:Irecv-ANY_SOURCE 0:Waitany-ANY_SOURCE 0:Waitsome-ANY_SOURCE 0:Waitall-ANY_SOURCE 0:Irecv-ANY_SOURCE-after-ack=MPI_SUCCESS" ;;
         coll)

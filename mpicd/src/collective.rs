@@ -69,20 +69,6 @@ impl Communicator {
         )
     }
 
-    /// Has the engine watch the members of this communicator, at its first collective.
-    fn watch_members(&self) {
-        // A load first: after the first collective, no read-modify-write per call.
-        if !self.members_watched.load(Ordering::Relaxed)
-            && !self.members_watched.swap(true, Ordering::Relaxed)
-        {
-            let members = self.coll.group.members();
-            let _ = self.shared.with(|e| {
-                e.watch_members(&members);
-                Ok(())
-            });
-        }
-    }
-
     /// Starts a run of `plan` (made by [`Communicator::plan`] on this communicator); the
     /// request completes when the run has, and never before every message of it has.
     ///

@@ -19,7 +19,7 @@ use crate::route::{Route, COLL_OFFSET};
 use crate::schedule::NodeCell;
 use crate::status::Status;
 use crate::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
-use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 mod custom;
@@ -51,8 +51,7 @@ pub struct Communicator {
     /// collectives: members may disagree on how many collectives they started once one failed
     /// or the communicator was revoked, never on these.
     pub(crate) fault_seq: AtomicU32,
-    /// The engine watches every member (set at the first collective plan): a dead member then
-    /// fails the collectives waiting on it, directly or through others.
+    /// The engine watches every member ([`Communicator::watch_members`]).
     pub(crate) members_watched: AtomicBool,
     /// The shared-memory area of its blocking collectives, once agreed on (see
     /// `schedule::node`).
@@ -198,7 +197,24 @@ impl Communicator {
         })
     }
 
+    /// Has the engine watch every member of this communicator (the first time only): a dead
+    /// one then fails the collectives waiting on it, directly or through others, and the
+    /// receives from any source.
+    pub(crate) fn watch_members(&self) {
+        // A load first: after the first time, no read-modify-write per call.
+        if !self.members_watched.load(Ordering::Relaxed)
+            && !self.members_watched.swap(true, Ordering::Relaxed)
+        {
+            let members = self.coll.group.members();
+            let _ = self.shared.with(|e| {
+                e.watch_members(&members);
+                Ok(())
+            });
+        }
+    }
+
     /// A receive's checked source and tag filters (`None`: any); `None` for the null process.
+    /// A receive from any source has the engine watch every member, as it may wait on each.
     pub(crate) fn recv_filter(
         &self,
         source: i32,
@@ -207,7 +223,10 @@ impl Communicator {
         let tag = Self::recv_tag(tag)?;
         Ok(match source {
             PROC_NULL => None,
-            ANY_SOURCE => Some((None, tag)),
+            ANY_SOURCE => {
+                self.watch_members();
+                Some((None, tag))
+            }
             r => Some((Some(self.route.group.world_rank(r)?), tag)),
         })
     }

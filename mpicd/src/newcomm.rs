@@ -25,7 +25,6 @@ use crate::reduction::ReduceOp;
 use crate::request::Request;
 use crate::route::{Route, Tally, SUBGROUP_OFFSET};
 use crate::{TAG_UB, UNDEFINED};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 /// This process's proposal for a blocking agreement on a context id, and the agreement's end.
@@ -217,13 +216,7 @@ impl Communicator {
                 (route, rank, shape)
             }
         };
-        if !self.members_watched.swap(true, Ordering::Relaxed) {
-            let members = self.coll.group.members();
-            self.shared.with(|e| {
-                e.watch_members(&members);
-                Ok(())
-            })?;
-        }
+        self.watch_members();
         let agreed = Arc::new(OnceLock::new());
         let posted = self
             .shared

@@ -14,6 +14,11 @@
  *   coll     rank 2 dies; every survivor calls a 1 MiB MPI_Gather to rank 0, MPI_Barrier,
  *            MPI_Bcast and MPI_Allreduce, then a 64 KiB MPI_Bcast, MPI_Allgather and MPI_Alltoall
  *            and a 1 MiB MPI_Allreduce
+ *   late     rank 1 dies at once; rank 0 (no collective before, nothing has it watch rank 1)
+ *            receives from MPI_ANY_SOURCE a message nobody sends, which fails. Rank 2 sends
+ *            rank 0 three 8-byte messages, which rank 0 probes, then dies when told; rank 0
+ *            receives the three, which succeed with their data, and posts a fourth receive
+ *            from rank 2: MPI_Irecv succeeds and MPI_Wait fails
  *   objects  (mpicd) rank 2 dies; every survivor calls a gather to rank 0 of custom-typed
  *            objects of 32 B, then of 1 MiB
  *   orphan   every rank prints `READY rank=R pid=P`, then rank 0 waits in MPI_Iprobe and the
@@ -165,12 +170,47 @@ int main(int argc, char **argv) {
         if (rank == 0) fprintf(stderr, "fault: needs at least 3 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* Connect every pair first, as a real exchange would. */
+    /* Connect every pair first, as a real exchange would (but in `late`, which must find the
+     * failure without it). */
     int token = rank, sum = 0;
-    MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (strcmp(scenario, "late")) MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double start;
     int rc;
-    if (!strcmp(scenario, "bigrecv")) {
+    if (!strcmp(scenario, "late")) {
+        long msg = 0;
+        if (rank == 1) die();
+        if (rank == 0) {
+            start = now();
+            rc = MPI_Recv(&msg, 1, MPI_LONG, MPI_ANY_SOURCE, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            report("Recv-ANY_SOURCE", rc, start);
+        }
+        if (rank == 2) {
+            for (long k = 1; k <= 3; k++) MPI_Send(&k, 1, MPI_LONG, 0, (int)k, MPI_COMM_WORLD);
+            MPI_Recv(&msg, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            die();
+        }
+        if (rank == 0) {
+            for (int k = 1; k <= 3; k++) MPI_Probe(2, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&msg, 1, MPI_LONG, 2, 0, MPI_COMM_WORLD);
+            for (long k = 1; k <= 3; k++) {
+                char op[32];
+                snprintf(op, sizeof op, "Recv-sent-before-%ld", k);
+                msg = 0;
+                start = now();
+                rc = MPI_Recv(&msg, 1, MPI_LONG, 2, (int)k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                report(rc == MPI_SUCCESS && msg != k ? "wrong-data" : op, rc, start);
+            }
+            MPI_Request req;
+            start = now();
+            rc = MPI_Irecv(&msg, 1, MPI_LONG, 2, 4, MPI_COMM_WORLD, &req);
+            report("Irecv-post", rc, start);
+            if (rc == MPI_SUCCESS) {
+                start = now();
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+                report("Irecv-Wait", rc, start);
+            }
+        }
+    } else if (!strcmp(scenario, "bigrecv")) {
         char *buf = malloc(BIG_BYTES);
         if (!buf) MPI_Abort(MPI_COMM_WORLD, 3);
         memset(buf, rank, BIG_BYTES);

@@ -157,18 +157,22 @@ impl Engine {
         self.check_revoked(route)?;
         let capacity = usize::try_from(buf.packed_size()).map_err(|_| Error::InvalidCount(-1))?;
         if let Some(peer) = source {
-            self.net.connect(peer)?;
+            self.connect_sender(peer)?;
         }
         let m = UserTag::matcher(route.context, source, tag);
         let port = OwnedPort::new(Box::new(TypedEnd(buf)));
         let (req, target) = self.net.worker.tag_recv_through(port, capacity, None, m)?;
-        Ok(Posted::Pending(self.table.insert(Op::Recv {
+        let id = self.table.insert(Op::Recv {
             req: Some(req),
             target,
             capacity,
             route: route.clone(),
             peer: source,
-        })))
+        });
+        if let Some(peer) = source {
+            self.settle_lost_sender(peer, id);
+        }
+        Ok(Posted::Pending(id))
     }
 
     /// Posts a contiguous receive. It matches messages of both kinds (MPI matches on
@@ -203,20 +207,23 @@ impl Engine {
         len: usize,
     ) -> Result<Posted> {
         if let Some(peer) = source {
-            // Connecting now lets a dead sender be noticed while we wait.
-            self.net.connect(peer)?;
+            self.connect_sender(peer)?;
         }
         let m = UserTag::matcher(route.context, source, tag);
         // SAFETY: forwarded from the caller; the target is kept in the op until the request
         // completes.
         let (req, target) = unsafe { self.net.worker.tag_recv_contiguous(buf, len, m) }?;
-        Ok(Posted::Pending(self.table.insert(Op::Recv {
+        let id = self.table.insert(Op::Recv {
             req: Some(req),
             target,
             capacity: len,
             route: route.clone(),
             peer: source,
-        })))
+        });
+        if let Some(peer) = source {
+            self.settle_lost_sender(peer, id);
+        }
+        Ok(Posted::Pending(id))
     }
 
     /// Looks for a matching message without receiving it (probe) or takes it (matched probe).

@@ -68,12 +68,16 @@ impl Engine {
     ) -> Result<OpId> {
         self.check_revoked(route)?;
         if let Some(peer) = source {
-            self.net.connect(peer)?;
+            self.connect_sender(peer)?;
         }
         let m = UserTag::matcher(route.context, source, tag);
-        self.start_custom(source, |ctx| {
+        let id = self.start_custom(source, |ctx| {
             RecvOp::post(ctx, route, source, m, state).map(|op| Op::CustomRecv(Box::new(op)))
-        })
+        })?;
+        if let Some(peer) = source {
+            self.settle_lost_sender(peer, id);
+        }
+        Ok(id)
     }
 
     /// Starts a custom op in a reserved slot, with the UCX requests `start` posts already

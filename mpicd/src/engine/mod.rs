@@ -391,10 +391,30 @@ impl Net {
             // transport their endpoints report failures too.
             let remote = self.peers[peer as usize].local_pid.is_none();
             let detect = remote || !self.worker.uses_shared_memory();
-            let ep = self.worker.connect(&address, peer, detect)?;
+            // A process of this node that is gone left no shared memory to attach to: it
+            // failed (the periodic look at local peers would soon have said so), which UCX
+            // would report as an error of its own, before or during the connect.
+            if let Some(gone) = self.gone(peer) {
+                return Err(gone);
+            }
+            let ep = self
+                .worker
+                .connect(&address, peer, detect)
+                .map_err(|e| self.gone(peer).unwrap_or(e))?;
             self.peers[peer as usize].endpoint = Some(ep);
         }
         Ok(())
+    }
+
+    /// If `peer` is a process of this node that no longer exists: reports it failed, and the
+    /// error to give.
+    fn gone(&self, peer: u32) -> Option<Error> {
+        let pid = self.peers.get(peer as usize)?.local_pid?;
+        if crate::liveness::is_alive(pid) {
+            return None;
+        }
+        self.worker.failures.report(peer);
+        Some(Error::ProcFailed { rank: peer as i32 })
     }
 
     /// Reads world rank `peer`'s identity from the launcher once: a peer on this node is then

@@ -32,8 +32,9 @@ impl Engine {
         if due {
             self.net.check_local_peers();
         }
-        if active || due {
-            // Failures are reported by UCX callbacks during progress, or by the local check.
+        if active || due || self.net.worker.failures.is_pending() {
+            // Failures are reported by UCX callbacks during progress, by the local check, or
+            // by a connect that found its peer gone.
             self.handle_failures();
             if !self.net.stranded.is_empty() {
                 let worker = &self.net.worker;
@@ -120,45 +121,70 @@ impl Engine {
             crate::tool::event::peer_failed(rank);
             let dead = Error::ProcFailed { rank: rank as i32 };
             self.fail_runs_with(rank, &dead);
-            let worker = &self.net.worker;
-            let mut receiving = false;
-            for (id, op) in self.table.iter_mut() {
-                if op.peer() != Some(rank) {
-                    continue;
-                }
-                match op {
-                    Op::Recv { req: Some(r), .. } => {
-                        worker.cancel(r);
-                        receiving = true;
-                    }
-                    Op::Send { req, port, .. } => {
-                        // Released now (UCX frees a pending request when it completes); the
-                        // user's buffer is not kept: a dead peer reads nothing more. A stream
-                        // end is: UCX may still call it, so it is stranded, detached.
-                        match (req.take(), port.take()) {
-                            (Some(r), Some(p)) => self
-                                .net
-                                .stranded
-                                .push(Stranded::new(r, Box::new(p.detach()))),
-                            (Some(r), None) => worker.cancel(&r),
-                            _ => {}
-                        }
-                        *op = Op::Finished(Err(dead.clone()));
-                    }
-                    Op::CustomSend(s) => {
-                        s.abort(worker, dead.clone());
-                        self.noticed.push(id.token());
-                    }
-                    Op::CustomRecv(r) => {
-                        r.abort(worker, dead.clone());
-                        self.noticed.push(id.token());
-                    }
-                    Op::Recv { req: None, .. } | Op::Schedule | Op::Finished(_) => {}
-                }
+            self.fail_ops_on(rank, &dead, None);
+        }
+    }
+
+    /// Before a receive from `peer` is posted: connects, so that a dead sender is noticed
+    /// while the receive waits. A sender known failed does not fail the post: the receive
+    /// may still match a message it sent before, and fails at its completion otherwise
+    /// ([`Engine::settle_lost_sender`]), as those waiting when it failed did.
+    pub(super) fn connect_sender(&mut self, peer: u32) -> Result<()> {
+        match self.net.connect(peer) {
+            Err(Error::ProcFailed { .. }) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// After receive `id` from `peer` was posted: if `peer` is known failed, the receive fails
+    /// unless it already took a whole message.
+    pub(super) fn settle_lost_sender(&mut self, peer: u32, id: OpId) {
+        self.handle_failures();
+        if self.net.has_failed(peer) {
+            self.fail_ops_on(peer, &Error::ProcFailed { rank: peer as i32 }, Some(id));
+        }
+    }
+
+    /// Fails the operations on dead `rank` still in flight (`only` that one, if given).
+    fn fail_ops_on(&mut self, rank: u32, dead: &Error, only: Option<OpId>) {
+        let worker = &self.net.worker;
+        let mut receiving = false;
+        for (id, op) in self.table.iter_mut() {
+            if op.peer() != Some(rank) || only.is_some_and(|o| o != id) {
+                continue;
             }
-            if receiving {
-                self.fail_matched_receives(rank, &dead);
+            match op {
+                Op::Recv { req: Some(r), .. } => {
+                    worker.cancel(r);
+                    receiving = true;
+                }
+                Op::Send { req, port, .. } => {
+                    // Released now (UCX frees a pending request when it completes); the
+                    // user's buffer is not kept: a dead peer reads nothing more. A stream
+                    // end is: UCX may still call it, so it is stranded, detached.
+                    match (req.take(), port.take()) {
+                        (Some(r), Some(p)) => self
+                            .net
+                            .stranded
+                            .push(Stranded::new(r, Box::new(p.detach()))),
+                        (Some(r), None) => worker.cancel(&r),
+                        _ => {}
+                    }
+                    *op = Op::Finished(Err(dead.clone()));
+                }
+                Op::CustomSend(s) => {
+                    s.abort(worker, dead.clone());
+                    self.noticed.push(id.token());
+                }
+                Op::CustomRecv(r) => {
+                    r.abort(worker, dead.clone());
+                    self.noticed.push(id.token());
+                }
+                Op::Recv { req: None, .. } | Op::Schedule | Op::Finished(_) => {}
             }
+        }
+        if receiving {
+            self.fail_matched_receives(rank, dead);
         }
     }
 

@@ -28,6 +28,11 @@ impl FailureLog {
         self.pending.store(true, Ordering::Release);
     }
 
+    /// Whether ranks were reported since the last [`FailureLog::take`].
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
     /// Takes the ranks reported since the last call.
     pub(crate) fn take(&self) -> Vec<u32> {
         if !self.pending.load(Ordering::Acquire) || !self.pending.swap(false, Ordering::AcqRel) {
