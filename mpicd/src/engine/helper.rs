@@ -26,13 +26,23 @@
 //! without such a window has no thread at all.
 
 use super::{Engine, Shared};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// How often the helper looks at the engine.
 const PERIOD: Duration = Duration::from_millis(1);
+
+/// Unmapped windows this process has open (counted by their claims, [`Enlisted`]).
+static EXPOSED: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether this process has a window that UCX's remote memory access reaches: the origins'
+/// operations may then wait on this process's progress, so its blocking waits do not sleep
+/// (see [`super::idle`]).
+pub(crate) fn exposed() -> bool {
+    EXPOSED.load(Ordering::Relaxed) > 0
+}
 
 /// Most worker progress calls of one turn (it stops earlier at the first idle one).
 const BURST: u32 = 64;
@@ -93,6 +103,7 @@ pub(crate) struct Enlisted {
 
 impl Drop for Enlisted {
     fn drop(&mut self) {
+        EXPOSED.fetch_sub(1, Ordering::Relaxed);
         if self.counted {
             self.shared.delist();
         }
@@ -103,6 +114,7 @@ impl Shared {
     /// Starts the helper for an unmapped window (or counts one more); the claim stops it when
     /// the last one is dropped. No thread after finalize.
     pub(crate) fn enlist(self: &Arc<Shared>) -> Enlisted {
+        EXPOSED.fetch_add(1, Ordering::Relaxed);
         let mut state = self.helper.lock();
         let counted = match &mut *state {
             HelperState::Running { windows, .. } => {

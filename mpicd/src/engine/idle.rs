@@ -4,6 +4,15 @@
 //!
 //! Only blocking waits sleep (MPI_Wait and its kin, blocking calls): a test returns at once
 //! whatever the policy. The sleep happens outside the engine's lock, so other threads go on.
+//!
+//! Nor do they sleep while the process has a window that is not mapped, which UCX's remote
+//! memory access reaches ([`super::helper::exposed`]; the node collectives' waits do not nap
+//! then either): the origins' small puts, gets and accumulates come as active messages into
+//! this process's shared-memory FIFO, and when it is full the rest wait in the origin's
+//! pending queue. UCX 1.13 wakes no sleeper as the FIFO empties (its shared-memory interfaces
+//! arm without looking at that queue), so the target served 64 of them per nap or per helper
+//! period: a strided 256 KiB MPI_Put to a target waiting in MPI_Win_fence took 2 s instead of
+//! 33 ms at 4 ranks on 2 cores. Such a process spends its blocked time polling and yielding.
 
 use super::Engine;
 use crate::transport::Armed;
@@ -62,7 +71,7 @@ impl Engine {
     /// After a blocking wait's progress call (`active`: it found something to do): whether the
     /// wait sleeps before its next step. Arms the worker when it does.
     pub(crate) fn idle(&mut self, idle: &mut Idle, active: bool) -> Option<Nap> {
-        if active || self.wait != WaitPolicy::Sleep {
+        if active || self.wait != WaitPolicy::Sleep || super::helper::exposed() {
             idle.since = None;
             return None;
         }

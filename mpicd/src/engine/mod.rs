@@ -40,7 +40,7 @@ mod schedule;
 mod table;
 
 pub(crate) use crate::route::Route;
-pub(crate) use helper::Enlisted;
+pub(crate) use helper::{exposed, Enlisted};
 pub use idle::Idle;
 pub(crate) use idle::{WaitPolicy, SLEEP_AFTER};
 pub(crate) use table::OpId;

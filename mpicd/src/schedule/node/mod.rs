@@ -57,7 +57,7 @@ mod watch;
 
 use super::select::{self, Collective};
 use super::Builder;
-use crate::engine::{any_failed, any_revoked, Shared, WaitPolicy, SLEEP_AFTER};
+use crate::engine::{any_failed, any_revoked, exposed, Shared, WaitPolicy, SLEEP_AFTER};
 use crate::error::{Error, Result};
 use crate::reduction::Reduction;
 use crate::route::Route;
@@ -451,7 +451,8 @@ impl Op {
             WaitPolicy::Sleep => {
                 std::thread::yield_now();
                 let waited = since.get_or_insert_with(Instant::now).elapsed();
-                if waited >= SLEEP_AFTER {
+                // Not while one-sided operations may wait on this process (`exposed`).
+                if waited >= SLEEP_AFTER && !exposed() {
                     std::thread::sleep((waited / 8).clamp(NAP_MIN, NAP_MAX));
                 }
             }
