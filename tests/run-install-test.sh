@@ -97,6 +97,15 @@ if [[ "$show" == *"$PREFIX/lib"* && "$show" != *"$ROOT"* ]]; then
 else
     bad "installed mpicxx -show: $show"
 fi
+# Builds export CC=mpicc / CXX=mpicxx (make passes its command line's variables on, so
+# `make CC=mpicc` does too): the wrappers must not take themselves for the compiler.
+show=$(CC="$PREFIX/bin/mpicc" CXX=mpicxx timeout 10 "$PREFIX/bin/mpicxx" -show 2>&1)
+if [[ "$show" == "c++ "* ]] &&
+    [[ "$(CC=mpicc.openmpi timeout 10 "$PREFIX/bin/mpicc" -show 2>&1)" == "cc "* ]]; then
+    ok "mpicc/mpicxx ignore a CC/CXX that names an MPI wrapper"
+else
+    bad "mpicxx -show with CXX=mpicxx: $show"
+fi
 
 # A standard program with the installed mpicc (run in a clean environment: no MPICD_*).
 if check "hello.c with installed mpicc" "$W/mpicc.log" \

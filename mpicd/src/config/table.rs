@@ -241,14 +241,15 @@ pub static KNOBS: &[Knob] = &[
         default: "",
         layer: Layer::Tools,
         kind: Kind::Text,
-        doc: "bin/mpicc: the C compiler (default: CC, then cc).",
+        doc: "bin/mpicc: the C compiler (default: CC unless it names an MPI wrapper, then cc).",
     },
     Knob {
         name: "MPICD_CXX",
         default: "",
         layer: Layer::Tools,
         kind: Kind::Text,
-        doc: "bin/mpicxx: the C++ compiler (default: CXX, then c++).",
+        doc: "bin/mpicxx: the C++ compiler (default: CXX unless it names an MPI wrapper, then \
+              c++).",
     },
     Knob {
         name: "MPICD_LANG",
