@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     free(mem);
     free(src);
     free(back);
-    if (rank == 0) printf("rma_strided: OK\n");
+    if (rank == 0) printf("rma_strided: all checks passed\n");
     MPI_Finalize();
     return 0;
 }
